@@ -1,0 +1,36 @@
+# Two commands on a fresh machine (README): `make demo` runs the main job, `make test` the tests.
+# Both create .venv and install everything they need on first use.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench-speed slow-test clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first, pinned: 2.13.0 is the CPU build on disk; an unpinned torch pulls CUDA (GBs)
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[train,dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m mtrain_env.cli demo
+
+test: $(STAMP) lint
+	$(PY) -m pytest -n 2 -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+slow-test: $(STAMP)
+	$(PY) -m pytest -q -m slow
+
+bench-speed: $(STAMP)
+	$(PY) -m mtrain_env.cli bench-speed
+
+clean:
+	rm -rf $(VENV)
