@@ -62,20 +62,38 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from mtrain_env.codec import Action, ActionCodec
 from mtrain_env.core.config import GameConfig
 from mtrain_env.core.dealing import parse_deal
+from mtrain_env.core.public import PublicState, public_state
 from mtrain_env.core.rules import MexicanTrain
 from mtrain_env.core.serialize import state_from_dict, state_to_dict
 from mtrain_env.core.state import GameState, Phase
 from mtrain_env.core.tiles import Tile
 from mtrain_env.observation import ObservationEncoder, ObservationLayout, View
 from mtrain_env.rewards import REWARD_MODES, round_rewards
+from mtrain_env.wrappers import wrap
 
 RENDER_MODES = ["ansi", "human", "rgb_array"]
 ENV_STATE_KEY = "env"
+
+
+class _Discrete(spaces.Discrete):
+    """``Discrete`` with a fast ``contains`` for plain ints.
+
+    PettingZoo's ``AssertOutOfBoundsWrapper`` calls ``contains`` on every step, and
+    gymnasium's version (numpy dtype checks) cost more than a whole game step here.
+    """
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self._size = int(n)
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return 0 <= x < self._size
+        return super().contains(x)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -85,11 +103,7 @@ def env(**kwargs: Any) -> AECEnv:
     (``TerminateIllegalWrapper``), out-of-space actions assert, and calls out of order
     raise (``OrderEnforcingWrapper``). Keywords are those of :class:`raw_env`.
     """
-    e: AECEnv = raw_env(**kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
-    return e
+    return wrap(raw_env(**kwargs), illegal_reward=-1)
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
@@ -169,10 +183,12 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        self.action_spaces = {a: _Discrete(num_actions) for a in self.possible_agents}
+        self._num_actions = num_actions
         self._zero_mask = np.zeros(num_actions, dtype=np.int8)
         self._zero_mask.flags.writeable = False
         self._state: GameState | None = None
+        self.agent_selection = self.possible_agents[0]
         self._rng: np.random.Generator | None = None
         self._legal_abs: list[int] = []
         self._mask = self._zero_mask
@@ -212,6 +228,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """Seat index on turn."""
         return self.state_obj.current
 
+    def public_view(self, agent: str) -> PublicState:
+        """What ``agent`` may know: the public table and its own hand (for agents).
+
+        Never contains another seat's hand or the boneyard; see :mod:`mtrain_env.core.public`.
+        """
+        return public_state(self.state_obj, self.config, self.agent_name_mapping[agent])
+
     def legal_actions(self) -> list[int]:
         """Legal actions of the agent on turn (relative encoding), sorted."""
         return sorted(np.flatnonzero(self._mask).tolist())
@@ -250,19 +273,22 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._state = self.game.new_game(self._rng, deal, first_player)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._rewards_given = False
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {"action_mask": self._zero_mask} for a in self.agents}
         self._settle()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        s = self.state_obj
+        s = self._state
+        if s is None:
+            raise RuntimeError("call reset() before observe()")
         seat = self.agent_name_mapping[agent]
-        on_turn = seat == s.current and s.phase < Phase.ROUND_OVER
         return {
             "observation": self._encoder.encode(s, seat),
-            "action_mask": self._mask if on_turn else self._zero_mask,
+            # _mask is the zero mask whenever nobody is on turn
+            "action_mask": self._mask if seat == s.current else self._zero_mask,
         }
 
     def step(self, action: int | None) -> None:
@@ -271,36 +297,37 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self._was_dead_step(action)
             return
         s = self.state_obj
-        move = self._to_move(action)
+        move = self._to_move(action)  # validates; raises before any change
         self._cumulative_rewards[agent] = 0.0
+        if self._rewards_given:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._rewards_given = False
         self.game.apply(s, move)
         if s.phase >= Phase.ROUND_OVER:
+            # R24/R25: every seat is rewarded at each round's end
             values = round_rewards(self.reward_mode, self.config, s.round_scores, s.phase == Phase.GAME_OVER)
             self.rewards = dict(zip(self.possible_agents, values, strict=True))
+            self._rewards_given = True
             if s.phase == Phase.GAME_OVER:
                 self.terminations = dict.fromkeys(self.agents, True)
             else:
                 self.game.next_round(s, self._rng)  # type: ignore[arg-type]
-        elif any(self.rewards.values()):
-            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._accumulate_rewards()
         self._settle()
-        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def _to_move(self, action: Any) -> int:
         """Validate a relative action and return the absolute core move (state untouched)."""
-        if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        if type(action) is not int:  # fast path for plain ints; else validate the type
+            if isinstance(action, np.integer) or (
+                isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
+            ):
                 action = int(action)
             else:
-                raise TypeError(
-                    f"an action must be an int in Discrete({self.config.num_actions}), got {action!r}"
-                )
-        if not 0 <= action < self.config.num_actions:
-            raise ValueError(
-                f"action {action} is outside the action space Discrete({self.config.num_actions})"
-            )
+                raise TypeError(f"an action must be an int in Discrete({self._num_actions}), got {action!r}")
+        if not 0 <= action < self._num_actions:
+            raise ValueError(f"action {action} is outside the action space Discrete({self._num_actions})")
         s = self.state_obj
         move = self.codec.rel_to_abs[s.current][action]
         if move not in self._legal_abs:
@@ -314,21 +341,24 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _settle(self) -> None:
         """Refresh turn, legal moves, mask and infos after the state changed."""
         s = self.state_obj
+        seat = s.current
+        infos = self.infos
+        previous = self.agent_selection
         if s.phase < Phase.ROUND_OVER:
-            seat = s.current
-            self._legal_abs = self.game.legal_moves(s)
-            mask = np.zeros(self.config.num_actions, dtype=np.int8)
-            mask[self.codec.abs_to_rel_np[seat][self._legal_abs]] = 1
+            self._legal_abs = legal = self.game.legal_moves(s)
+            mask = np.zeros(self._num_actions, dtype=np.int8)
+            to_rel = self.codec.abs_to_rel[seat]
+            for m in legal:
+                mask[to_rel[m]] = 1
             self._mask = mask
         else:
-            seat = s.current
             self._legal_abs = []
             self._mask = self._zero_mask
-        self.agent_selection = self.possible_agents[seat]
-        zero = self._zero_mask
-        self.infos = {a: {"action_mask": zero} for a in self.agents}
-        if self._legal_abs and self.agent_selection in self.infos:
-            self.infos[self.agent_selection] = {"action_mask": self._mask}
+        self.agent_selection = agent = self.possible_agents[seat]
+        if previous != agent and previous in infos:
+            infos[previous] = {"action_mask": self._zero_mask}
+        if agent in infos:
+            infos[agent] = {"action_mask": self._mask}
 
     # --------------------------------------------------------------- snapshots
     def state_dict(self) -> dict[str, Any]:
@@ -385,9 +415,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._rng = rng
         self.agents = list(agents)
         self.rewards = books["rewards"]
+        self._rewards_given = any(self.rewards.values())
         self._cumulative_rewards = books["cumulative_rewards"]
         self.terminations = books["terminations"]
         self.truncations = books["truncations"]
+        self.infos = {a: {"action_mask": self._zero_mask} for a in self.agents}
         self._settle()
         self.agent_selection = selection
 

@@ -31,42 +31,43 @@ class View(NamedTuple):
 
 
 class ObservationLayout:
-    """The names, offsets and shapes of the observation vector for one config."""
+    """The names, offsets and shapes of the observation vector for one config.
+
+    The 0/1 views come first and the real-valued ones last (``binary_size`` marks the
+    border), which lets the encoder fill every 0/1 view with one bit-unpacking call.
+    """
 
     def __init__(self, config: GameConfig) -> None:
         n, t, w, pips = config.num_players, config.num_tiles, config.num_trains, config.max_pips + 1
-        specs: list[tuple[str, tuple[int, ...], float, str]] = [
-            ("hand", (t,), 1.0, "1 for each tile id in the observer's hand"),
-            ("table", (t,), 1.0, "1 for each tile id on the table (the engine included)"),
-            ("train_started", (w,), 1.0, "the train has left the station (own, next seats, Mexican)"),
-            ("train_end", (w, pips), 1.0, "one-hot open-end pip value of each train (engine if empty)"),
-            ("train_marker", (w,), 1.0, "a marker is on the train (R10, R16, R17); 0 for the Mexican"),
-            ("train_double", (w,), 1.0, "the train ends in an unsatisfied double (R18, R20)"),
-            ("train_length", (w,), np.inf, "tiles in the train / (max_pips + 1)"),
-            ("pending_first", (w,), 1.0, "one-hot: the train whose double must be satisfied next (R21)"),
-            ("pending_count", (1,), np.inf, "binding unsatisfied doubles, in satisfaction order (R21)"),
-            ("phase", (len(PHASE_FLAGS),), 1.0, "flags " + "/".join(PHASE_FLAGS)),
-            ("engine", (pips,), 1.0, "one-hot pip value of this round's engine (R5)"),
-            ("boneyard_count", (1,), 1.0, "tiles in the boneyard / tiles in the set"),
-            ("first_turn_done", (n,), 1.0, "the seat has had its first turn (R9-R13), relative seats"),
-            ("opponent_hand_count", (n - 1,), np.inf, "tiles in each opponent's hand / hand_size"),
+        binary: list[tuple[str, tuple[int, ...], str]] = [
+            ("hand", (t,), "1 for each tile id in the observer's hand"),
+            ("table", (t,), "1 for each tile id on the table (the engine included)"),
+            ("train_started", (w,), "the train has left the station (own, next seats, Mexican)"),
+            ("train_end", (w, pips), "one-hot open-end pip value of each train (engine if empty)"),
+            ("train_marker", (w,), "a marker is on the train (R10, R16, R17); 0 for the Mexican"),
+            ("train_double", (w,), "the train ends in an unsatisfied double (R13, R18, R20)"),
+            ("pending_first", (w,), "one-hot: the train whose double must be satisfied next (R20, R21)"),
+            ("phase", (len(PHASE_FLAGS),), "flags " + "/".join(PHASE_FLAGS)),
+            ("engine", (pips,), "one-hot pip value of this round's engine (R5)"),
+            ("first_turn_done", (n,), "the seat has had its first turn (R9-R13), relative seats"),
             (
                 "opponent_void",
                 (n - 1, pips),
-                1.0,
                 "the opponent has shown it holds no tile of that pip (drew or passed where it was legal)",
             ),
         ]
+        real: list[tuple[str, tuple[int, ...], float, str]] = [
+            ("train_length", (w,), np.inf, "tiles in the train / (max_pips + 1)"),
+            ("pending_count", (1,), np.inf, "binding unsatisfied doubles (R21)"),
+            ("boneyard_count", (1,), 1.0, "tiles in the boneyard / tiles in the set"),
+            ("opponent_hand_count", (n - 1,), np.inf, "tiles in each opponent's hand / hand_size"),
+        ]
         if config.rounds > 1:
-            specs += [
-                ("round", (config.rounds,), 1.0, "one-hot round index of the session (R25)"),
-                (
-                    "scores",
-                    (n,),
-                    np.inf,
-                    "cumulative session scores / (hand_size * max_pips), relative seats",
-                ),
-            ]
+            binary.append(("round", (config.rounds,), "one-hot round index of the session (R25)"))
+            real.append(
+                ("scores", (n,), np.inf, "cumulative session scores / (hand_size * max_pips), relative seats")
+            )
+        specs = [(name, shape, 1.0, doc) for name, shape, doc in binary] + real
         self.views: dict[str, View] = {}
         self.docs: dict[str, str] = {}
         self.high = np.empty(sum(int(np.prod(shape)) for _, shape, _, _ in specs), dtype=np.float32)
@@ -78,6 +79,7 @@ class ObservationLayout:
             self.high[offset : offset + size] = high
             offset += size
         self.size = offset
+        self.binary_size = self.views["train_length"].slice.start
 
     def __getitem__(self, name: str) -> View:
         return self.views[name]
@@ -92,102 +94,123 @@ class ObservationLayout:
         return [(k, v.slice.start, v.slice.stop, v.shape, self.docs[k]) for k, v in self.views.items()]
 
 
-def _bits(mask: int, nbits: int) -> np.ndarray:
-    """The low ``nbits`` bits of ``mask`` as a uint8 0/1 array (fast via unpackbits)."""
-    raw = np.frombuffer(mask.to_bytes((nbits + 7) // 8, "little"), dtype=np.uint8)
-    return np.unpackbits(raw, bitorder="little", count=nbits)
-
-
 class ObservationEncoder:
-    """Fills observation vectors for one game; precomputes every offset once."""
+    """Fills observation vectors for one game; precomputes every offset once.
+
+    All 0/1 features are OR-ed into one Python int at their bit offsets and unpacked in
+    a single numpy call; the few real-valued features are written as one list.
+    """
 
     def __init__(self, game: MexicanTrain, layout: ObservationLayout) -> None:
         self.game = game
         self.layout = layout
         c = game.config
-        self.n = c.num_players
+        self.n = n = c.num_players
         self.pips = c.max_pips + 1
         self.num_tiles = c.num_tiles
         self.w = c.num_trains
-        L = layout.views
-        self._hand = L["hand"].slice
-        self._table = L["table"].slice
-        self._started = L["train_started"].slice
-        self._end0 = L["train_end"].slice.start
-        self._marker = L["train_marker"].slice
-        self._double = L["train_double"].slice
-        self._length = L["train_length"].slice
-        self._pfirst0 = L["pending_first"].slice.start
-        self._pcount = L["pending_count"].slice.start
-        self._phase0 = L["phase"].slice.start
-        self._engine0 = L["engine"].slice.start
-        self._bone = L["boneyard_count"].slice.start
-        self._ftd = L["first_turn_done"].slice
-        self._ohc = L["opponent_hand_count"].slice
-        self._void = L["opponent_void"].slice
-        self._session = "round" in L
-        if self._session:
-            self._round0 = L["round"].slice.start
-            self._scores = L["scores"].slice
-        self._end_rows = np.arange(self.w) * self.pips + self._end0
+        views = layout.views
+        start = {name: v.slice.start for name, v in views.items()}
+        self._o_hand = start["hand"]
+        self._o_table = start["table"]
+        self._o_started = start["train_started"]
+        self._o_end = start["train_end"]
+        self._o_marker = start["train_marker"]
+        self._o_double = start["train_double"]
+        self._o_pfirst = start["pending_first"]
+        self._o_phase = start["phase"]
+        self._o_engine = start["engine"]
+        self._o_ftd = start["first_turn_done"]
+        self._o_void = start["opponent_void"]
+        self._session = "round" in views
+        self._o_round = start.get("round", 0)
+        self._binary = layout.binary_size
+        self._nbytes = (self._binary + 7) // 8
         self._hand_scale = 1.0 / c.hand_size
         self._len_scale = 1.0 / self.pips
+        self._tile_scale = 1.0 / c.num_tiles
         self._score_scale = 1.0 / (c.hand_size * c.max_pips)
-        # relative order of trains/seats for each observer
-        self._train_order = [[(s + k) % self.n for k in range(self.n)] + [self.n] for s in range(self.n)]
-        self._seat_order = [[(s + k) % self.n for k in range(self.n)] for s in range(self.n)]
+        # per observer: absolute trains / seats in relative order
+        self._train_order = [[(s + k) % n for k in range(n)] + [n] for s in range(n)]
+        self._seat_order = [[(s + k) % n for k in range(n)] for s in range(n)]
+        self._rel_train = [{t: k for k, t in enumerate(order)} for order in self._train_order]
+        # per observer, per relative train k: (absolute train, started bit, one-hot end base bit)
+        self._train_bits = [
+            [(t, 1 << (self._o_started + k), 1 << (self._o_end + k * self.pips)) for k, t in enumerate(order)]
+            for order in self._train_order
+        ]
+        # per observer, per relative seat k: (absolute seat, marker bit, first-turn bit)
+        self._seat_bits = [
+            [(q, 1 << (self._o_marker + k), 1 << (self._o_ftd + k)) for k, q in enumerate(seats)]
+            for seats in self._seat_order
+        ]
+        self._void_shift = [
+            [(q, self._o_void + (k - 1) * self.pips) for k, q in enumerate(seats) if k]
+            for seats in self._seat_order
+        ]
+        self._phase_bits = {
+            Phase.SEEK_ENGINE: 1 << self._o_phase,
+            Phase.OPENING: 1 << (self._o_phase + 1),
+            Phase.NORMAL: 1 << (self._o_phase + 2),
+        }
+        self._owes_bit = 1 << (self._o_phase + 3)
+        self._drawn_bit = 1 << (self._o_phase + 4)
 
     def encode(self, s: GameState, seat: int) -> np.ndarray:
         """The observation vector of ``seat`` (public state + its own hand only)."""
-        obs = np.zeros(self.layout.size, dtype=np.float32)
-        order = self._train_order[seat]
-        seats = self._seat_order[seat]
         trains = s.trains
-        obs[self._hand] = _bits(s.hands[seat], self.num_tiles)
-        obs[self._table] = _bits(s.table, self.num_tiles)
-        lengths = [len(trains[t]) for t in order]
-        obs[self._started] = [1.0 if x else 0.0 for x in lengths]
-        obs[self._length] = lengths
-        obs[self._length] *= self._len_scale
         ends = s.ends
-        obs[self._end_rows + [ends[t] for t in order]] = 1.0
+        bits = s.hands[seat] << self._o_hand | s.table << self._o_table
+        for t, started_bit, end_base in self._train_bits[seat]:
+            if trains[t]:
+                bits |= started_bit
+            bits |= end_base << ends[t]
         markers = s.markers
-        obs[self._marker] = [markers[t] for t in seats] + [False]
-        unsat = s.pending + s.turn_doubles
-        if unsat:
-            rel = {t: k for k, t in enumerate(order)}
-            for t in unsat:
-                obs[self._double.start + rel[t]] = 1.0
+        done = s.first_turn_done
+        for q, marker_bit, done_bit in self._seat_bits[seat]:
+            if markers[q]:
+                bits |= marker_bit
+            if done[q]:
+                bits |= done_bit
+        pending_count = 0
+        if s.pending or s.turn_doubles:
+            rel = self._rel_train[seat]
+            o_double = self._o_double
+            for t in s.pending:
+                bits |= 1 << (o_double + rel[t])
+            for t in s.turn_doubles:
+                bits |= 1 << (o_double + rel[t])
             if s.pending and s.phase == Phase.NORMAL:
                 head = s.pending[-1] if self.game._reverse else s.pending[0]
-                obs[self._pfirst0 + rel[head]] = 1.0
-                obs[self._pcount] = len(s.pending)
-        phase = s.phase
-        if phase == Phase.SEEK_ENGINE:
-            obs[self._phase0] = 1.0
-        elif phase == Phase.OPENING:
-            obs[self._phase0 + 1] = 1.0
-        elif phase == Phase.NORMAL:
-            obs[self._phase0 + 2] = 1.0
+                bits |= 1 << (self._o_pfirst + rel[head])
+                pending_count = len(s.pending)
+        bits |= self._phase_bits.get(s.phase, 0)
         if s.owes:
-            obs[self._phase0 + 3] = 1.0
+            bits |= self._owes_bit
         if s.has_drawn:
-            obs[self._phase0 + 4] = 1.0
-        obs[self._engine0 + s.engine] = 1.0
-        obs[self._bone] = len(s.boneyard) / self.num_tiles
-        done = s.first_turn_done
-        obs[self._ftd] = [done[q] for q in seats]
-        hands = s.hands
-        opp = seats[1:]
-        obs[self._ohc] = [hands[q].bit_count() * self._hand_scale for q in opp]
+            bits |= self._drawn_bit
+        bits |= 1 << (self._o_engine + s.engine)
         voids = s.voids
-        packed = 0
-        for k, q in enumerate(opp):
-            packed |= voids[q] << (k * self.pips)
-        if packed:
-            obs[self._void] = _bits(packed, (self.n - 1) * self.pips)
+        for q, shift in self._void_shift[seat]:
+            if voids[q]:
+                bits |= voids[q] << shift
         if self._session:
-            obs[self._round0 + s.round_index] = 1.0
-            scores = s.scores
-            obs[self._scores] = [scores[q] * self._score_scale for q in seats]
+            bits |= 1 << (self._o_round + s.round_index)
+        hands = s.hands
+        len_scale = self._len_scale
+        hand_scale = self._hand_scale
+        real = [len(trains[t]) * len_scale for t in self._train_order[seat]]
+        real.append(pending_count)
+        real.append(len(s.boneyard) * self._tile_scale)
+        real += [hands[q].bit_count() * hand_scale for q in self._seat_order[seat][1:]]
+        if self._session:
+            score_scale = self._score_scale
+            real += [s.scores[q] * score_scale for q in self._seat_order[seat]]
+        obs = np.empty(self.layout.size, dtype=np.float32)
+        obs[: self._binary] = np.unpackbits(
+            np.frombuffer(bits.to_bytes(self._nbytes, "little"), dtype=np.uint8),
+            bitorder="little",
+            count=self._binary,
+        )
+        obs[self._binary :] = real
         return obs
