@@ -11,27 +11,21 @@ slice by name: ``obs[layout["hand"].slice].reshape(layout["hand"].shape)``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from mtrain_env.core.config import GameConfig
 from mtrain_env.core.rules import MexicanTrain
 from mtrain_env.core.state import GameState, Phase
+from mtrain_env.layout import FlatLayout, View
+
+__all__ = ["PHASE_FLAGS", "ObservationEncoder", "ObservationLayout", "View"]
 
 #: The phase flags, in order (several may be set at once).
 PHASE_FLAGS: tuple[str, ...] = ("seek_engine", "opening", "normal", "owes_tile", "has_drawn")
 
 
-class View(NamedTuple):
-    """Where one named part lives in the flat observation: ``obs[slice].reshape(shape)``."""
-
-    slice: slice
-    shape: tuple[int, ...]
-
-
-class ObservationLayout:
-    """The names, offsets and shapes of the observation vector for one config.
+class ObservationLayout(FlatLayout):
+    """The names, offsets and shapes of the Mexican Train observation for one config.
 
     The 0/1 views come first and the real-valued ones last (``binary_size`` marks the
     border), which lets the encoder fill every 0/1 view with one bit-unpacking call.
@@ -67,31 +61,7 @@ class ObservationLayout:
             real.append(
                 ("scores", (n,), np.inf, "cumulative session scores / (hand_size * max_pips), relative seats")
             )
-        specs = [(name, shape, 1.0, doc) for name, shape, doc in binary] + real
-        self.views: dict[str, View] = {}
-        self.docs: dict[str, str] = {}
-        self.high = np.empty(sum(int(np.prod(shape)) for _, shape, _, _ in specs), dtype=np.float32)
-        offset = 0
-        for name, shape, high, doc in specs:
-            size = int(np.prod(shape))
-            self.views[name] = View(slice(offset, offset + size), shape)
-            self.docs[name] = doc
-            self.high[offset : offset + size] = high
-            offset += size
-        self.size = offset
-        self.binary_size = self.views["train_length"].slice.start
-
-    def __getitem__(self, name: str) -> View:
-        return self.views[name]
-
-    def split(self, obs: np.ndarray) -> dict[str, np.ndarray]:
-        """The observation as a dict of named, reshaped views (numpy views, no copy)."""
-        lead = obs.shape[:-1]
-        return {name: obs[..., v.slice].reshape(lead + v.shape) for name, v in self.views.items()}
-
-    def as_table(self) -> list[tuple[str, int, int, tuple[int, ...], str]]:
-        """``(name, start, stop, shape, doc)`` rows, for docs and the README."""
-        return [(k, v.slice.start, v.slice.stop, v.shape, self.docs[k]) for k, v in self.views.items()]
+        super().__init__(binary, real)
 
 
 class ObservationEncoder:
@@ -124,8 +94,6 @@ class ObservationEncoder:
         self._o_void = start["opponent_void"]
         self._session = "round" in views
         self._o_round = start.get("round", 0)
-        self._binary = layout.binary_size
-        self._nbytes = (self._binary + 7) // 8
         self._hand_scale = 1.0 / c.hand_size
         self._len_scale = 1.0 / self.pips
         self._tile_scale = 1.0 / c.num_tiles
@@ -206,11 +174,4 @@ class ObservationEncoder:
         if self._session:
             score_scale = self._score_scale
             real += [s.scores[q] * score_scale for q in self._seat_order[seat]]
-        obs = np.empty(self.layout.size, dtype=np.float32)
-        obs[: self._binary] = np.unpackbits(
-            np.frombuffer(bits.to_bytes(self._nbytes, "little"), dtype=np.uint8),
-            bitorder="little",
-            count=self._binary,
-        )
-        obs[self._binary :] = real
-        return obs
+        return self.layout.fill(bits, real)

@@ -1,0 +1,83 @@
+"""Named views over one flat float32 vector (the OpenSpiel observer idea), game-agnostic.
+
+A :class:`FlatLayout` is built from 0/1 views (listed first) and real-valued views (listed
+last). Encoders OR the 0/1 features into one Python int at their bit offsets and call
+:func:`fill` once: a single bit-unpacking call writes every 0/1 view, one list the rest.
+Used by every game of this package (Mexican Train, partnership block dominoes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+
+class View(NamedTuple):
+    """Where one named part lives in the flat vector: ``obs[slice].reshape(shape)``."""
+
+    slice: slice
+    shape: tuple[int, ...]
+
+
+class FlatLayout:
+    """Names, offsets, shapes, bounds and docs of a flat observation vector.
+
+    Args:
+        binary: ``(name, shape, doc)`` of the 0/1 views, in order.
+        real: ``(name, shape, high, doc)`` of the real-valued views (low is 0), in order.
+    """
+
+    def __init__(
+        self,
+        binary: Sequence[tuple[str, tuple[int, ...], str]],
+        real: Sequence[tuple[str, tuple[int, ...], float, str]],
+    ) -> None:
+        specs = [(name, shape, 1.0, doc) for name, shape, doc in binary] + list(real)
+        self.views: dict[str, View] = {}
+        self.docs: dict[str, str] = {}
+        self.size = sum(int(np.prod(shape)) for _, shape, _, _ in specs)
+        self.high = np.empty(self.size, dtype=np.float32)
+        offset = 0
+        for name, shape, high, doc in specs:
+            if name in self.views:
+                raise ValueError(f"duplicate view name {name!r}")
+            size = int(np.prod(shape))
+            self.views[name] = View(slice(offset, offset + size), tuple(shape))
+            self.docs[name] = doc
+            self.high[offset : offset + size] = high
+            offset += size
+        self.binary_size = sum(int(np.prod(shape)) for _, shape, _ in binary)
+        self._nbytes = (self.binary_size + 7) // 8
+
+    def __getitem__(self, name: str) -> View:
+        return self.views[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.views
+
+    def offset(self, name: str) -> int:
+        """First index (for 0/1 views: first bit) of a view."""
+        return self.views[name].slice.start
+
+    def split(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """The vector (or a batch of them) as a dict of named, reshaped views (no copy)."""
+        lead = obs.shape[:-1]
+        return {name: obs[..., v.slice].reshape(lead + v.shape) for name, v in self.views.items()}
+
+    def as_table(self) -> list[tuple[str, int, int, tuple[int, ...], str]]:
+        """``(name, start, stop, shape, doc)`` rows, for docs and the README."""
+        return [(k, v.slice.start, v.slice.stop, v.shape, self.docs[k]) for k, v in self.views.items()]
+
+    def fill(self, bits: int, real: Sequence[float]) -> np.ndarray:
+        """A new vector: bit ``i`` of ``bits`` -> element ``i`` (0/1 views), then ``real``."""
+        obs = np.empty(self.size, dtype=np.float32)
+        b = self.binary_size
+        obs[:b] = np.unpackbits(
+            np.frombuffer(bits.to_bytes(self._nbytes, "little"), dtype=np.uint8),
+            bitorder="little",
+            count=b,
+        )
+        obs[b:] = real
+        return obs
