@@ -1,0 +1,29 @@
+"""Agents for Mexican Train behind one interface (:mod:`agents.base`).
+
+``make_agent(name, seed=..., **params)`` builds a registered agent by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.base import Agent, Decision, decision_for
+from agents.random_agent import RandomAgent
+
+REGISTRY: dict[str, type[Agent]] = {RandomAgent.name: RandomAgent}
+
+
+def register(cls: type[Agent]) -> type[Agent]:
+    """Add an agent class to the registry under ``cls.name``."""
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def make_agent(name: str, seed: int | None = None, **params: Any) -> Agent:
+    """Instantiate a registered agent; ``ValueError`` naming the known ones otherwise."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown agent {name!r}; known: {sorted(REGISTRY)}")
+    return REGISTRY[name](seed=seed, **params)
+
+
+__all__ = ["REGISTRY", "Agent", "Decision", "decision_for", "make_agent", "register"]

@@ -1,8 +1,14 @@
-"""The ``mtrain`` command line: ``demo``, ``bench-speed`` (more subcommands join with later work)."""
+"""The ``mtrain`` command line.
+
+``demo`` and ``bench-speed`` live here; other subcommands are contributed by the
+packages that own them: each module in ``SUBCOMMAND_MODULES`` has a
+``register(subparsers)`` function that adds its parser and sets ``func``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
@@ -38,6 +44,22 @@ def demo(args: argparse.Namespace) -> int:
     return 0
 
 
+#: modules contributing subcommands (``register(subparsers)``), e.g. ``mtrain bench``, ``mtrain train``
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "agents.tournament.cli",
+    "training.cli",
+    "mtrain_env.block.cli",
+)
+
+
+def bench_speed(args: argparse.Namespace) -> int:
+    """Run :mod:`mtrain_env.bench_speed` (steps/s against OpenSpiel)."""
+    from mtrain_env import bench_speed as bench
+
+    bench.main(["--seconds", str(args.seconds), "--slices", str(args.slices)])
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mtrain", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -48,6 +70,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--every", type=int, default=1, help="print the table every N steps")
     p.add_argument("--verbose", action="store_true")
     p.set_defaults(func=demo)
+    p = sub.add_parser("bench-speed", help="steps/s of the env against OpenSpiel's python_team_dominoes")
+    p.add_argument("--seconds", type=float, default=30.0, help="total CPU seconds per contender")
+    p.add_argument("--slices", type=int, default=10)
+    p.set_defaults(func=bench_speed)
+    for module_name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as err:
+            if err.name is not None and module_name.startswith(err.name):
+                continue  # that package has not been built yet
+            raise
+        module.register(sub)
     args = parser.parse_args(argv)
     return int(args.func(args))
 
