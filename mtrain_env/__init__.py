@@ -1,6 +1,34 @@
-"""mtrain_env: Mexican Train as a PettingZoo AEC environment, on a pure rules core."""
+"""mtrain_env: Mexican Train as a PettingZoo AEC environment, on a pure rules core.
+
+``mtrain_env.env(**config)`` is the wrapped env (as PettingZoo classic envs are),
+``mtrain_env.raw_env(**config)`` the bare one. Both are registered in PettingZoo's
+registry (``pettingzoo.make("aec", "mexican_train_v0")``) where the installed PettingZoo
+has one.
+"""
 
 from mtrain_env.env import env, raw_env
 
 __all__ = ["env", "raw_env"]
 __version__ = "0.1.0"
+
+#: registry ids -> entry points (also under the ``mtrain_env/`` namespace)
+REGISTERED_ENVS: dict[str, str] = {
+    "mexican_train_v0": "mtrain_env.env:env",
+}
+
+
+def _register_with_pettingzoo() -> None:
+    try:
+        from pettingzoo import register
+    except ImportError:  # PettingZoo < 1.26 has no registry
+        return
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # re-imports re-register the same ids
+        for env_id, entry_point in REGISTERED_ENVS.items():
+            register("aec", env_id, entry_point=entry_point)
+            register("aec", f"mtrain_env/{env_id}", entry_point=entry_point)
+
+
+_register_with_pettingzoo()
