@@ -1,0 +1,74 @@
+"""The action codec: ``Discrete(2 T + 1)``, (tile, end) plays then PASS (``T = 28``).
+
+::
+
+    action = tile_id * 2 + end        end 0 = the line's left end, 1 = its right end
+    PASS   = 2 * T                    (= 56 for double six)
+
+``tile_id(a, b)`` with ``a <= b`` is ``a * (2N + 3 - a) / 2 + (b - a)`` (``N = 6``), the
+lexicographic numbering of :class:`mtrain_env.core.tiles.TileSet`. Ends are ABSOLUTE
+(both ends are shared by every seat), so the env action IS the rules-core move. The
+opening tile is always ``end 0``; when both ends show the same pip only ``end 0`` is legal
+(the two placements are mirror images, B8). Decoding is a table lookup (O(1)).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from mtrain_env.block.config import BlockConfig
+from mtrain_env.core.tiles import Tile
+
+__all__ = ["BlockAction", "BlockCodec"]
+
+
+class BlockAction(NamedTuple):
+    """A decoded action: ``kind`` is ``"play"`` or ``"pass"``."""
+
+    kind: str
+    tile: Tile | None = None
+    end: int | None = None
+
+
+class BlockCodec:
+    """Encode/decode actions of one config (tables built once)."""
+
+    def __init__(self, config: BlockConfig) -> None:
+        self.config = config
+        self._tiles = config.tiles
+        self.num_actions = config.num_actions
+        self.PASS = config.pass_action
+        self._decoded = [BlockAction("play", self._tiles.tiles[a >> 1], a & 1) for a in range(self.PASS)] + [
+            BlockAction("pass")
+        ]
+
+    def encode_action(self, tile: Tile, end: int) -> int:
+        """Action id of laying ``tile`` (``(a, b)``, either order) on ``end`` (0 left, 1 right)."""
+        if not isinstance(tile, (tuple, list)) or len(tile) != 2:
+            raise TypeError(f"tile must be a pair (a, b), got {tile!r}")
+        for x in tile:
+            if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+                raise TypeError(f"tile halves must be ints, got {tile!r}")
+        tile_id = self._tiles.tile_id(int(tile[0]), int(tile[1]))
+        if isinstance(end, bool) or not isinstance(end, (int, np.integer)):
+            raise TypeError(f"end must be 0 or 1, got {end!r}")
+        if end not in (0, 1):
+            raise ValueError(f"end must be 0 (left) or 1 (right), got {end}")
+        return tile_id * 2 + int(end)
+
+    def decode_action(self, action: int) -> BlockAction:
+        """Inverse of :meth:`encode_action` (and PASS)."""
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"an action must be an int, got {action!r}")
+        if not 0 <= action < self.num_actions:
+            raise ValueError(f"action {action} is outside Discrete({self.num_actions})")
+        return self._decoded[int(action)]
+
+    def describe(self, action: int) -> str:
+        """Short text, e.g. ``"(3, 5) on the left end"`` or ``"PASS"``."""
+        a = self.decode_action(action)
+        if a.kind == "pass":
+            return "PASS"
+        return f"{a.tile} on the {'right' if a.end else 'left'} end"
