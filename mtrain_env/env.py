@@ -168,6 +168,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.codec = ActionCodec(self.config)
         self.layout = ObservationLayout(self.config)
         self._encoder = ObservationEncoder(self.game, self.layout)
+        self._rel_to_abs = self.codec.rel_to_abs
+        self._abs_to_rel = self.codec.abs_to_rel
         self.DRAW = self.codec.DRAW
         self.PASS = self.codec.PASS
         n = self.config.num_players
@@ -270,7 +272,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self._rng = np.random.default_rng(seed)
         elif self._rng is None:
             self._rng = np.random.default_rng()
-        self._state = self.game.new_game(self._rng, deal, first_player)
+        self._state = state = self.game.new_game(self._rng, deal, first_player)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._rewards_given = False
@@ -278,7 +280,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {"action_mask": self._zero_mask} for a in self.agents}
-        self._settle()
+        self._settle(state)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         s = self._state
@@ -292,12 +294,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         }
 
     def step(self, action: int | None) -> None:
+        s = self._state
+        if s is None:
+            raise RuntimeError("call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        s = self.state_obj
-        move = self._to_move(action)  # validates; raises before any change
+        move = self._to_move(s, action)  # validates; raises before any change
         self._cumulative_rewards[agent] = 0.0
         if self._rewards_given:
             self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -313,11 +317,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             else:
                 self.game.next_round(s, self._rng)  # type: ignore[arg-type]
             self._accumulate_rewards()
-        self._settle()
+        self._settle(s)
         if self.render_mode == "human":
             self.render()
 
-    def _to_move(self, action: Any) -> int:
+    def _to_move(self, s: GameState, action: Any) -> int:
         """Validate a relative action and return the absolute core move (state untouched)."""
         if type(action) is not int:  # fast path for plain ints; else validate the type
             if isinstance(action, np.integer) or (
@@ -328,8 +332,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 raise TypeError(f"an action must be an int in Discrete({self._num_actions}), got {action!r}")
         if not 0 <= action < self._num_actions:
             raise ValueError(f"action {action} is outside the action space Discrete({self._num_actions})")
-        s = self.state_obj
-        move = self.codec.rel_to_abs[s.current][action]
+        move = self._rel_to_abs[s.current][action]
         if move not in self._legal_abs:
             legal = [self.codec.abs_to_rel[s.current][m] for m in self._legal_abs]
             reason = self.game.explain_illegal(s, move, self._legal_abs)
@@ -338,16 +341,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             )
         return move
 
-    def _settle(self) -> None:
+    def _settle(self, s: GameState) -> None:
         """Refresh turn, legal moves, mask and infos after the state changed."""
-        s = self.state_obj
         seat = s.current
         infos = self.infos
         previous = self.agent_selection
         if s.phase < Phase.ROUND_OVER:
             self._legal_abs = legal = self.game.legal_moves(s)
             mask = np.zeros(self._num_actions, dtype=np.int8)
-            to_rel = self.codec.abs_to_rel[seat]
+            to_rel = self._abs_to_rel[seat]
             for m in legal:
                 mask[to_rel[m]] = 1
             self._mask = mask
@@ -420,7 +422,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.terminations = books["terminations"]
         self.truncations = books["truncations"]
         self.infos = {a: {"action_mask": self._zero_mask} for a in self.agents}
-        self._settle()
+        self._settle(state)
         self.agent_selection = selection
 
     def __getstate__(self) -> dict[str, Any]:

@@ -5,11 +5,12 @@ three classic wrappers each read of ``agent_selection``, ``terminations``... wal
 failed lookups; in a fast env that costs more than the game itself (measured: the wrapped
 env ran at a third of the bare env's speed). These subclasses keep the wrappers'
 behaviour (they ARE the PettingZoo wrappers, ``isinstance`` holds) and only read the hot
-attributes straight from the unwrapped env.
+attributes straight from the unwrapped env, through C-level ``attrgetter`` properties.
 """
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from pettingzoo import AECEnv
@@ -18,23 +19,22 @@ from pettingzoo.utils import wrappers
 _HOT = ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards")
 
 
-def _forwarder(name: str, guard_reset: bool) -> property:
-    def get(self: Any) -> Any:
-        if guard_reset and not self._has_reset:
-            raise AttributeError(f"{name} cannot be accessed before reset")
-        return getattr(self._raw, name)
-
-    return property(get, doc=f"``{name}`` of the unwrapped env (read-only).")
-
-
 class _HotAttributes:
-    """Mixin: the hot AEC attributes read straight from the unwrapped env."""
+    """Mixin: the hot AEC attributes read straight from the unwrapped env (read-only)."""
 
-    _raw: AECEnv
+    _raw: Any
 
 
 for _name in _HOT:
-    setattr(_HotAttributes, _name, _forwarder(_name, guard_reset=False))
+    setattr(_HotAttributes, _name, property(operator.attrgetter(f"_raw.{_name}")))
+
+
+class _NotReset:
+    """Stands in for the env until ``reset()``: every read fails, so ``OrderEnforcingWrapper``
+    raises its "cannot be accessed before reset" error, as PettingZoo promises."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(name)
 
 
 class TerminateIllegalWrapper(_HotAttributes, wrappers.TerminateIllegalWrapper):
@@ -57,13 +57,12 @@ class OrderEnforcingWrapper(_HotAttributes, wrappers.OrderEnforcingWrapper):
     __doc__ = wrappers.OrderEnforcingWrapper.__doc__
 
     def __init__(self, env: AECEnv) -> None:
-        self._raw = env.unwrapped
+        self._raw = _NotReset()
         super().__init__(env)
 
-
-for _name in _HOT:
-    # before reset() these raise AttributeError, as OrderEnforcingWrapper promises
-    setattr(OrderEnforcingWrapper, _name, _forwarder(_name, guard_reset=True))
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        super().reset(seed=seed, options=options)
+        self._raw = self.env.unwrapped
 
 
 def wrap(env: AECEnv, illegal_reward: float = -1.0) -> AECEnv:

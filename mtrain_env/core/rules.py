@@ -50,6 +50,7 @@ class MexicanTrain:
         self._doubles = self.tiles.doubles
         self._other = self.tiles.other_end
         self._pip_width = config.max_pips + 1
+        self._seats = range(self.n)
         c = config
         self._any_play_unmarks = c.marker_off_by_any_play_on_it
         self._owner_anywhere_unmarks = c.marker_off_by_owner_play_anywhere
@@ -164,11 +165,10 @@ class MexicanTrain:
         if s.owes and self._cover_own:
             return [s.turn_doubles[-1]]  # variant cover_own_double_on_it
         # R14: own train, the Mexican train, and marked trains once ours has left the station
-        targets = [p, self.mexican]
-        if s.trains[p]:
+        if s.trains[p] and True in s.markers:
             markers = s.markers
-            targets.extend(q for q in range(self.n) if markers[q] and q != p)
-        return targets
+            return [p, self.mexican, *[q for q in self._seats if markers[q] and q != p]]
+        return [p, self.mexican]
 
     def _may_draw(self, s: GameState) -> bool:
         """R16: one draw per owed tile; ``draw_until_engine_match`` draws on without a train."""
