@@ -187,6 +187,8 @@ def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
         s.ends[t] = end
     if len(seen) != game.tiles.num_tiles:
         raise ValueError("R1: hands, boneyard, trains and engine are not exactly the set")
+    if not s.engine_placed and engine_id not in s.boneyard:
+        raise ValueError("R5: while seats seek the engine it must still be in the boneyard")
     s.table = game.tiles.full
     for p in range(n):
         s.table &= ~s.hands[p]
