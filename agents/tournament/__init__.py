@@ -1,0 +1,150 @@
+"""Tournaments between agents on duplicate deals, with resumable runs and a report.
+
+Python API::
+
+    from agents.tournament import AgentSpec, TournamentConfig, run_tournament
+
+    result = run_tournament(TournamentConfig(
+        agents=[AgentSpec("greedy"), AgentSpec("mc", {"rollouts": 64}), "random"],
+        num_players=4, max_pips=12, rules="pagat", flags={"one_tile_opening": True},
+        rounds_per_game=1,          # 13 = a full double-12 session (R25)
+        deals=500, seed=0, workers=2, out_dir="results/x",
+    ))
+    print(result.table)
+    result.agents            # per-agent stats (mean penalty/round with 95% CI, rates, rating)
+    result.pairwise          # a vs b: mean difference with CI, share of deals won
+    result.variance_reduction
+
+Command line: ``mtrain bench --agents greedy random --players 4 --deals 500 --seed 0
+--workers 2 --out results/x`` (see :mod:`agents.tournament.cli`).
+
+Files in ``out_dir``: ``results.csv`` (one row per seat per round, see
+:class:`~agents.tournament.harness.Row`), ``run.json`` (the run's identity, checked on
+resume), ``summary.json``, ``table.txt``, ``ratings.csv`` (mu/sigma after every game),
+``penalty.png`` and ``rating.png``. Seating, seeding and resume:
+:mod:`agents.tournament.harness`; statistics: :mod:`agents.tournament.stats`; ratings:
+:mod:`agents.tournament.rating`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.tournament.harness import (
+    COLUMNS,
+    AgentSpec,
+    ConfigMismatchError,
+    DealResult,
+    Plan,
+    Row,
+    TournamentConfig,
+    make_plan,
+    play_deals,
+    prepare_out_dir,
+    read_results,
+    rows_to_csv,
+)
+from agents.tournament.rating import Ratings, rate_games
+from agents.tournament.report import aggregates, build_summary, format_table, write_outputs
+from agents.tournament.stats import agent_stats, group_games, pairwise
+
+
+@dataclass
+class TournamentResult:
+    """What :func:`run_tournament` returns (``summary`` is what ``summary.json`` holds)."""
+
+    config: TournamentConfig
+    plan: Plan
+    rows: list[Row]
+    summary: dict[str, Any]
+    ratings: Ratings
+    table: str
+    files: dict[str, str]
+
+    @property
+    def agents(self) -> list[dict[str, Any]]:
+        return self.summary["agents"]
+
+    @property
+    def pairwise(self) -> list[dict[str, Any]]:
+        return self.summary["pairwise"]
+
+    @property
+    def variance_reduction(self) -> dict[str, Any]:
+        return self.summary["variance_reduction"]
+
+    @property
+    def throughput(self) -> dict[str, Any]:
+        return self.summary["throughput"]
+
+    def aggregates(self) -> dict[str, Any]:
+        """The summary without timing, versions and paths (equal for equal results)."""
+        return aggregates(self.summary)
+
+
+def run_tournament(config: TournamentConfig) -> TournamentResult:
+    """Play (or resume) a tournament and compute its report.
+
+    Raises ``ValueError`` for a bad configuration and :class:`ConfigMismatchError` when
+    ``out_dir`` holds the results of a different configuration. An interrupted run keeps
+    every finished deal on disk; calling again with the same config plays the rest.
+    With ``workers > 1`` the pool uses the ``spawn`` start method: in a script, call this
+    under ``if __name__ == "__main__":``.
+    """
+    plan = make_plan(config)
+    out = Path(config.out_dir) if config.out_dir is not None else None
+    rows: list[Row] = []
+    if out is not None:
+        rows = prepare_out_dir(out, plan, config.deals, config.overwrite)
+    done = {r.deal for r in rows}
+    missing = [d for d in range(config.deals) if d not in done]
+    progress = _progress_bar(config, len(done)) if config.progress else None
+    sink_file = open(out / "results.csv", "a", encoding="utf-8") if out is not None else None  # noqa: SIM115
+    new_rows: list[Row] = []
+
+    def sink(res: DealResult) -> None:
+        if sink_file is not None:
+            sink_file.write(rows_to_csv(res.rows))
+            sink_file.flush()
+            os.fsync(sink_file.fileno())
+        new_rows.extend(res.rows)
+
+    try:
+        play = play_deals(plan, missing, config.workers, sink, progress)
+    finally:
+        if sink_file is not None:
+            sink_file.close()
+        if progress is not None:
+            progress.close()
+    all_rows = read_results(out / "results.csv") if out is not None else sorted(new_rows)
+    games = group_games(all_rows)
+    positive = bool(plan.game["positive_scoring"])
+    per_agent = agent_stats(games, plan.labels, positive)
+    pairs = pairwise(games, plan.labels)
+    ratings = rate_games(games, plan.labels, positive)
+    summary = build_summary(config, plan, per_agent, pairs, ratings, play, deals_resumed=len(done))
+    table = format_table(summary)
+    files = write_outputs(out, summary, table, ratings, config.plots) if out is not None else {}
+    return TournamentResult(config, plan, all_rows, summary, ratings, table, files)
+
+
+def _progress_bar(config: TournamentConfig, initial: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=config.deals, initial=initial, unit="deal", file=sys.stderr, dynamic_ncols=True)
+
+
+__all__ = [
+    "COLUMNS",
+    "AgentSpec",
+    "ConfigMismatchError",
+    "Row",
+    "TournamentConfig",
+    "TournamentResult",
+    "read_results",
+    "run_tournament",
+]
