@@ -350,6 +350,9 @@ def test_mean_ci_hand_computed() -> None:
     assert math.isclose(e.se, math.sqrt(0.5))
     assert math.isclose(e.lo, 3 - 1.963243, abs_tol=1e-5) and math.isclose(e.hi, 3 + 1.963243, abs_tol=1e-5)
     assert math.isnan(mean_ci([4.0]).lo)
+    # seven 0s and a 1: mean 1/8, s^2 = 1/8, SE = 1/8, t(0.975, 7) = 2.364624; the low end clips at 0
+    rate = mean_ci([0, 0, 0, 0, 0, 0, 0, 1], bounds=(0.0, 1.0))
+    assert rate.lo == 0.0 and math.isclose(rate.hi, 0.125 + 2.364624 * 0.125, rel_tol=1e-6)
 
 
 def _row(deal: int, rotation: int, rnd: int, seat: int, agent: str, pips: int, others: list[int]) -> Row:

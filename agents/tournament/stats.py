@@ -128,8 +128,13 @@ class Estimate:
         return f"{self.mean:.2f} [{self.lo:.2f}, {self.hi:.2f}]"
 
 
-def mean_ci(values: Sequence[float], level: float = LEVEL) -> Estimate:
-    """Mean and t-interval of independent ``values`` (``nan`` bounds when ``n < 2``)."""
+def mean_ci(
+    values: Sequence[float], level: float = LEVEL, bounds: tuple[float, float] | None = None
+) -> Estimate:
+    """Mean and t-interval of independent ``values`` (``nan`` bounds when ``n < 2``).
+
+    ``bounds`` clips the interval to the possible range (rates: ``(0, 1)``).
+    """
     n = len(values)
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, math.nan, 0)
@@ -139,7 +144,10 @@ def mean_ci(values: Sequence[float], level: float = LEVEL) -> Estimate:
     var = math.fsum((x - mean) ** 2 for x in values) / (n - 1)
     se = math.sqrt(var / n)
     half = t_quantile(0.5 + level / 2.0, n - 1) * se
-    return Estimate(mean, se, mean - half, mean + half, n)
+    lo, hi = mean - half, mean + half
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return Estimate(mean, se, lo, hi, n)
 
 
 def sample_sd(values: Sequence[float]) -> float:
@@ -259,12 +267,12 @@ def agent_stats(games: Sequence[Game], labels: Sequence[str], positive: bool = F
             "deals": len(per_deal["penalty"]),
             "seat_rounds": seat_rounds,
             "mean_penalty": mean_ci(per_deal["penalty"]),
-            "went_out_rate": mean_ci(per_deal["went_out"]),
-            "lowest_rate": mean_ci(per_deal["lowest"]),
+            "went_out_rate": mean_ci(per_deal["went_out"], bounds=(0.0, 1.0)),
+            "lowest_rate": mean_ci(per_deal["lowest"], bounds=(0.0, 1.0)),
         }
         if sessions:
             entry["session_score"] = mean_ci(per_deal["session_score"])
-            entry["session_win_rate"] = mean_ci(per_deal["session_win"])
+            entry["session_win_rate"] = mean_ci(per_deal["session_win"], bounds=(0.0, 1.0))
         out.append(entry)
     return out
 
