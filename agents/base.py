@@ -14,7 +14,6 @@ Agents are seeded: ``reset(seed)`` fixes all their randomness (a
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,19 +23,40 @@ from mtrain_env.core.public import PublicState
 from mtrain_env.core.rules import MexicanTrain
 
 
-@dataclass(frozen=True)
 class Decision:
-    """Everything an agent may use to choose one action."""
+    """Everything an agent may use to choose one action.
 
-    observation: np.ndarray  #: the seat's float32 observation vector
-    action_mask: np.ndarray  #: int8 mask over the relative action space
-    view: PublicState  #: leak-free public table + own hand
-    game: MexicanTrain  #: static rules and tables (no state)
-    codec: ActionCodec  #: relative action codec of this config
+    Built from the env for one seat; the observation vector and the public view are
+    computed on first access only (an agent that needs neither pays for neither).
+    """
+
+    __slots__ = ("_env", "_observation", "_view", "action_mask", "agent_id", "codec", "game", "seat")
+
+    def __init__(self, env: Any, agent_id: str) -> None:
+        raw = env.unwrapped
+        self._env = raw
+        self.agent_id = agent_id
+        self.seat: int = raw.agent_name_mapping[agent_id]
+        self.game: MexicanTrain = raw.game  #: static rules and tables (no state)
+        self.codec: ActionCodec = raw.codec  #: relative action codec of this config
+        #: int8 mask over the relative action space (the seat's own)
+        self.action_mask: np.ndarray = raw.observe_mask(agent_id)
+        self._observation: np.ndarray | None = None
+        self._view: PublicState | None = None
 
     @property
-    def seat(self) -> int:
-        return self.view.seat
+    def observation(self) -> np.ndarray:
+        """The seat's float32 observation vector (exactly what the env gives that seat)."""
+        if self._observation is None:
+            self._observation = self._env.observe(self.agent_id)["observation"]
+        return self._observation
+
+    @property
+    def view(self) -> PublicState:
+        """Leak-free public table + own hand (:func:`mtrain_env.core.public.public_state`)."""
+        if self._view is None:
+            self._view = self._env.public_view(self.agent_id)
+        return self._view
 
     @property
     def legal_actions(self) -> list[int]:
@@ -45,11 +65,11 @@ class Decision:
 
     def to_move(self, action: int) -> int:
         """Relative env action -> absolute core move (for simulation with ``game``)."""
-        return self.codec.rel_to_abs[self.view.seat][action]
+        return self.codec.rel_to_abs[self.seat][action]
 
     def to_action(self, move: int) -> int:
         """Absolute core move -> relative env action."""
-        return self.codec.abs_to_rel[self.view.seat][move]
+        return self.codec.abs_to_rel[self.seat][move]
 
 
 class Agent(abc.ABC):
@@ -62,7 +82,11 @@ class Agent(abc.ABC):
         self.rng = np.random.default_rng(seed)
 
     def reset(self, seed: int | None = None) -> None:
-        """Start a new game; re-seed when ``seed`` is given."""
+        """Start a new game; re-seed when ``seed`` is given.
+
+        Subclasses that keep per-game state must clear ALL of it here: harnesses reuse
+        one instance per seat across games and rely on ``reset`` for reproducibility.
+        """
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
@@ -71,7 +95,7 @@ class Agent(abc.ABC):
         """The chosen action (relative encoding); must be legal under ``decision.action_mask``."""
 
     def params(self) -> dict[str, Any]:
-        """Parameters that define this agent (recorded in tournament outputs)."""
+        """JSON values of every constructor argument (recorded in, and identifying, tournament runs)."""
         return {}
 
     def __repr__(self) -> str:
@@ -80,13 +104,8 @@ class Agent(abc.ABC):
 
 
 def decision_for(env: Any, agent_id: str) -> Decision:
-    """Build the :class:`Decision` of ``agent_id`` from a (wrapped or raw) Mexican Train env."""
-    raw = env.unwrapped
-    obs = raw.observe(agent_id)
-    return Decision(
-        observation=obs["observation"],
-        action_mask=obs["action_mask"],
-        view=raw.public_view(agent_id),
-        game=raw.game,
-        codec=raw.codec,
-    )
+    """The :class:`Decision` of ``agent_id`` in a (wrapped or raw) Mexican Train env.
+
+    It reads the env lazily: use it for the current position only (before the next step).
+    """
+    return Decision(env, agent_id)

@@ -293,6 +293,12 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             "action_mask": self._mask if seat == s.current else self._zero_mask,
         }
 
+    def observe_mask(self, agent: str) -> np.ndarray:
+        """Just the action mask of ``agent`` (all-zero off turn), without encoding an observation."""
+        if self._state is None:
+            raise RuntimeError("call reset() before observe_mask()")
+        return self._mask if self.agent_name_mapping[agent] == self._state.current else self._zero_mask
+
     def step(self, action: int | None) -> None:
         s = self._state
         if s is None:
