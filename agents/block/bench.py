@@ -1,0 +1,149 @@
+"""A pair-rated mini tournament for partnership dominoes.
+
+``python -m agents.block.bench --hands 2000 --seed 0 [--agents random greedy classic]``
+
+Every two agents meet: both seats of a pair are played by the same agent (two seeded
+instances). Full matches to the target (B13) are played in DUPLICATE: each match seed is
+played twice with the pairs swapped, on the same deal sequence (the env's generator only
+deals), so the luck of the tiles cancels. ``--hands`` is the budget of hands per meeting.
+
+Printed per meeting and per agent: the mean NET points per hand (the points the other pair
+scored minus the points this pair scored; positive is good) and the match win rate, each
+with a 95% interval over duplicate units (one match seed, both orientations: independent
+draws), using the normal approximation (there are hundreds of units).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.block import make_agent
+from agents.block.base import BlockAgent, decision_for
+from mtrain_env.block import raw_env
+
+__all__ = ["BenchResult", "Meeting", "bench", "main", "play_match"]
+
+Z95 = 1.959964
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and 95% half-width (normal approximation; 0 with fewer than two values)."""
+    m = statistics.fmean(values) if values else float("nan")
+    if len(values) < 2:
+        return m, 0.0
+    return m, Z95 * statistics.stdev(values) / math.sqrt(len(values))
+
+
+def play_match(env: raw_env, seats: Sequence[BlockAgent], seed: int) -> tuple[list[tuple[int, int]], int]:
+    """One match (``env`` built with ``match=True``): per-hand points by pair, and the losing pair."""
+    env.reset(seed=seed)
+    for k, agent in enumerate(seats):
+        agent.reset(seed * 8 + k)
+    while not all(env.terminations.values()):
+        agent_id = env.agent_selection
+        env.step(seats[env.agent_name_mapping[agent_id]].act(decision_for(env, agent_id)))
+    s = env.state_obj
+    return [r.points for r in s.results], s.match_loser
+
+
+@dataclass
+class Meeting:
+    """Results of agent ``a`` against agent ``b``, seen from ``a``."""
+
+    a: str
+    b: str
+    hands: int = 0
+    matches: int = 0
+    net: list[float] = field(default_factory=list)  #: a's net points per hand, per duplicate unit
+    wins: list[float] = field(default_factory=list)  #: a's match win rate per duplicate unit
+
+
+@dataclass
+class BenchResult:
+    meetings: list[Meeting]
+
+    def per_agent(self) -> dict[str, tuple[list[float], list[float], int]]:
+        """agent -> (net per unit, win rate per unit, hands) over all its meetings."""
+        out: dict[str, tuple[list[float], list[float], int]] = {}
+        for m in self.meetings:
+            for name, sign in ((m.a, 1.0), (m.b, -1.0)):
+                net, wins, hands = out.get(name, ([], [], 0))
+                net = net + [sign * x for x in m.net]
+                wins = wins + [x if sign > 0 else 1.0 - x for x in m.wins]
+                out[name] = (net, wins, hands + m.hands)
+        return out
+
+    def table(self) -> str:
+        lines = [
+            f"{'meeting':24s} {'hands':>6s} {'matches':>7s}  {'net pts/hand (A)':>22s}  {'A match wins':>18s}"
+        ]
+        for m in self.meetings:
+            net, net_h = mean_ci(m.net)
+            win, win_h = mean_ci(m.wins)
+            lines.append(
+                f"{m.a + ' vs ' + m.b:24s} {m.hands:6d} {m.matches:7d}  {net:+9.2f} +- {net_h:5.2f}"
+                f"        {100 * win:5.1f}% +- {100 * win_h:4.1f}"
+            )
+        lines.append("")
+        lines.append(f"{'pair (agent)':24s} {'hands':>6s}  {'net pts/hand':>22s}  {'match win rate':>18s}")
+        ranked = sorted(self.per_agent().items(), key=lambda kv: -statistics.fmean(kv[1][0]))
+        for name, (net_v, wins_v, hands) in ranked:
+            net, net_h = mean_ci(net_v)
+            win, win_h = mean_ci(wins_v)
+            lines.append(
+                f"{name:24s} {hands:6d}  {net:+9.2f} +- {net_h:5.2f}"
+                f"        {100 * win:5.1f}% +- {100 * win_h:4.1f}"
+            )
+        return "\n".join(lines)
+
+
+def bench(names: Sequence[str], hands: int, seed: int = 0, **config: Any) -> BenchResult:
+    """Every pair of ``names`` plays duplicate matches until ``hands`` hands per meeting."""
+    config = {"match": True, **config}
+    env = raw_env(**config)
+    n = env.config.num_players
+    meetings = []
+    for a, b in itertools.combinations(names, 2):
+        meeting = Meeting(a, b)
+        unit = 0
+        while meeting.hands < hands:
+            match_seed = seed * 1_000_003 + unit
+            net_sum, unit_hands, wins = 0.0, 0, 0.0
+            for a_pair in (0, 1):  # duplicate: the same deals with the pairs swapped
+                seats = [make_agent(a if q % 2 == a_pair else b) for q in range(n)]
+                results, loser = play_match(env, seats, match_seed)
+                for pts in results:
+                    net_sum += pts[1 - a_pair] - pts[a_pair]
+                unit_hands += len(results)
+                wins += 0.5 if loser != a_pair else 0.0
+                meeting.matches += 1
+            meeting.hands += unit_hands
+            meeting.net.append(net_sum / unit_hands)
+            meeting.wins.append(wins)
+            unit += 1
+        meetings.append(meeting)
+    return BenchResult(meetings)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hands", type=int, default=2000, help="hands per meeting (budget)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--agents", nargs="+", default=["random", "greedy", "classic"])
+    parser.add_argument("--players", type=int, choices=(2, 4), default=4)
+    parser.add_argument("--target", type=int, default=None, help="match target (default 100, B13)")
+    args = parser.parse_args(argv)
+    result = bench(args.agents, args.hands, args.seed, num_players=args.players, target=args.target)
+    print(result.table())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
