@@ -41,7 +41,8 @@ def render_text(game: BlockDominoes, s: BlockState, seat: int | None = None) -> 
         lines.append("  line: (empty)")
     over = s.phase != Phase.PLAYING
     for p in range(n):
-        tags = [f"{s.hands[p].bit_count()} tiles"]
+        count = s.hands[p].bit_count()
+        tags = [f"{count} tile{'' if count == 1 else 's'}"]
         if p == s.opener:
             tags.append("opened" if s.line or over else "opens")
         if s.voids[p]:
