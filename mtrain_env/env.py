@@ -337,13 +337,16 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             else:
                 raise TypeError(f"an action must be an int in Discrete({self._num_actions}), got {action!r}")
         if not 0 <= action < self._num_actions:
-            raise ValueError(f"action {action} is outside the action space Discrete({self._num_actions})")
+            raise ValueError(
+                f"{self.agent_selection}: action {action} is outside the action space "
+                f"Discrete({self._num_actions}) (R15: a seat plays, draws or passes) -> "
+                f"legal actions (relative encoding): {self.legal_actions()}"
+            )
         move = self._rel_to_abs[s.current][action]
         if move not in self._legal_abs:
-            legal = [self.codec.abs_to_rel[s.current][m] for m in self._legal_abs]
             reason = self.game.explain_illegal(s, move, self._legal_abs)
             raise ValueError(
-                f"{self.agent_selection}: {reason} -> legal actions (relative encoding): {legal}"
+                f"{self.agent_selection}: {reason} -> legal actions (relative encoding): {self.legal_actions()}"
             )
         return move
 

@@ -20,6 +20,8 @@ import operator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+import numpy as np
+
 from mtrain_env.core.tiles import TileSet, tile_set
 
 #: Names of the rule variants (RULES.md), all ``False`` in the default rule set.
@@ -112,7 +114,7 @@ def _as_int(name: str, value: Any) -> int:
 
 def _as_bool(name: str, value: Any) -> bool:
     # numpy bools are accepted; ints are not (a typo like `one_tile_opening=2` must fail)
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise TypeError(f"variant flag {name} must be a bool, got {type(value).__name__} {value!r}")
 

@@ -383,14 +383,21 @@ class MexicanTrain:
 
     # ------------------------------------------------------------- messages
     def describe_move(self, s: GameState, move: int) -> str:
-        """Human-readable form of an absolute move."""
+        """Human-readable form of a move, trains named by owner (no encoding ambiguity)."""
         if move == self.draw:
             return "DRAW"
         if move == self.pass_:
             return "PASS"
         tile, t = divmod(move, self.width)
-        train = "Mexican train" if t == self.mexican else f"train {t}"
-        return f"{self.tiles.tiles[tile]} on {train}"
+        return f"{self.tiles.tiles[tile]} on {self.train_name(s, t)}"
+
+    def train_name(self, s: GameState, t: int) -> str:
+        """``"its own train"``, ``"player_3's train"`` or ``"the Mexican train"``."""
+        if t == self.mexican:
+            return "the Mexican train"
+        if t == s.current:
+            return f"its own train (player_{t}'s)"
+        return f"player_{t}'s train"
 
     def explain_illegal(self, s: GameState, move: int, legal: list[int]) -> str:
         """Why ``move`` is illegal, naming the rule, and what is legal."""
@@ -416,7 +423,7 @@ class MexicanTrain:
             return "R15: no voluntary pass while a tile can be played or drawn"
         tile, t = divmod(move, self.width)
         if not s.hands[p] >> tile & 1:
-            return f"the tile {self.tiles.tiles[tile]} is not in seat {p}'s hand"
+            return f"R14: a turn lays a tile from the seat's own hand; {self.tiles.tiles[tile]} is not in it"
         if s.phase == SEEK_ENGINE:
             return "R5: seats draw in turn until the engine appears"
         if self._other[tile * self._pip_width + s.ends[t]] < 0:
@@ -431,6 +438,6 @@ class MexicanTrain:
             return "one_double_per_turn: a second double in one turn"
         if t != p and t != self.mexican:
             if not s.markers[t]:
-                return f"R14: train {t} carries no marker"
+                return f"R14: {self.train_name(s, t)} carries no marker"
             return "R14: a seat plays on marked trains only once its own train has left the station"
-        return "not allowed by the rules in this position"
+        return "R14: not a legal placement in this position"
