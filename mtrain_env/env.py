@@ -346,7 +346,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if move not in self._legal_abs:
             reason = self.game.explain_illegal(s, move, self._legal_abs)
             raise ValueError(
-                f"{self.agent_selection}: {reason} -> legal actions (relative encoding): {self.legal_actions()}"
+                f"{self.agent_selection}: {reason} -> "
+                f"legal actions (relative encoding): {self.legal_actions()}"
             )
         return move
 
