@@ -428,3 +428,17 @@ def test_bad_state_dicts_never_half_load() -> None:
         with pytest.raises((ValueError, TypeError), match=match):
             env.load_state_dict(broken(edit))
         assert env.state_dict() == good
+
+
+def test_state_copy_is_independent() -> None:
+    """BlockState.copy (for search agents): playing on the copy leaves the original untouched."""
+    env = raw_env(match=True)
+    env.reset(seed=8)
+    s = env.state_obj
+    before = env.state_dict()
+    c = s.copy()
+    rng = np.random.default_rng(8)
+    while c.phase == Phase.PLAYING:
+        legal = env.game.legal_moves(c)
+        env.game.apply(c, legal[int(rng.integers(len(legal)))])
+    assert c.results and not s.results and env.state_dict() == before

@@ -44,6 +44,7 @@ from mtrain_env.block.config import BlockConfig
 from mtrain_env.block.dealing import BlockDeal
 from mtrain_env.block.rules import BlockDominoes
 from mtrain_env.block.state import DOMINO, BlockState, Phase
+from mtrain_env.core.tiles import bits_list
 
 __all__ = ["CrossCheckReport", "crosscheck", "main", "openspiel_rule_returns"]
 
@@ -193,7 +194,10 @@ def _play_one(
 ) -> str:
     """One hand in lock step; returns a description of the first disagreement, or ''."""
     PASS = game.PASS
-    if [sorted(_tile_id(t) for t in hand) for hand in st.hands] != [_bits(h) for h in s.hands]:
+    tile_id = game.tiles.tile_id
+    if [sorted(tile_id(int(a), int(b)) for a, b in hand) for hand in st.hands] != [
+        bits_list(h) for h in s.hands
+    ]:
         return "the deal differs"
     while not st.is_terminal():
         if s.phase != Phase.PLAYING:
@@ -244,16 +248,6 @@ def _play_one(
     else:
         return f"unexplained return difference: ours {ours} vs OpenSpiel {os_returns} ({result})"
     return ""
-
-
-def _tile_id(t: tuple[float, float]) -> int:
-    """Our tile id of an OpenSpiel tile ``(a, b)`` (floats, ``a <= b``)."""
-    a, b = int(t[0]), int(t[1])
-    return a * (15 - a) // 2 + (b - a)
-
-
-def _bits(mask: int) -> list[int]:
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
