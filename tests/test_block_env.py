@@ -423,6 +423,7 @@ def test_bad_state_dicts_never_half_load() -> None:
         (lambda d: d["env"].__setitem__("rng", {"bit_generator": "nope"}), "bit-generator"),
         (lambda d: d.__setitem__("format", 99), "format"),
         (lambda d: d["played_by"].__setitem__(0, []), "B8"),
+        (lambda d: d["voids"].__setitem__(0, sorted({v for t in d["hands"][0] for v in t})), "B9"),
     ]
     for edit, match in cases:
         with pytest.raises((ValueError, TypeError), match=match):

@@ -195,6 +195,8 @@ def state_from_dict(game: BlockDominoes, d: Any) -> BlockState:
             if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= c.max_pips:
                 raise ValueError(f"state dict 'voids': {x!r} is not a pip value")
             s.voids[p] |= 1 << x
+            if s.hands[p] & tiles.match[x]:
+                raise ValueError(f"B9: seat {p} passed on {x} but holds a {x} (there is no boneyard)")
     s.current = _int_in(d, "current_player", 0, n - 1)
     s.opener = _int_in(d, "opener", 0, n - 1)
     forced = d.get("forced_opening")
