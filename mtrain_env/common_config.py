@@ -12,6 +12,8 @@ import operator
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 __all__ = ["as_bool", "as_choice", "as_int", "as_optional_int"]
 
 
@@ -32,7 +34,7 @@ def as_optional_int(name: str, value: Any) -> int | None:
 
 def as_bool(name: str, value: Any) -> bool:
     """``value`` as a ``bool``; numpy bools are accepted, ints (a likely typo) are not."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
 

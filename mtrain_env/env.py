@@ -53,8 +53,6 @@ Given to every agent at each round's end (see :mod:`mtrain_env.rewards`):
 
 from __future__ import annotations
 
-import copy
-import warnings
 from typing import Any, ClassVar
 
 import gymnasium
@@ -64,6 +62,14 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from mtrain_env.codec import Action, ActionCodec
+from mtrain_env.common_env import (
+    FastDiscrete,
+    check_options,
+    coerce_action,
+    dict_observation_space,
+    rng_from_state,
+    rng_state,
+)
 from mtrain_env.core.config import GameConfig
 from mtrain_env.core.dealing import parse_deal
 from mtrain_env.core.public import PublicState, public_state
@@ -77,23 +83,6 @@ from mtrain_env.wrappers import wrap
 
 RENDER_MODES = ["ansi", "human", "rgb_array"]
 ENV_STATE_KEY = "env"
-
-
-class _Discrete(spaces.Discrete):
-    """``Discrete`` with a fast ``contains`` for plain ints.
-
-    PettingZoo's ``AssertOutOfBoundsWrapper`` calls ``contains`` on every step, and
-    gymnasium's version (numpy dtype checks) cost more than a whole game step here.
-    """
-
-    def __init__(self, n: int) -> None:
-        super().__init__(n)
-        self._size = int(n)
-
-    def contains(self, x: Any) -> bool:
-        if type(x) is int:
-            return 0 <= x < self._size
-        return super().contains(x)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -176,16 +165,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         num_actions = self.config.num_actions
-        obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(
-                    low=0.0, high=self.layout.high, shape=(self.layout.size,), dtype=np.float32
-                ),
-                "action_mask": spaces.Box(low=0, high=1, shape=(num_actions,), dtype=np.int8),
-            }
-        )
+        obs_space = dict_observation_space(self.layout.high, num_actions)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: _Discrete(num_actions) for a in self.possible_agents}
+        self.action_spaces = {a: FastDiscrete(num_actions) for a in self.possible_agents}
         self._num_actions = num_actions
         self._zero_mask = np.zeros(num_actions, dtype=np.int8)
         self._zero_mask.flags.writeable = False
@@ -246,16 +228,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """Start an episode. ``options``: ``{"deal": {...}}`` and/or ``{"first_player": k}``."""
         deal = None
         first_player = None
-        if options is not None:
-            if not isinstance(options, dict):
-                raise TypeError(f"options must be a dict, got {type(options).__name__}")
-            unknown = sorted(set(options) - {"deal", "first_player"})
-            if unknown:
-                # not an error: pettingzoo.test.api_test passes arbitrary options
-                warnings.warn(
-                    f"ignoring unknown reset option(s) {unknown}; known: 'deal', 'first_player'",
-                    stacklevel=2,
-                )
+        # unknown keys warn, not raise: pettingzoo.test.api_test passes arbitrary options
+        options = check_options(options, ("deal", "first_player"))
+        if options:
             if "deal" in options:
                 deal = parse_deal(self.config, self.config.engine_value(0), options["deal"])
             if "first_player" in options:
@@ -329,19 +304,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     def _to_move(self, s: GameState, action: Any) -> int:
         """Validate a relative action and return the absolute core move (state untouched)."""
-        if type(action) is not int:  # fast path for plain ints; else validate the type
-            if isinstance(action, np.integer) or (
-                isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
-            ):
-                action = int(action)
-            else:
-                raise TypeError(f"an action must be an int in Discrete({self._num_actions}), got {action!r}")
-        if not 0 <= action < self._num_actions:
+        try:
+            action = coerce_action(action, self._num_actions)
+        except ValueError as err:
             raise ValueError(
-                f"{self.agent_selection}: action {action} is outside the action space "
-                f"Discrete({self._num_actions}) (R15: a seat plays, draws or passes) -> "
+                f"{self.agent_selection}: {err} (R15: a seat plays, draws or passes) -> "
                 f"legal actions (relative encoding): {self.legal_actions()}"
-            )
+            ) from None
         move = self._rel_to_abs[s.current][action]
         if move not in self._legal_abs:
             reason = self.game.explain_illegal(s, move, self._legal_abs)
@@ -379,7 +348,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         d = state_to_dict(self.game, s)
         d[ENV_STATE_KEY] = {
             "reward_mode": self.reward_mode,
-            "rng": copy.deepcopy(self._rng.bit_generator.state),  # type: ignore[union-attr]
+            "rng": rng_state(self._rng),  # type: ignore[arg-type]
             "agents": list(self.agents),
             "rewards": dict(self.rewards),
             "cumulative_rewards": dict(self._cumulative_rewards),
@@ -403,10 +372,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 f"state dict was saved with reward={e.get('reward_mode')!r}, "
                 f"this env uses {self.reward_mode!r}"
             )
-        rng = np.random.default_rng()
         try:
-            rng.bit_generator.state = copy.deepcopy(e["rng"])
-        except (KeyError, TypeError, ValueError) as err:
+            rng = rng_from_state(e["rng"])
+        except (KeyError, ValueError) as err:
             raise ValueError(f"state dict 'env.rng' is not a numpy bit-generator state: {err}") from None
         agents = e.get("agents")
         if not isinstance(agents, list) or not set(agents) <= set(self.possible_agents):

@@ -16,12 +16,10 @@ any flag passed explicitly overrides its preset value:
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-import numpy as np
-
+from mtrain_env.common_config import as_bool, as_int
 from mtrain_env.core.tiles import TileSet, tile_set
 
 #: Names of the rule variants (RULES.md), all ``False`` in the default rule set.
@@ -103,22 +101,6 @@ def default_hand_size(rules: str, num_players: int, max_pips: int) -> int:
     return max(1, h12 * available // 90)
 
 
-def _as_int(name: str, value: Any) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got bool {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}") from None
-
-
-def _as_bool(name: str, value: Any) -> bool:
-    # numpy bools are accepted; ints are not (a typo like `one_tile_opening=2` must fail)
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise TypeError(f"variant flag {name} must be a bool, got {type(value).__name__} {value!r}")
-
-
 @dataclass(frozen=True)
 class GameConfig:
     """Frozen, validated configuration of a Mexican Train game.
@@ -181,8 +163,8 @@ class GameConfig:
             raise TypeError(f"unknown config keyword(s) {unknown}; variant flags are {VARIANT_FLAGS}")
         resolved = dict(PRESETS[rules].flags)
         resolved.update({k: v for k, v in flags.items() if v is not None})
-        num_players = _as_int("num_players", num_players)
-        max_pips = _as_int("max_pips", max_pips)
+        num_players = as_int("num_players", num_players)
+        max_pips = as_int("max_pips", max_pips)
         _check_set_and_players(num_players, max_pips)
         if hand_size is None:
             hand_size = default_hand_size(rules, num_players, max_pips)
@@ -199,9 +181,9 @@ class GameConfig:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in VARIANT_FLAGS:
-                object.__setattr__(self, f.name, _as_bool(f.name, value))
+                object.__setattr__(self, f.name, as_bool(f.name, value))
             elif f.name != "rules":
-                object.__setattr__(self, f.name, _as_int(f.name, value))
+                object.__setattr__(self, f.name, as_int(f.name, value))
         if self.rules not in PRESETS:
             raise ValueError(f"unknown rules preset {self.rules!r}; choose one of {sorted(PRESETS)}")
         _check_set_and_players(self.num_players, self.max_pips)

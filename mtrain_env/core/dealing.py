@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from mtrain_env.common_deal import shuffled_hands, tile_from_json
 from mtrain_env.core.config import GameConfig
 
 
@@ -29,16 +30,7 @@ def random_deal(config: GameConfig, engine_value: int, rng: np.random.Generator)
     tiles = config.tiles
     engine_id = tiles.double_id(engine_value)
     pool = [i for i in range(tiles.num_tiles) if config.engine_holder_opens or i != engine_id]
-    order = rng.permutation(len(pool))
-    shuffled = [pool[int(j)] for j in order]
-    h = config.hand_size
-    hands = []
-    for seat in range(config.num_players):
-        mask = 0
-        for i in shuffled[seat * h : (seat + 1) * h]:
-            mask |= 1 << i
-        hands.append(mask)
-    rest = shuffled[config.num_players * h :]
+    hands, rest = shuffled_hands(pool, config.num_players, config.hand_size, rng)
     # the shuffled order is the draw order: the first remaining tile is drawn first
     return Deal(hands, rest[::-1])
 
@@ -66,7 +58,7 @@ def parse_deal(config: GameConfig, engine_value: int, deal: Any) -> Deal:
     engine_id = tiles.double_id(engine_value)
 
     def take(tile: Any, where: str) -> int:
-        i = tile_from_json(config, tile, where)
+        i = tile_from_json(tiles, tile, where)
         if i in seen:
             raise ValueError(f"R1: tile {tiles.tiles[i]} is dealt twice ({seen[i]} and {where})")
         if i == engine_id and not config.engine_holder_opens:
@@ -96,14 +88,3 @@ def parse_deal(config: GameConfig, engine_value: int, deal: Any) -> Deal:
             f"missing {missing[:10]}{'...' if len(missing) > 10 else ''}"
         )
     return Deal(hands, boneyard[::-1])
-
-
-def tile_from_json(config: GameConfig, tile: Any, where: str = "input") -> int:
-    """Tile id of ``[a, b]`` (either order); ``TypeError``/``ValueError`` if malformed."""
-    if not isinstance(tile, Sequence) or isinstance(tile, str) or len(tile) != 2:
-        raise TypeError(f"a tile in {where} must be a pair [a, b], got {tile!r}")
-    a, b = tile
-    for x in (a, b):
-        if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-            raise TypeError(f"tile halves in {where} must be ints, got {tile!r}")
-    return config.tiles.tile_id(int(a), int(b))

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mtrain_env.common_deal import tile_from_json
 from mtrain_env.core.config import GameConfig
-from mtrain_env.core.dealing import tile_from_json
 from mtrain_env.core.rules import MexicanTrain
 from mtrain_env.core.state import GameState, Phase
 from mtrain_env.core.tiles import bits_list
@@ -151,7 +151,7 @@ def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
     seen: dict[int, str] = {}
 
     def take(tile: Any, where: str) -> int:
-        i = tile_from_json(c, tile, where)
+        i = tile_from_json(c.tiles, tile, where)
         if i in seen:
             raise ValueError(f"R1: tile {game.tiles.tiles[i]} appears twice ({seen[i]}, {where})")
         seen[i] = where
