@@ -1,0 +1,724 @@
+"""MaskablePPO self-play training with a league, evaluation, checkpoints and exact resume.
+
+``train(TrainConfig(...))`` (or ``mtrain train``, :mod:`training.cli`) runs:
+
+* ``n_envs`` :class:`~training.single_agent.SingleAgentEnv` envs whose opponents come
+  from the :class:`~training.league.League`, spread over ``workers`` processes (one per
+  core) by :class:`~training.vec.ShardedVecEnv`, masks served by
+  :class:`~training.vec.VecMaskCache`;
+* :class:`~training.policy.RobustMaskablePPO` with a :class:`~training.policy.GuardedMaskablePolicy`
+  (the NaN / Simplex robustness measures are described in :mod:`training.policy`);
+* optionally a behaviour-cloning warm start from an expert agent (:mod:`training.bc`);
+* at the start of each rollout, whatever is due: a league snapshot (every
+  ``snapshot_every`` steps), an evaluation against heuristics on duplicate deals
+  (every ``eval_every``, :mod:`training.evaluate`, appended to ``curve.csv`` and drawn in
+  ``curve.png``) and a checkpoint (every ``checkpoint_every``, and at step 0 and at the end).
+
+Output directory::
+
+    config.json                  the resolved TrainConfig (resume reads it back)
+    checkpoints/step_<N>/        model.zip (weights, Adam state, num_timesteps, lr scale)
+                                 + state.pkl (everything else, below); latest.json points to the newest
+    league/snap_<N>.pt           frozen policies of the league (unreferenced ones are deleted)
+    tb/                          TensorBoard logs (SB3 train/rollout scalars, eval/*, robust/*)
+    curve.csv, curve.png         the learning curve
+    bc.json                      behaviour-cloning statistics (when used)
+    final_model.zip, policy.pt   the trained model and its policy alone (for ``agents.ppo``)
+
+**Resume** (``resume=True``) continues a killed run from its newest checkpoint exactly:
+``state.pkl`` holds every env's full state (deal, hidden hands, RNGs, opponents and their
+RNGs, the worker's league copy), the last observations and episode-start flags, the
+torch / numpy / ``random`` generator states, the league, the evaluation curve, what is due
+next, and the episode-statistics buffers; ``model.zip`` the weights, optimizer and
+``num_timesteps``. Checkpoints are written at rollout boundaries (nothing is in flight),
+to a temporary directory renamed into place, and ``latest.json`` is replaced last, so a
+kill at any moment leaves the previous checkpoint intact. At most one checkpoint interval
+of work is lost, and the resumed run is step-for-step the run that was killed (same
+``n_envs`` required). TensorBoard events past the checkpoint are purged on resume.
+
+**Determinism**: same seed + same ``n_envs`` -> same curve and weights, whatever
+``vec`` and ``workers`` (each env is independent and keeps its index). Set up by
+``torch.use_deterministic_algorithms(True)``, a fixed ``torch_threads`` (default 1) in the
+learner and 1 thread in each env worker, seeded envs/agents/opponents (never the global
+``random``), seeded evaluation. Residual nondeterminism: wall-clock fields (``time/fps``,
+TensorBoard wall times); results across different machines, torch builds or thread
+counts may differ in the last float bits (BLAS kernels), which then grows over training.
+
+**Efficiency on 2 cores** (measured on the shared 2-core machine, random opponents,
+2048-step rollouts; numbers vary with the other load): SB3's ``SubprocVecEnv`` with 2 envs
+~250 steps/s, of which the extra ``action_masks`` round trip per step cost half (~610 with
+:class:`VecMaskCache`); batching the policy forward over more envs helps more than
+processes do (8 in-process envs ~940-1250); :class:`ShardedVecEnv` with 2 workers x 8
+envs ~1000-1670. ``torch_threads=2`` on 2 shared cores collapsed to ~90 steps/s (OpenMP
+threads spinning against the env workers), hence 1. The PPO update itself is ~35-45 %
+of the time at these rates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import json
+import multiprocessing
+import os
+import pickle
+import random
+import shutil
+import sys
+import time
+import warnings
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch as th
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import HumanOutputFormat, KVWriter, Logger, TensorBoardOutputFormat
+from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+
+import agents
+from training import bc
+from training.evaluate import EvalResult, evaluate
+from training.league import League
+from training.policy import GuardedMaskablePolicy, RobustMaskablePPO
+from training.single_agent import SingleAgentEnv
+from training.vec import ShardedVecEnv, VecMaskCache
+
+CONFIG_FILE = "config.json"
+CHECKPOINTS = "checkpoints"
+LATEST = "latest.json"
+LEAGUE_DIR = "league"
+CURVE_CSV = "curve.csv"
+CURVE_PNG = "curve.png"
+STATE_FORMAT = 1
+VEC_KINDS = ("sharded", "subproc", "dummy")
+#: default envs per worker process (the policy forward is batched over all envs)
+ENVS_PER_WORKER = 8
+#: default rollout size per PPO update (all envs together)
+ROLLOUT_STEPS = 2048
+
+#: heuristics tried, in order, for the default league and evaluation (those registered are used)
+DEFAULT_HEURISTICS: dict[str, float] = {"greedy": 2.0, "planner": 1.0, "random": 1.0}
+DEFAULT_EVAL_OPPONENTS: tuple[str, ...] = ("random", "greedy", "planner")
+
+
+def available(names: dict[str, float] | tuple[str, ...]) -> Any:
+    """The registered subset of ``names`` (same type)."""
+    _import_agents()
+    if isinstance(names, dict):
+        return {k: v for k, v in names.items() if k in agents.REGISTRY}
+    return tuple(k for k in names if k in agents.REGISTRY)
+
+
+def _import_agents() -> None:
+    """Import agent modules that register themselves (those that exist yet)."""
+    import importlib
+
+    for module in ("agents.greedy", "agents.planner", "agents.mc"):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run (saved as ``config.json``).
+
+    Game: ``num_players``, ``max_pips``, ``rules``, ``rounds`` (1 = an episode is a round),
+    ``reward`` (env reward mode), ``flags`` (RULES.md variants), ``seat`` (learner seat).
+    PPO: the usual MaskablePPO arguments; ``n_steps`` is per env; ``net_arch`` the hidden
+    sizes of both the actor and the critic; ``logit_bound`` the soft logit clamp;
+    ``lr_schedule`` ``"constant"`` or ``"linear"`` (to 0 at ``steps``); ``shaping`` the
+    potential-based shaping coefficient (0 = none).
+    League: see :mod:`training.league`. Evaluation: every ``eval_every`` steps (0 = never)
+    against ``eval_opponents`` on ``eval_deals`` duplicate deals. Checkpoints: every
+    ``checkpoint_every`` steps, ``keep_checkpoints`` kept. BC: ``bc_expert`` (registered
+    agent) and ``bc_samples`` (0 = no warm start).
+    """
+
+    steps: int = 1_000_000
+    seed: int = 0
+    out: str = "runs/ppo"
+    n_envs: int = 0  #: 0 = ENVS_PER_WORKER per worker process
+    vec: str = "sharded"  #: "sharded" (``workers`` processes), "subproc" (one per env) or "dummy"
+    workers: int = 0  #: processes of ``vec="sharded"``; 0 = one per CPU core
+    # game
+    num_players: int = 4
+    max_pips: int = 12
+    rules: str = "pagat"
+    rounds: int = 1
+    reward: str = "zero_sum"
+    flags: dict[str, bool] = field(default_factory=dict)
+    seat: str = "random"
+    # PPO
+    n_steps: int = 0  #: rollout steps per env per update; 0 = ROLLOUT_STEPS // n_envs
+    batch_size: int = 512
+    n_epochs: int = 4
+    learning_rate: float = 3e-4
+    lr_schedule: str = "constant"
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float | None = 0.05
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    logit_bound: float = 20.0
+    shaping: float = 0.0
+    # league
+    heuristics: dict[str, float] = field(default_factory=dict)  #: default: DEFAULT_HEURISTICS registered
+    p_heuristic: float = 0.5
+    p_latest: float = 0.3
+    p_older: float = 0.2
+    snapshot_every: int = 100_000
+    max_snapshots: int = 20
+    snapshot_deterministic: bool = False
+    # evaluation
+    eval_every: int = 50_000
+    eval_deals: int = 10
+    eval_opponents: list[str] = field(default_factory=list)  #: default: DEFAULT_EVAL_OPPONENTS registered
+    eval_seed: int = 1_000_003
+    eval_backend: str = "auto"
+    # checkpoints
+    checkpoint_every: int = 50_000
+    keep_checkpoints: int = 3
+    # behaviour cloning
+    bc_expert: str | None = None
+    bc_samples: int = 0
+    bc_epochs: int = 5
+    bc_lr: float = 1e-3
+    bc_batch_size: int = 256
+    # runtime
+    torch_threads: int = 1
+    progress: bool = True
+    verbose: int = 0
+
+    def resolved(self) -> TrainConfig:
+        """A copy with defaults that depend on the machine filled in (cores, registered agents)."""
+        c = dataclasses.replace(self)
+        if c.workers <= 0:
+            c.workers = os.cpu_count() or 1
+        if c.n_envs <= 0:
+            c.n_envs = c.workers * ENVS_PER_WORKER if c.vec == "sharded" else c.workers
+        if c.n_steps <= 0:
+            c.n_steps = max(16, ROLLOUT_STEPS // c.n_envs)
+        if not c.heuristics:
+            c.heuristics = available(DEFAULT_HEURISTICS) or {"random": 1.0}
+        if not c.eval_opponents:
+            c.eval_opponents = list(available(DEFAULT_EVAL_OPPONENTS)) or ["random"]
+        _import_agents()
+        unknown = [
+            a
+            for a in [*c.heuristics, *c.eval_opponents, *([c.bc_expert] if c.bc_expert else [])]
+            if a not in agents.REGISTRY
+        ]
+        if unknown:
+            raise ValueError(f"unknown agent(s) {unknown}; registered: {sorted(agents.REGISTRY)}")
+        if c.vec not in VEC_KINDS:
+            raise ValueError(f"vec must be one of {VEC_KINDS}, got {c.vec!r}")
+        if c.lr_schedule not in ("constant", "linear"):
+            raise ValueError(f"lr_schedule must be 'constant' or 'linear', got {c.lr_schedule!r}")
+        if c.bc_samples > 0 and not c.bc_expert:
+            raise ValueError("bc_samples needs bc_expert")
+        return c
+
+    def env_kwargs(self) -> dict[str, Any]:
+        """Keywords of :class:`mtrain_env.raw_env` for this run."""
+        return {
+            "num_players": self.num_players,
+            "max_pips": self.max_pips,
+            "rules": self.rules,
+            "rounds": self.rounds,
+            "reward": self.reward,
+            **self.flags,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> TrainConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+# ------------------------------------------------------------------ helpers
+def configure_determinism(seed: int, torch_threads: int) -> None:
+    """Seed python / numpy / torch and make torch deterministic on ``torch_threads`` threads.
+
+    Also turns off ``torch.distributions`` argument validation in this process: it is the
+    check that raises the Simplex ``ValueError``, the guarded policy keeps every logit
+    finite so it has nothing left to catch (non-finite weights are caught by
+    :class:`RobustMaskablePPO` instead), and it costs ~10-30 % of each policy forward.
+    """
+    th.set_num_threads(max(1, int(torch_threads)))
+    th.use_deterministic_algorithms(True)
+    th.distributions.Distribution.set_default_validate_args(False)
+    set_random_seed(seed)
+
+
+def _env_factory(config: TrainConfig, league: League, root: Path) -> Callable[[], SingleAgentEnv]:
+    env_kwargs = config.env_kwargs()
+    league_state = league.state_dict()
+
+    def make() -> SingleAgentEnv:
+        if multiprocessing.parent_process() is not None:
+            th.set_num_threads(1)  # a worker runs one env; more threads only contend for the cores
+        _import_agents()
+        return SingleAgentEnv(
+            env_kwargs=env_kwargs,
+            opponents=League.from_state_dict(league_state),
+            seat=config.seat,
+            league_root=root,
+            illegal_action="raise",  # a masking bug must never turn into a training signal
+            shaping=config.shaping,
+            gamma=config.gamma,
+            snapshot_deterministic=config.snapshot_deterministic,
+        )
+
+    return make
+
+
+def make_vec_env(config: TrainConfig, league: League, root: Path) -> VecMonitor:
+    """``n_envs`` wrapped envs in worker processes (or in-process with ``vec="dummy"``).
+
+    ``VecMaskCache`` (:mod:`training.vec`) serves the action masks from the step infos,
+    ``VecMonitor`` records episode returns and lengths for SB3's ``rollout/*`` logs.
+    """
+    fns = [_env_factory(config, league, root) for _ in range(config.n_envs)]
+    venv: VecEnv
+    if config.vec == "sharded":
+        venv = ShardedVecEnv(fns, workers=config.workers)
+    elif config.vec == "subproc":
+        venv = SubprocVecEnv(fns)  # type: ignore[arg-type]
+    else:
+        venv = DummyVecEnv(fns)  # type: ignore[arg-type]
+    return VecMonitor(VecMaskCache(venv))
+
+
+@contextlib.contextmanager
+def _preserve_rng() -> Any:
+    """Restore the torch / numpy / ``random`` global generators on exit."""
+    np_state, py_state = np.random.get_state(), random.getstate()  # noqa: NPY002 (see _state)
+    with th.random.fork_rng(devices=[]):
+        try:
+            yield
+        finally:
+            np.random.set_state(np_state)  # noqa: NPY002
+            random.setstate(py_state)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class _TensorBoardFormat(TensorBoardOutputFormat):
+    """SB3's TensorBoard writer with ``purge_step`` (drops events a resumed run redoes)."""
+
+    def __init__(self, folder: str, purge_step: int | None) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(log_dir=folder, purge_step=purge_step)
+        self._is_closed = False
+
+
+def make_logger(out: Path, purge_step: int | None, verbose: int) -> Logger:
+    formats: list[KVWriter] = [_TensorBoardFormat(str(out / "tb"), purge_step)]
+    if verbose:
+        formats.append(HumanOutputFormat(sys.stdout))
+    return Logger(str(out), formats)
+
+
+def write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
+    """``curve.csv`` and ``curve.png`` from the evaluation rows."""
+    if not rows:
+        return
+    fields = list(rows[0])
+    tmp = out / (CURVE_CSV + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, out / CURVE_CSV)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for opp in sorted({r["opponent"] for r in rows}):
+        mine = [r for r in rows if r["opponent"] == opp]
+        x = np.array([r["step"] for r in mine])
+        y = np.array([r["diff"] for r in mine], dtype=float)
+        se = np.nan_to_num(np.array([r["diff_se"] for r in mine], dtype=float))
+        ax1.plot(x, y, marker="o", label=f"vs {opp}")
+        ax1.fill_between(x, y - 1.96 * se, y + 1.96 * se, alpha=0.2)
+        ax2.plot(x, [r["lowest_rate"] for r in mine], marker="o", label=f"vs {opp}")
+    ax1.axhline(0.0, color="grey", lw=0.8)
+    ax1.set_xlabel("environment steps")
+    ax1.set_ylabel("learner - opponent round score (lower is better)")
+    ax1.legend()
+    ax2.set_xlabel("environment steps")
+    ax2.set_ylabel("share of rounds finished lowest")
+    ax2.legend()
+    fig.tight_layout()
+    fig.savefig(out / CURVE_PNG, dpi=90)
+    plt.close(fig)
+
+
+def latest_checkpoint(out: Path) -> Path | None:
+    """The newest complete checkpoint directory of a run, if any."""
+    pointer = out / CHECKPOINTS / LATEST
+    if not pointer.exists():
+        return None
+    d = out / CHECKPOINTS / json.loads(pointer.read_text(encoding="utf-8"))["dir"]
+    return d if (d / "model.zip").exists() and (d / "state.pkl").exists() else None
+
+
+# ------------------------------------------------------------------ trainer
+class Trainer:
+    """Owns the model, envs, league and bookkeeping of one run (see the module docstring)."""
+
+    def __init__(self, config: TrainConfig, resume: bool = False) -> None:
+        self.out = Path(config.out)
+        self.resume = resume
+        if resume:
+            saved = TrainConfig.from_json(json.loads((self.out / CONFIG_FILE).read_text(encoding="utf-8")))
+            saved.steps, saved.progress, saved.verbose = config.steps, config.progress, config.verbose
+            self.config = saved
+        else:
+            self.config = config.resolved()
+        c = self.config
+        self.league_root = self.out / LEAGUE_DIR
+        self.curve: list[dict[str, Any]] = []
+        self.next_eval = 0 if c.eval_every > 0 else -1
+        self.next_checkpoint = 0
+        self.bc_stats: dict[str, Any] | None = None
+        self.start_step = 0
+        self.throughput = 0.0  #: env steps per second of the last learn() call
+        self.league = League(
+            heuristics=dict(c.heuristics),
+            p_heuristic=c.p_heuristic,
+            p_latest=c.p_latest,
+            p_older=c.p_older,
+            snapshot_every=c.snapshot_every,
+            max_snapshots=c.max_snapshots,
+        )
+
+    # -------------------------------------------------------------- build
+    def _setup(self) -> None:
+        c = self.config
+        configure_determinism(c.seed, c.torch_threads)
+        self.league_root.mkdir(parents=True, exist_ok=True)
+        checkpoint = None
+        state: dict[str, Any] | None = None
+        if self.resume:
+            checkpoint = latest_checkpoint(self.out)
+            if checkpoint is None:
+                raise FileNotFoundError(f"no checkpoint to resume in {self.out / CHECKPOINTS}")
+            with open(checkpoint / "state.pkl", "rb") as f:
+                state = pickle.load(f)
+            if state["n_envs"] != c.n_envs:
+                raise ValueError(f"the run used n_envs={state['n_envs']}; resume needs the same")
+            self.league = League.from_state_dict(state["league"])
+        self.env = make_vec_env(c, self.league, self.league_root)
+        if checkpoint is None:
+            self.model = self._new_model()
+        else:
+            assert state is not None
+            self.model = RobustMaskablePPO.load(checkpoint / "model.zip", env=self.env, device="cpu")
+            self._restore(state)
+        self.model.set_logger(
+            make_logger(self.out, self.model.num_timesteps if self.resume else None, c.verbose)
+        )
+
+    def _new_model(self) -> RobustMaskablePPO:
+        c = self.config
+        if self.out.joinpath(CONFIG_FILE).exists() and latest_checkpoint(self.out) is not None:
+            raise FileExistsError(f"{self.out} holds a training run: resume it or choose another --out")
+        self.out.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.out / CONFIG_FILE, json.dumps(c.to_json(), indent=2))
+        lr: float | Callable[[float], float] = c.learning_rate
+        if c.lr_schedule == "linear":
+            base = c.learning_rate
+
+            def lr(progress_remaining: float) -> float:
+                return base * progress_remaining
+
+        return RobustMaskablePPO(
+            GuardedMaskablePolicy,
+            self.env,
+            learning_rate=lr,
+            n_steps=c.n_steps,
+            batch_size=c.batch_size,
+            n_epochs=c.n_epochs,
+            gamma=c.gamma,
+            gae_lambda=c.gae_lambda,
+            clip_range=c.clip_range,
+            ent_coef=c.ent_coef,
+            vf_coef=c.vf_coef,
+            max_grad_norm=c.max_grad_norm,
+            target_kl=c.target_kl,
+            policy_kwargs={
+                "net_arch": {"pi": list(c.net_arch), "vf": list(c.net_arch)},
+                "logit_bound": c.logit_bound,
+                "ortho_init": True,
+            },
+            seed=c.seed,
+            device="cpu",
+            verbose=0,
+        )
+
+    # ------------------------------------------------------------ snapshots
+    def _state(self) -> dict[str, Any]:
+        m = self.model
+        assert m.env is not None and m._last_obs is not None
+        venv = m.env
+        assert isinstance(venv, VecMonitor)
+        return {
+            "format": STATE_FORMAT,
+            "step": int(m.num_timesteps),
+            "n_envs": self.config.n_envs,
+            "league": self.league.state_dict(),
+            "next_eval": self.next_eval,
+            "next_checkpoint": self.next_checkpoint,
+            "curve": list(self.curve),
+            "bc": self.bc_stats,
+            "env_states": venv.env_method("get_state"),
+            "last_obs": np.array(m._last_obs, copy=True),
+            "last_episode_starts": np.array(m._last_episode_starts, copy=True),
+            "monitor": {
+                "episode_returns": venv.episode_returns.copy(),
+                "episode_lengths": venv.episode_lengths.copy(),
+                "episode_count": venv.episode_count,
+            },
+            "ep_info_buffer": list(m.ep_info_buffer or []),
+            # SB3 shuffles minibatches with numpy's legacy global generator: it is part of the run
+            "rng": {
+                "torch": th.get_rng_state(),
+                "numpy": np.random.get_state(),  # noqa: NPY002
+                "python": random.getstate(),
+            },
+        }
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        if state.get("format") != STATE_FORMAT:
+            raise ValueError(f"checkpoint state format {state.get('format')} is not {STATE_FORMAT}")
+        m = self.model
+        venv = self.env
+        for i, s in enumerate(state["env_states"]):
+            venv.env_method("set_state", s, indices=[i])
+        venv.env_method("set_league_state", self.league.state_dict(), str(self.league_root))
+        m._last_obs = state["last_obs"]
+        m._last_episode_starts = state["last_episode_starts"]
+        mon = state["monitor"]
+        venv.episode_returns = mon["episode_returns"]
+        venv.episode_lengths = mon["episode_lengths"]
+        venv.episode_count = mon["episode_count"]
+        m.ep_info_buffer = deque(state["ep_info_buffer"], maxlen=m._stats_window_size)
+        m.ep_success_buffer = deque(maxlen=m._stats_window_size)
+        self.next_eval = state["next_eval"]
+        self.next_checkpoint = state["next_checkpoint"]
+        self.curve = list(state["curve"])
+        self.bc_stats = state.get("bc")
+        self.start_step = int(state["step"])
+        th.set_rng_state(state["rng"]["torch"])
+        np.random.set_state(state["rng"]["numpy"])  # noqa: NPY002
+        random.setstate(state["rng"]["python"])
+        write_curve(self.out, self.curve)
+
+    def checkpoint(self) -> Path:
+        """Write a checkpoint of the current state (atomic; prunes old ones)."""
+        step = int(self.model.num_timesteps)
+        root = self.out / CHECKPOINTS
+        root.mkdir(parents=True, exist_ok=True)
+        name = f"step_{step:012d}"
+        tmp = root / (name + ".tmp")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        # RNG states are read before anything else that could draw from them
+        state = self._state()
+        self.model.save(tmp / "model.zip")
+        with open(tmp / "state.pkl", "wb") as f:
+            pickle.dump(state, f)
+        (tmp / "league.json").write_text(json.dumps(self.league.state_dict()), encoding="utf-8")
+        final = root / name
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+        _atomic_write(root / LATEST, json.dumps({"dir": name, "step": step}))
+        self._prune(root)
+        return final
+
+    def _prune(self, root: Path) -> None:
+        dirs = sorted(p for p in root.glob("step_*") if p.is_dir() and not p.name.endswith(".tmp"))
+        for old in dirs[: -self.config.keep_checkpoints]:
+            shutil.rmtree(old)
+        keep = set(self.league.files())
+        for d in dirs[-self.config.keep_checkpoints :]:
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                keep |= {s["file"] for s in json.loads((d / "league.json").read_text())["snapshots"]}
+        for f in self.league_root.glob("snap_*.pt"):
+            if f.name not in keep:
+                f.unlink()
+
+    # ------------------------------------------------------------ periodic
+    def add_snapshot(self) -> None:
+        step = int(self.model.num_timesteps)
+        name = f"snap_{step:012d}.pt"
+        tmp = self.league_root / (name + ".tmp")
+        self.model.policy.save(str(tmp))
+        os.replace(tmp, self.league_root / name)
+        self.league.add_snapshot(step, name)
+        self.env.env_method("set_league_state", self.league.state_dict(), str(self.league_root))
+        self.model.logger.record("league/snapshots", len(self.league.snapshots))
+
+    def run_eval(self) -> list[EvalResult]:
+        c = self.config
+        step = int(self.model.num_timesteps)
+        eval_dir = self.out / "eval"
+        eval_dir.mkdir(exist_ok=True)
+        path = eval_dir / f"policy_{step:012d}.pt"
+        self.model.policy.save(str(path))
+        try:
+            # evaluation must not change the training run: no generator it could draw from is shared
+            with warnings.catch_warnings(), _preserve_rng():
+                warnings.simplefilter("ignore", UserWarning)
+                results = evaluate(
+                    c.eval_opponents,
+                    c.eval_deals,
+                    c.eval_seed,
+                    c.env_kwargs(),
+                    policy_path=path,
+                    backend=c.eval_backend,
+                )
+        finally:
+            from agents import ppo
+
+            ppo.clear_cache()
+            path.unlink(missing_ok=True)
+        for r in results:
+            self.curve.append(r.as_row(step))
+            self.model.logger.record(f"eval/diff_vs_{r.opponent}", r.diff)
+            self.model.logger.record(f"eval/lowest_rate_vs_{r.opponent}", r.lowest_rate)
+        write_curve(self.out, self.curve)
+        return results
+
+    def on_rollout_start(self) -> None:
+        """Snapshot, evaluate and checkpoint, whichever is due (in that order)."""
+        c = self.config
+        step = int(self.model.num_timesteps)
+        if self.league.due(step):
+            self.add_snapshot()
+        if self.next_eval >= 0 and step >= self.next_eval:
+            self.run_eval()
+            while self.next_eval <= step:
+                self.next_eval += c.eval_every
+        if step >= self.next_checkpoint:
+            while self.next_checkpoint <= step:
+                self.next_checkpoint += max(1, c.checkpoint_every) if c.checkpoint_every > 0 else 1 << 62
+            self.checkpoint()
+
+    # ------------------------------------------------------------------ run
+    def warm_start(self) -> None:
+        c = self.config
+        if not c.bc_expert or c.bc_samples <= 0:
+            return
+        t0 = time.time()
+        data = bc.collect(self.env, c.bc_expert, c.bc_samples, c.seed)
+        collected = time.time() - t0
+        policy = self.model.policy
+        assert isinstance(policy, GuardedMaskablePolicy)
+        stats = bc.clone(
+            policy,
+            data,
+            epochs=c.bc_epochs,
+            batch_size=c.bc_batch_size,
+            lr=c.bc_lr,
+            vf_coef=c.vf_coef,
+            seed=c.seed,
+        )
+        stats.update(expert=c.bc_expert, collect_seconds=collected, total_seconds=time.time() - t0)
+        self.bc_stats = stats
+        _atomic_write(self.out / "bc.json", json.dumps(stats, indent=2))
+
+    def run(self) -> RobustMaskablePPO:
+        """Train to ``config.steps`` environment steps (resuming if asked); returns the model."""
+        self._setup()
+        c = self.config
+        try:
+            if not self.resume:
+                self.warm_start()
+            remaining = c.steps - int(self.model.num_timesteps)
+            if remaining > 0:
+                callback = _Callback(self)
+                self.model.learn(
+                    total_timesteps=remaining,
+                    callback=callback,
+                    reset_num_timesteps=False,
+                    log_interval=1,
+                )
+            self._finish()
+        finally:
+            self.env.close()
+        return self.model
+
+    def _finish(self) -> None:
+        c = self.config
+        step = int(self.model.num_timesteps)
+        if c.eval_every > 0 and (not self.curve or self.curve[-1]["step"] != step):
+            self.run_eval()
+        if self.model._last_obs is not None:
+            self.checkpoint()
+        self.model.save(self.out / "final_model.zip")
+        self.model.policy.save(str(self.out / "policy.pt"))
+        self.model.logger.dump(step)
+
+
+class _Callback(BaseCallback):
+    """Hooks the trainer into SB3's loop: periodic work at rollout starts, a progress bar."""
+
+    def __init__(self, trainer: Trainer) -> None:
+        super().__init__()
+        self.trainer = trainer
+        self.bar: Any = None
+        self.t0 = 0.0
+        self.step0 = 0
+
+    def _on_training_start(self) -> None:
+        from tqdm.auto import tqdm
+
+        c = self.trainer.config
+        self.step0 = int(self.model.num_timesteps)
+        self.t0 = time.time()
+        self.bar = tqdm(
+            total=c.steps, initial=self.step0, unit="step", disable=not c.progress, dynamic_ncols=True
+        )
+
+    def _on_rollout_start(self) -> None:
+        self.trainer.on_rollout_start()
+
+    def _on_step(self) -> bool:
+        if self.bar is not None:
+            self.bar.update(self.training_env.num_envs)
+        return True
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elapsed = max(time.time() - self.t0, 1e-9)
+        steps = int(self.model.num_timesteps) - self.step0
+        self.trainer.throughput = steps / elapsed
+
+
+def train(config: TrainConfig, resume: bool = False) -> RobustMaskablePPO:
+    """Run (or resume) training; see the module docstring."""
+    return Trainer(config, resume=resume).run()

@@ -1,0 +1,270 @@
+"""Vectorised envs for a few cores: several envs per worker process, masks without a round trip.
+
+``ShardedVecEnv``: ``n_envs`` envs spread over ``workers`` processes (contiguous shards).
+SB3's ``SubprocVecEnv`` gives each env its own process and talks to every process twice
+per step; on 2 cores that means either 2 envs (the policy forward is batched over just
+2 observations) or many processes contending for the cores. Here each worker steps its
+shard sequentially and answers with one message, so the learner batches the forward
+over all ``n_envs`` while the workers use every core. Results are identical to
+``DummyVecEnv`` with the same envs (the envs are independent and keep their order).
+Errors raised in a worker come back as a ``RuntimeError`` with the worker's traceback.
+
+``VecMaskCache``: action masks ride along with each step instead of costing a round trip.
+
+sb3-contrib's MaskablePPO asks a vectorised env for masks before every step with
+``env.env_method("action_masks")``: with ``SubprocVecEnv`` that is one more pipe round
+trip to every worker per step, on top of the step itself. On a 2-core machine shared
+with other processes, waking the workers twice per step costs more than the
+environment work (measured: see the training README section).
+
+:class:`~training.single_agent.SingleAgentEnv` already puts the learner's mask in every
+``info`` (``info["action_mask"]``, also in the reset info), so this wrapper keeps the
+newest mask of each env — from the step's info, or from the reset info after an
+automatic reset at an episode end — and answers ``env_method("action_masks")`` from that
+cache. Any other ``env_method`` call may change an env's state, so it goes through and
+the cache is refreshed from the envs afterwards (one extra call, rare).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import traceback
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+from stable_baselines3.common.vec_env.base_vec_env import (
+    CloudpickleWrapper,
+    VecEnvIndices,
+    VecEnvObs,
+    VecEnvStepReturn,
+)
+
+MASK_KEY = "action_mask"
+
+
+def _shard_worker(remote: Connection, parent_remote: Connection, fns: CloudpickleWrapper) -> None:
+    parent_remote.close()
+    envs: list[gym.Env] = [fn() for fn in fns.var]
+    try:
+        while True:
+            try:
+                cmd, data = remote.recv()
+            except (EOFError, KeyboardInterrupt):
+                break
+            try:
+                if cmd == "step":
+                    out = []
+                    for env, action in zip(envs, data, strict=True):
+                        obs, reward, terminated, truncated, info = env.step(action)
+                        done = terminated or truncated
+                        info["TimeLimit.truncated"] = truncated and not terminated
+                        reset_info: dict[str, Any] = {}
+                        if done:
+                            info["terminal_observation"] = obs
+                            obs, reset_info = env.reset()
+                        out.append((obs, reward, done, info, reset_info))
+                    result: Any = out
+                elif cmd == "reset":
+                    result = [
+                        env.reset(seed=seed, **({"options": opt} if opt else {}))
+                        for env, (seed, opt) in zip(envs, data, strict=True)
+                    ]
+                elif cmd == "env_method":
+                    local, name, args, kwargs = data
+                    result = [getattr(envs[i], name)(*args, **kwargs) for i in local]
+                elif cmd == "get_attr":
+                    local, name = data
+                    result = [getattr(envs[i], name) for i in local]
+                elif cmd == "has_attr":
+                    result = all(hasattr(env, data) for env in envs)
+                elif cmd == "set_attr":
+                    local, name, value = data
+                    for i in local:
+                        setattr(envs[i], name, value)
+                    result = [None] * len(local)
+                elif cmd == "get_spaces":
+                    result = (envs[0].observation_space, envs[0].action_space)
+                elif cmd == "close":
+                    remote.send(("ok", None))
+                    break
+                else:
+                    raise NotImplementedError(f"unknown command {cmd!r}")
+                remote.send(("ok", result))
+            except Exception:
+                remote.send(("error", traceback.format_exc()))
+    finally:
+        for env in envs:
+            env.close()
+        remote.close()
+
+
+class ShardedVecEnv(VecEnv):
+    """``n_envs`` envs in ``workers`` processes, one message per worker per step (module docstring).
+
+    Args:
+        env_fns: one constructor per env (picklable with cloudpickle).
+        workers: worker processes (at most ``len(env_fns)``).
+        start_method: multiprocessing start method; default ``forkserver`` where available.
+    """
+
+    def __init__(
+        self, env_fns: Sequence[Callable[[], gym.Env]], workers: int, start_method: str | None = None
+    ) -> None:
+        n = len(env_fns)
+        workers = max(1, min(int(workers), n))
+        bounds = np.linspace(0, n, workers + 1).round().astype(int)
+        self.shards = [list(range(bounds[w], bounds[w + 1])) for w in range(workers)]
+        self.where = [(w, k) for w, shard in enumerate(self.shards) for k in range(len(shard))]
+        if start_method is None:
+            start_method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+        ctx = mp.get_context(start_method)
+        self.remotes: list[Connection] = []
+        self.processes = []
+        for shard in self.shards:
+            remote, work_remote = ctx.Pipe()
+            fns = CloudpickleWrapper([env_fns[i] for i in shard])
+            process = ctx.Process(target=_shard_worker, args=(work_remote, remote, fns), daemon=True)  # type: ignore[attr-defined]
+            process.start()
+            work_remote.close()
+            self.remotes.append(remote)
+            self.processes.append(process)
+        self.closed = False
+        self.waiting = False
+        observation_space, action_space = self._call(0, "get_spaces", None)
+        super().__init__(n, observation_space, action_space)
+
+    # --------------------------------------------------------------- plumbing
+    def _recv(self, w: int) -> Any:
+        status, payload = self.remotes[w].recv()
+        if status == "error":
+            raise RuntimeError(f"error in env worker {w}:\n{payload}")
+        return payload
+
+    def _call(self, w: int, cmd: str, data: Any) -> Any:
+        self.remotes[w].send((cmd, data))
+        return self._recv(w)
+
+    def _by_worker(self, indices: VecEnvIndices) -> dict[int, list[int]]:
+        groups: dict[int, list[int]] = {}
+        for i in self._get_indices(indices):
+            w, k = self.where[i]
+            groups.setdefault(w, []).append(k)
+        return groups
+
+    def _gather(self, indices: VecEnvIndices, cmd: str, make: Callable[[list[int]], Any]) -> list[Any]:
+        order = list(self._get_indices(indices))
+        groups = self._by_worker(indices)
+        for w, local in groups.items():
+            self.remotes[w].send((cmd, make(local)))
+        by_env: dict[tuple[int, int], Any] = {}
+        for w, local in groups.items():
+            for k, value in zip(local, self._recv(w), strict=True):
+                by_env[(w, k)] = value
+        return [by_env[self.where[i]] for i in order]
+
+    # ------------------------------------------------------------- VecEnv API
+    def reset(self) -> VecEnvObs:
+        for w, shard in enumerate(self.shards):
+            self.remotes[w].send(("reset", [(self._seeds[i], self._options[i]) for i in shard]))
+        results = [r for w in range(len(self.shards)) for r in self._recv(w)]
+        obs, infos = zip(*results, strict=True)
+        self.reset_infos = list(infos)
+        self._reset_seeds()
+        self._reset_options()
+        return np.stack(obs)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        for w, shard in enumerate(self.shards):
+            self.remotes[w].send(("step", [actions[i] for i in shard]))
+        self.waiting = True
+
+    def step_wait(self) -> VecEnvStepReturn:
+        results = [r for w in range(len(self.shards)) for r in self._recv(w)]
+        self.waiting = False
+        obs, rewards, dones, infos, reset_infos = zip(*results, strict=True)
+        self.reset_infos = list(reset_infos)
+        return np.stack(obs), np.array(rewards, dtype=np.float32), np.array(dones, dtype=bool), list(infos)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        if self.waiting:
+            for w in range(len(self.shards)):
+                self.remotes[w].recv()
+        for remote in self.remotes:
+            try:
+                remote.send(("close", None))
+                remote.recv()
+            except (BrokenPipeError, EOFError):
+                pass
+        for process in self.processes:
+            process.join()
+        for remote in self.remotes:
+            remote.close()
+        self.closed = True
+
+    def has_attr(self, attr_name: str) -> bool:
+        return all(self._call(w, "has_attr", attr_name) for w in range(len(self.shards)))
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        return self._gather(indices, "get_attr", lambda local: (local, attr_name))
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        self._gather(indices, "set_attr", lambda local: (local, attr_name, value))
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+    ) -> list[Any]:
+        return self._gather(
+            indices, "env_method", lambda local: (local, method_name, method_args, method_kwargs)
+        )
+
+    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]  # the envs are built unwrapped
+
+
+class VecMaskCache(VecEnvWrapper):
+    """Serve ``action_masks`` from the masks the envs return with each step (module docstring)."""
+
+    def __init__(self, venv: VecEnv) -> None:
+        super().__init__(venv)
+        self.masks: np.ndarray | None = None
+
+    def reset(self) -> VecEnvObs:
+        obs = self.venv.reset()
+        self.masks = np.stack([np.asarray(info[MASK_KEY], dtype=bool) for info in self.venv.reset_infos])
+        return obs
+
+    def step_wait(self) -> VecEnvStepReturn:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        masks = []
+        for i, done in enumerate(dones):
+            info = self.venv.reset_infos[i] if done else infos[i]
+            masks.append(np.asarray(info[MASK_KEY], dtype=bool))
+        self.masks = np.stack(masks)
+        return obs, rewards, dones, infos
+
+    def refresh(self) -> None:
+        """Re-read every env's mask (after its state was changed behind the wrapper's back)."""
+        self.masks = np.stack(self.venv.env_method("action_masks")).astype(bool)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+    ) -> list[Any]:
+        if method_name == "action_masks" and not method_args and not method_kwargs and self.masks is not None:
+            return list(self.masks[self._indices(indices)])
+        out = self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
+        if method_name != "action_masks":
+            self.refresh()
+        return out
+
+    def _indices(self, indices: VecEnvIndices) -> Sequence[int]:
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
