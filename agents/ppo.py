@@ -7,9 +7,11 @@ default) or samples the masked softmax with its own seeded generator.
 
 The policy file (``path``) is either a MaskablePPO archive (``model.zip`` as written by
 ``mtrain train``) or a policy-only file (``*.pt``, ``policy.save``, as league snapshots
-are). The default is the repository's reference policy ``agents/policies/reference.zip``.
-A policy only fits the game configuration it was trained on (same observation size and
-action count); a mismatch raises a ``ValueError`` naming both.
+are); a training run's output directory means its ``policy.pt`` (else
+``final_model.zip``). The default is the repository's reference policy
+``agents/policies/reference.zip``. A policy only fits the game configuration it was
+trained on (same observation size and action count); a mismatch raises a ``ValueError``
+naming both.
 
 Policies are loaded once per process and path (a small cache shared by all ``ppo``
 agents), and pickling an agent keeps its path and generator, not the network.
@@ -99,6 +101,8 @@ def _load(path: str | Path) -> tuple[Any, NumpyActor | None]:
         from training.policy import GuardedMaskablePolicy, RobustMaskablePPO
 
         p = Path(path)
+        if p.is_dir():  # a training run's output directory
+            p = p / "policy.pt" if (p / "policy.pt").exists() else p / "final_model.zip"
         if not p.exists():
             raise FileNotFoundError(f"no policy file at {p}")
         # building the network draws initial weights from torch's global generator: keep

@@ -710,12 +710,13 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path) -> N
 
 
 def test_resumed_run_equals_the_uninterrupted_run(tmp_path: Path) -> None:
-    """Kill (simulated: stop after a checkpoint), resume, and compare with one straight run."""
+    """Stop after a checkpoint, resume (in worker processes), and compare with one straight run."""
     from training.train import Trainer
 
     straight = Trainer(_tiny(tmp_path / "s", steps=384, checkpoint_every=128, snapshot_every=128)).run()
     Trainer(_tiny(tmp_path / "k", steps=256, checkpoint_every=128, snapshot_every=128)).run()
-    resumed_trainer = Trainer(_tiny(tmp_path / "k", steps=384), resume=True)
+    # resumed in worker processes: vec and workers change the speed, never the run
+    resumed_trainer = Trainer(_tiny(tmp_path / "k", steps=384, vec="sharded", workers=2), resume=True)
     resumed = resumed_trainer.run()
     assert resumed_trainer.start_step == 256 and resumed.num_timesteps == 384
     for p, q in zip(straight.policy.parameters(), resumed.policy.parameters(), strict=True):

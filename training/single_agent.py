@@ -39,8 +39,13 @@ The env's full state (deal, RNGs, opponents, league copy) is :meth:`get_state` /
 from __future__ import annotations
 
 import copy
+import importlib
+import multiprocessing
+import os
 import pickle
+import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +68,58 @@ def _as_league(opponents: League | Sequence[str] | Mapping[str, float]) -> Leagu
     if isinstance(opponents, Mapping):
         return League(heuristics=dict(opponents), snapshot_every=0)
     return League(heuristics=dict.fromkeys(opponents, 1.0), snapshot_every=0)
+
+
+#: agent modules that register themselves on import (imported when they exist)
+AGENT_MODULES: tuple[str, ...] = ("agents.greedy", "agents.planner", "agents.mc", "agents.ppo")
+
+
+def import_agent_modules() -> None:
+    """Import the agent modules that exist yet, so their agents are in the registry."""
+    for module in AGENT_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as err:
+            if err.name != module:  # the module exists but something it imports is missing
+                raise
+
+
+@dataclass(frozen=True)
+class EnvFactory:
+    """A picklable ``() -> SingleAgentEnv`` for vectorised envs (keywords as :class:`SingleAgentEnv`).
+
+    In a worker process it pins torch (imported later, for snapshot opponents) to one
+    thread: each worker runs its envs sequentially, and extra threads only contend for
+    the cores. This module does not import torch, so workers start quickly.
+    """
+
+    env_kwargs: Mapping[str, Any]
+    league_state: Mapping[str, Any]
+    league_root: str | None = None
+    seat: str | int = "random"
+    illegal_action: str = "raise"
+    shaping: float = 0.0
+    gamma: float = 1.0
+    snapshot_deterministic: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __call__(self) -> SingleAgentEnv:
+        if multiprocessing.parent_process() is not None:
+            os.environ["OMP_NUM_THREADS"] = "1"
+            if "torch" in sys.modules:
+                sys.modules["torch"].set_num_threads(1)
+        import_agent_modules()
+        return SingleAgentEnv(
+            env_kwargs=self.env_kwargs,
+            opponents=League.from_state_dict(self.league_state),
+            seat=self.seat,
+            league_root=self.league_root,
+            illegal_action=self.illegal_action,
+            shaping=self.shaping,
+            gamma=self.gamma,
+            snapshot_deterministic=self.snapshot_deterministic,
+            **self.extra,
+        )
 
 
 def finite_high(env: raw_env) -> np.ndarray:

@@ -60,7 +60,6 @@ import contextlib
 import csv
 import dataclasses
 import json
-import multiprocessing
 import os
 import pickle
 import random
@@ -86,7 +85,7 @@ from training import bc
 from training.evaluate import EvalResult, evaluate
 from training.league import League
 from training.policy import GuardedMaskablePolicy, RobustMaskablePPO
-from training.single_agent import SingleAgentEnv
+from training.single_agent import EnvFactory, import_agent_modules
 from training.vec import ShardedVecEnv, VecMaskCache
 
 CONFIG_FILE = "config.json"
@@ -97,6 +96,9 @@ CURVE_CSV = "curve.csv"
 CURVE_PNG = "curve.png"
 STATE_FORMAT = 1
 VEC_KINDS = ("sharded", "subproc", "dummy")
+#: what ``resume`` takes from the new config (the rest comes from the run's config.json);
+#: ``vec`` and ``workers`` do not change results (same ``n_envs``), only speed
+RESUME_OVERRIDES = ("steps", "progress", "verbose", "vec", "workers")
 #: default envs per worker process (the policy forward is batched over all envs)
 ENVS_PER_WORKER = 8
 #: default rollout size per PPO update (all envs together)
@@ -116,12 +118,7 @@ def available(names: dict[str, float] | tuple[str, ...]) -> Any:
 
 
 def _import_agents() -> None:
-    """Import agent modules that register themselves (those that exist yet)."""
-    import importlib
-
-    for module in ("agents.greedy", "agents.planner", "agents.mc"):
-        with contextlib.suppress(ImportError):
-            importlib.import_module(module)
+    import_agent_modules()
 
 
 @dataclass
@@ -203,8 +200,8 @@ class TrainConfig:
         c = dataclasses.replace(self)
         if c.workers <= 0:
             c.workers = os.cpu_count() or 1
-        if c.n_envs <= 0:
-            c.n_envs = c.workers * ENVS_PER_WORKER if c.vec == "sharded" else c.workers
+        if c.n_envs <= 0:  # subproc: one process per env; otherwise envs are batched
+            c.n_envs = c.workers if c.vec == "subproc" else c.workers * ENVS_PER_WORKER
         if c.n_steps <= 0:
             c.n_steps = max(16, ROLLOUT_STEPS // c.n_envs)
         if not c.heuristics:
@@ -262,26 +259,17 @@ def configure_determinism(seed: int, torch_threads: int) -> None:
     set_random_seed(seed)
 
 
-def _env_factory(config: TrainConfig, league: League, root: Path) -> Callable[[], SingleAgentEnv]:
-    env_kwargs = config.env_kwargs()
-    league_state = league.state_dict()
-
-    def make() -> SingleAgentEnv:
-        if multiprocessing.parent_process() is not None:
-            th.set_num_threads(1)  # a worker runs one env; more threads only contend for the cores
-        _import_agents()
-        return SingleAgentEnv(
-            env_kwargs=env_kwargs,
-            opponents=League.from_state_dict(league_state),
-            seat=config.seat,
-            league_root=root,
-            illegal_action="raise",  # a masking bug must never turn into a training signal
-            shaping=config.shaping,
-            gamma=config.gamma,
-            snapshot_deterministic=config.snapshot_deterministic,
-        )
-
-    return make
+def _env_factory(config: TrainConfig, league: League, root: Path) -> EnvFactory:
+    return EnvFactory(
+        env_kwargs=config.env_kwargs(),
+        league_state=league.state_dict(),
+        league_root=str(root),
+        seat=config.seat,
+        illegal_action="raise",  # a masking bug must never turn into a training signal
+        shaping=config.shaping,
+        gamma=config.gamma,
+        snapshot_deterministic=config.snapshot_deterministic,
+    )
 
 
 def make_vec_env(config: TrainConfig, league: League, root: Path) -> VecMonitor:
@@ -391,7 +379,12 @@ class Trainer:
         self.resume = resume
         if resume:
             saved = TrainConfig.from_json(json.loads((self.out / CONFIG_FILE).read_text(encoding="utf-8")))
-            saved.steps, saved.progress, saved.verbose = config.steps, config.progress, config.verbose
+            for name in RESUME_OVERRIDES:
+                setattr(saved, name, getattr(config, name))
+            if saved.workers <= 0:
+                saved.workers = os.cpu_count() or 1
+            if saved.vec not in VEC_KINDS:
+                raise ValueError(f"vec must be one of {VEC_KINDS}, got {saved.vec!r}")
             self.config = saved
         else:
             self.config = config.resolved()
@@ -465,7 +458,7 @@ class Trainer:
             ent_coef=c.ent_coef,
             vf_coef=c.vf_coef,
             max_grad_norm=c.max_grad_norm,
-            target_kl=c.target_kl,
+            target_kl=c.target_kl if c.target_kl and c.target_kl > 0 else None,
             policy_kwargs={
                 "net_arch": {"pi": list(c.net_arch), "vf": list(c.net_arch)},
                 "logit_bound": c.logit_bound,
