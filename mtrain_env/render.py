@@ -10,6 +10,7 @@ import numpy as np
 
 from mtrain_env.core.rules import MexicanTrain
 from mtrain_env.core.state import GameState, Phase
+from mtrain_env.core.tiles import bits_list
 
 
 def _tile_text(a: int, b: int) -> str:
@@ -54,7 +55,7 @@ def render_text(game: MexicanTrain, s: GameState) -> str:
         lines.append(f"  {name:9s}: {tiles}{tag}")
     if s.phase < Phase.ROUND_OVER:
         p = s.current
-        hand = " ".join(_tile_text(*game.tiles.tiles[i]) for i in _bits(s.hands[p]))
+        hand = " ".join(_tile_text(*game.tiles.tiles[i]) for i in bits_list(s.hands[p]))
         turn = []
         if s.owes:
             turn.append("owes a tile after a double")
@@ -77,15 +78,6 @@ def _is_head(game: MexicanTrain, s: GameState, t: int) -> bool:
     if not s.pending or s.phase != Phase.NORMAL:
         return False
     return t == (s.pending[-1] if game._reverse else s.pending[0])
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def render_rgb(game: MexicanTrain, s: GameState) -> np.ndarray:

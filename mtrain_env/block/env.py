@@ -63,7 +63,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import gymnasium
 import numpy as np
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
@@ -78,20 +77,11 @@ from mtrain_env.block.rewards import REWARD_MODES, hand_rewards
 from mtrain_env.block.rules import BlockDominoes
 from mtrain_env.block.serialize import state_from_dict, state_to_dict
 from mtrain_env.block.state import BlockState, Phase
-from mtrain_env.common_env import (
-    FastDiscrete,
-    check_options,
-    coerce_action,
-    dict_observation_space,
-    rng_from_state,
-    rng_state,
-)
+from mtrain_env.common_env import TileGameEnv
 from mtrain_env.core.tiles import Tile
-from mtrain_env.layout import View
 from mtrain_env.wrappers import wrap
 
 RENDER_MODES = ["ansi", "human"]
-ENV_STATE_KEY = "env"
 
 __all__ = ["env", "raw_env"]
 
@@ -106,7 +96,7 @@ def env(**kwargs: Any) -> AECEnv:
     return wrap(raw_env(**kwargs), illegal_reward=-1)
 
 
-class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
     """The bare partnership-dominoes AEC environment (illegal actions raise ``ValueError``).
 
     Args:
@@ -124,48 +114,28 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         "is_parallelizable": False,
         "render_fps": 2,
     }
+    reward_modes = REWARD_MODES
+    option_keys = ("deal", "opener")
 
     def __init__(self, reward: str = "points", render_mode: str | None = None, **config: Any) -> None:
         EzPickle.__init__(self, reward=reward, render_mode=render_mode, **config)
-        super().__init__()
-        self.config = BlockConfig.make(**config)
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
-        self.reward_mode = reward
-        self.render_mode = render_mode
-        self.game = BlockDominoes(self.config)
-        self.codec = BlockCodec(self.config)
-        self.layout = BlockObservationLayout(self.config)
-        self._encoder = BlockObservationEncoder(self.game, self.layout)
+        block_config = BlockConfig.make(**config)
+        game = BlockDominoes(block_config)
+        layout = BlockObservationLayout(block_config)
+        self.codec = BlockCodec(block_config)
         self.PASS = self.codec.PASS
-        n = self.config.num_players
-        self.possible_agents = [f"player_{i}" for i in range(n)]
-        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        self._num_actions = num_actions = self.config.num_actions
-        obs_space = dict_observation_space(self.layout.high, num_actions)
-        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
-        self.action_spaces = {a: FastDiscrete(num_actions) for a in self.possible_agents}
-        self._zero_mask = np.zeros(num_actions, dtype=np.int8)
-        self._zero_mask.flags.writeable = False
-        self._state: BlockState | None = None
-        self.agent_selection = self.possible_agents[0]
-        self._rng: np.random.Generator | None = None
-        self._legal: list[int] = []
-        self._mask = self._zero_mask
-
-    # ------------------------------------------------------------------ spaces
-    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> gymnasium.spaces.Space:
-        return self.action_spaces[agent]
-
-    @property
-    def observation_layout(self) -> dict[str, View]:
-        """Observation views: name -> ``(slice, shape)`` (see :mod:`mtrain_env.block.observation`)."""
-        return self.layout.views
+        identity = list(range(block_config.num_actions))  # actions are core moves (no relative trains)
+        self._setup(
+            block_config,
+            game,
+            layout,
+            BlockObservationEncoder(game, layout),
+            block_config.num_actions,
+            [identity] * block_config.num_players,
+            [identity] * block_config.num_players,
+            reward,
+            render_mode,
+        )
 
     # ------------------------------------------------------------------- codec
     def encode_action(self, tile: Tile, end: int) -> int:
@@ -176,40 +146,25 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """``BlockAction(kind, tile, end)`` of an action id."""
         return self.codec.decode_action(action)
 
-    # ------------------------------------------------------------------ access
-    @property
-    def state_obj(self) -> BlockState:
-        """The live core state (hidden information included; for tooling, not for agents)."""
-        if self._state is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self._state
-
     def public_view(self, agent: str) -> BlockView:
         """What ``agent`` may know: the public table and its own hand (for agents)."""
         return public_view(self.state_obj, self.config, self.agent_name_mapping[agent])
 
-    def legal_actions(self) -> list[int]:
-        """Legal actions of the agent on turn, increasing."""
-        return list(self._legal)
-
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The int8 mask of ``agent`` (default: the agent on turn); all-zero off turn."""
-        agent = self.agent_selection if agent is None else agent
-        s = self.state_obj
-        return self._mask if self.agent_name_mapping[agent] == s.current else self._zero_mask
+        return self.observe_mask(self.agent_selection if agent is None else agent)
 
-    # ---------------------------------------------------------------- AEC API
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start an episode. ``options``: ``{"deal": {"hands": [...]}}`` and/or ``{"opener": k}``.
+    # ------------------------------------------------------------------- hooks
+    def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> BlockState:
+        """``options``: ``{"deal": {"hands": [...]}}`` and/or ``{"opener": k}``.
 
         A fixed deal is validated (B1-B4); ``opener`` makes seat ``k`` open the first hand
         with any tile (overriding B5).
         """
-        opts = check_options(options, ("deal", "opener"))
-        deal = parse_deal(self.config, opts["deal"]) if "deal" in opts else None
+        deal = parse_deal(self.config, options["deal"]) if "deal" in options else None
         opener = None
-        if "opener" in opts:
-            k = opts["opener"]
+        if "opener" in options:
+            k = options["opener"]
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
                 raise TypeError(f"options['opener'] must be an int seat, got {k!r}")
             if not 0 <= k < self.config.num_players:
@@ -217,157 +172,21 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                     f"B5: options['opener'] must be a seat 0..{self.config.num_players - 1}, got {k}"
                 )
             opener = int(k)
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        elif self._rng is None:
-            self._rng = np.random.default_rng()
-        self._state = self.game.new_game(self._rng, deal, opener)
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._rewards_given = False
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {a: {"action_mask": self._zero_mask} for a in self.agents}
-        self._settle()
+        return self.game.new_game(rng, deal, opener)
 
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        s = self._state
-        if s is None:
-            raise RuntimeError("call reset() before observe()")
-        seat = self.agent_name_mapping[agent]
-        return {
-            "observation": self._encoder.encode(s, seat),
-            "action_mask": self._mask if seat == s.current else self._zero_mask,
-        }
-
-    def step(self, action: int | None) -> None:
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
-        s = self.state_obj
-        move = coerce_action(action, self._num_actions)
-        if move not in self._legal:
-            reason = self.game.explain_illegal(s, move, self._legal)
-            raise ValueError(f"{agent}: {reason} -> legal actions: {self._legal}")
-        self._cumulative_rewards[agent] = 0.0
-        if self._rewards_given:
-            self.rewards = dict.fromkeys(self.agents, 0.0)
-            self._rewards_given = False
-        self.game.apply(s, move)
-        if s.phase != Phase.PLAYING:
-            values = hand_rewards(self.reward_mode, self.config, s)
-            self.rewards = dict(zip(self.possible_agents, values, strict=True))
-            self._rewards_given = True
-            if s.phase == Phase.GAME_OVER:
-                self.terminations = dict.fromkeys(self.agents, True)
-            else:
-                self.game.next_hand(s, self._rng)  # type: ignore[arg-type]
-            self._accumulate_rewards()
-        self._settle()
-        if self.render_mode == "human":
-            self.render()
-
-    def _settle(self) -> None:
-        """Refresh legal moves, mask, turn and infos after the state changed."""
-        s = self.state_obj
-        previous = self.agent_selection
-        infos = self.infos
-        self._legal = legal = self.game.legal_moves(s)
-        if legal:
-            mask = np.zeros(self._num_actions, dtype=np.int8)
-            mask[legal] = 1
-            self._mask = mask
-        else:
-            self._mask = self._zero_mask
-        self.agent_selection = agent = self.possible_agents[s.current]
-        if previous != agent and previous in infos:
-            infos[previous] = {"action_mask": self._zero_mask}
-        if agent in infos:
-            infos[agent] = {"action_mask": self._mask}
-
-    # --------------------------------------------------------------- snapshots
-    def state_dict(self) -> dict[str, Any]:
-        """A JSON-serializable snapshot of the whole env (hidden state, RNG, AEC bookkeeping)."""
-        d = state_to_dict(self.game, self.state_obj)
-        d[ENV_STATE_KEY] = {
-            "reward_mode": self.reward_mode,
-            "rng": rng_state(self._rng),  # type: ignore[arg-type]
-            "agents": list(self.agents),
-            "rewards": dict(self.rewards),
-            "cumulative_rewards": dict(self._cumulative_rewards),
-            "terminations": dict(self.terminations),
-            "truncations": dict(self.truncations),
-            "agent_selection": self.agent_selection,
-        }
-        return d
-
-    def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict` output exactly; on any error nothing changes."""
-        if not isinstance(d, dict):
-            raise TypeError(f"a state dict must be a dict, got {type(d).__name__}")
-        state = state_from_dict(self.game, {k: v for k, v in d.items() if k != ENV_STATE_KEY})
-        e = d.get(ENV_STATE_KEY)
-        if not isinstance(e, dict):
-            raise ValueError(f"state dict is missing its {ENV_STATE_KEY!r} section")
-        if e.get("reward_mode") != self.reward_mode:
-            raise ValueError(
-                f"state dict was saved with reward={e.get('reward_mode')!r}, "
-                f"this env uses {self.reward_mode!r}"
-            )
-        try:
-            rng = rng_from_state(e["rng"])
-        except KeyError:
-            raise ValueError("state dict 'env.rng' is missing") from None
-        agents = e.get("agents")
-        if not isinstance(agents, list) or not set(agents) <= set(self.possible_agents):
-            raise ValueError("state dict 'env.agents' must list agents of this env")
-        books = {}
-        for key in ("rewards", "cumulative_rewards", "terminations", "truncations"):
-            value = e.get(key)
-            if not isinstance(value, dict) or (set(value) != set(agents) and key != "rewards"):
-                raise ValueError(f"state dict 'env.{key}' must map every live agent")
-            books[key] = dict(value)
-        selection = e.get("agent_selection")
-        if selection not in self.possible_agents:
-            raise ValueError(f"state dict 'env.agent_selection' {selection!r} is not an agent")
-        if state.phase == Phase.PLAYING and selection != self.possible_agents[state.current]:
-            raise ValueError("state dict 'env.agent_selection' is not the seat on turn")
-        self._state = state
-        self._rng = rng
-        self.agents = list(agents)
-        self.rewards = books["rewards"]
-        self._rewards_given = any(self.rewards.values())
-        self._cumulative_rewards = books["cumulative_rewards"]
-        self.terminations = books["terminations"]
-        self.truncations = books["truncations"]
-        self.infos = {a: {"action_mask": self._zero_mask} for a in self.agents}
-        self._settle()
-        self.agent_selection = selection
-
-    def __getstate__(self) -> dict[str, Any]:
-        d = EzPickle.__getstate__(self)
-        d["_block_state"] = self.state_dict() if self._state is not None else None
-        return d
-
-    def __setstate__(self, d: dict[str, Any]) -> None:
-        snapshot = d.pop("_block_state", None)
-        EzPickle.__setstate__(self, d)
-        if snapshot is not None:
-            self.load_state_dict(snapshot)
-
-    # ------------------------------------------------------------------ render
-    def render(self) -> str | None:
-        """The table with the hand of the seat on turn only (``ansi`` returns it, ``human`` prints it)."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+    def _round_result(self, s: BlockState) -> tuple[list[float], bool] | None:
+        if s.phase == Phase.PLAYING:
             return None
-        text = render_text(self.game, self.state_obj)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return hand_rewards(self.reward_mode, self.config, s), s.phase == Phase.GAME_OVER
 
-    def close(self) -> None:
-        pass
+    def _next_round(self, s: BlockState, rng: np.random.Generator) -> None:
+        self.game.next_hand(s, rng)
+
+    def _state_to_dict(self, s: BlockState) -> dict[str, Any]:
+        return state_to_dict(self.game, s)
+
+    def _state_from_dict(self, d: dict[str, Any]) -> BlockState:
+        return state_from_dict(self.game, d)
+
+    def _render_text(self, s: BlockState) -> str:
+        return render_text(self.game, s)

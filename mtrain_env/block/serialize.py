@@ -11,6 +11,7 @@ from typing import Any
 from mtrain_env.block.rules import BlockDominoes
 from mtrain_env.block.state import CIERRE, DOMINO, BlockState, HandResult, Phase
 from mtrain_env.common_deal import tile_from_json
+from mtrain_env.common_serialize import req, req_int
 from mtrain_env.core.tiles import bits_list
 
 FORMAT_VERSION = 1
@@ -64,22 +65,6 @@ def state_to_dict(game: BlockDominoes, s: BlockState) -> dict[str, Any]:
     }
 
 
-def _req(d: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
-    if key not in d:
-        raise ValueError(f"state dict is missing {key!r}")
-    value = d[key]
-    if (kind is int and isinstance(value, bool)) or not isinstance(value, kind):
-        raise TypeError(f"state dict {key!r} must be {kind}, got {type(value).__name__}")
-    return value
-
-
-def _int_in(d: dict[str, Any], key: str, lo: int, hi: int) -> int:
-    value = _req(d, key, int)
-    if not lo <= value <= hi:
-        raise ValueError(f"state dict {key!r} must be in {lo}..{hi}, got {value!r}")
-    return int(value)
-
-
 def _int_list(value: Any, key: str, length: int, lo: int, hi: int) -> list[int]:
     if not isinstance(value, list) or len(value) != length:
         raise ValueError(f"state dict {key!r} must be a list of {length} ints")
@@ -94,7 +79,7 @@ def _result_from_dict(game: BlockDominoes, d: Any, index: int) -> HandResult:
     key = f"results[{index}]"
     if not isinstance(d, dict):
         raise TypeError(f"state dict {key} must be a dict")
-    kind = _req(d, "kind", str)
+    kind = req(d, "kind", str)
     if kind not in (DOMINO, CIERRE):
         raise ValueError(f"state dict {key}.kind must be {DOMINO!r} or {CIERRE!r}, got {kind!r}")
     pips = _int_list(d.get("pips"), f"{key}.pips", n, 0, 168)
@@ -103,14 +88,14 @@ def _result_from_dict(game: BlockDominoes, d: Any, index: int) -> HandResult:
         raise ValueError(f"B10/B11: state dict {key}.pair_pips do not add up its pips")
     result = HandResult(
         kind=kind,
-        seat=_int_in(d, "seat", 0, n - 1),
-        opener=_int_in(d, "opener", 0, n - 1),
-        winner=_int_in(d, "winner", 0, 1),
-        lead=_int_in(d, "lead", 0, n - 1),
+        seat=req_int(d, "seat", 0, n - 1),
+        opener=req_int(d, "opener", 0, n - 1),
+        winner=req_int(d, "winner", 0, 1),
+        lead=req_int(d, "lead", 0, n - 1),
         pips=tuple(pips),
         pair_pips=(pair_pips[0], pair_pips[1]),
         points=tuple(_int_list(d.get("points"), f"{key}.points", 2, 0, 168)),  # type: ignore[arg-type]
-        tie=_req(d, "tie", bool),
+        tie=req(d, "tie", bool),
     )
     if result.lead % 2 != result.winner:
         raise ValueError(f"B6: state dict {key}.lead is not in the winning pair")
@@ -126,11 +111,11 @@ def state_from_dict(game: BlockDominoes, d: Any) -> BlockState:
         raise TypeError(f"a state dict must be a dict, got {type(d).__name__}")
     if d.get("format") != FORMAT_VERSION or d.get("game") != GAME_NAME:
         raise ValueError(f"not a {GAME_NAME} state dict of format {FORMAT_VERSION}")
-    if _req(d, "config", dict) != c.to_dict():
+    if req(d, "config", dict) != c.to_dict():
         raise ValueError("state dict was saved under a different config; build the env with it first")
     s = BlockState(n)
-    s.hand_index = _int_in(d, "hand_index", 0, 2**31)
-    phase_name = _req(d, "phase", str)
+    s.hand_index = req_int(d, "hand_index", 0, 2**31)
+    phase_name = req(d, "phase", str)
     if phase_name not in Phase.__members__:
         raise ValueError(f"state dict 'phase' {phase_name!r} is not one of {list(Phase.__members__)}")
     s.phase = Phase[phase_name]
@@ -152,15 +137,15 @@ def state_from_dict(game: BlockDominoes, d: Any) -> BlockState:
             mask |= 1 << take(t, where)
         return mask
 
-    hands = _req(d, "hands", list)
+    hands = req(d, "hands", list)
     if len(hands) != n:
         raise ValueError(f"state dict 'hands' must hold {n} hands")
     s.hands = [tile_list(h, f"hand {p}") for p, h in enumerate(hands)]
-    s.sleeping = tile_list(_req(d, "sleeping", list), "sleeping")
+    s.sleeping = tile_list(req(d, "sleeping", list), "sleeping")
     if n == 4 and s.sleeping:
         raise ValueError("B3: with 4 players no tile sleeps")
-    s.redeals = _int_in(d, "redeals", 0, 2**31)
-    line = _req(d, "line", list)
+    s.redeals = req_int(d, "redeals", 0, 2**31)
+    line = req(d, "line", list)
     for k, t in enumerate(line):
         i = take(t, "the line")
         s.table |= 1 << i
@@ -170,7 +155,7 @@ def state_from_dict(game: BlockDominoes, d: Any) -> BlockState:
     if len(seen) != tiles.num_tiles:
         raise ValueError("B1: hands, sleeping tiles and the line are not exactly the set")
     s.ends = [s.line[0][0], s.line[-1][1]] if s.line else [-1, -1]
-    played_by = _req(d, "played_by", list)
+    played_by = req(d, "played_by", list)
     if len(played_by) != n:
         raise ValueError(f"state dict 'played_by' must hold {n} lists")
     seen_played: dict[int, str] = {}
@@ -185,7 +170,7 @@ def state_from_dict(game: BlockDominoes, d: Any) -> BlockState:
             s.played_by[p] |= 1 << i
     if sum(s.played_by) != s.table:
         raise ValueError("B8: 'played_by' must list exactly the tiles of the line")
-    voids = _req(d, "voids", list)
+    voids = req(d, "voids", list)
     if len(voids) != n:
         raise ValueError(f"state dict 'voids' must hold {n} lists")
     for p, v in enumerate(voids):
@@ -197,8 +182,8 @@ def state_from_dict(game: BlockDominoes, d: Any) -> BlockState:
             s.voids[p] |= 1 << x
             if s.hands[p] & tiles.match[x]:
                 raise ValueError(f"B9: seat {p} passed on {x} but holds a {x} (there is no boneyard)")
-    s.current = _int_in(d, "current_player", 0, n - 1)
-    s.opener = _int_in(d, "opener", 0, n - 1)
+    s.current = req_int(d, "current_player", 0, n - 1)
+    s.opener = req_int(d, "opener", 0, n - 1)
     forced = d.get("forced_opening")
     if forced is None:
         s.forced_opening = -1
@@ -206,18 +191,18 @@ def state_from_dict(game: BlockDominoes, d: Any) -> BlockState:
         s.forced_opening = tile_from_json(tiles, forced, "forced_opening")
         if s.line or not s.hands[s.opener] >> s.forced_opening & 1:
             raise ValueError("B5: a forced opening tile must still be in the opener's hand")
-    s.last_player = _int_in(d, "last_player", -1, n - 1)
+    s.last_player = req_int(d, "last_player", -1, n - 1)
     if (s.last_player < 0) != (not s.line):
         raise ValueError("state dict 'last_player' must be -1 exactly while the line is empty")
     s.scores = _int_list(d.get("scores"), "scores", 2, 0, 2**31)
-    raw_results = _req(d, "results", list)
+    raw_results = req(d, "results", list)
     s.results = [_result_from_dict(game, r, k) for k, r in enumerate(raw_results)]
     totals = [sum(r.points[p] for r in s.results) for p in (0, 1)]
     if totals != s.scores:
         raise ValueError("B13: 'scores' must be the sum of the results' points")
-    s.match_loser = _int_in(d, "match_loser", -1, 1)
-    s.tiebreak = _req(d, "tiebreak", bool)
-    s.moves = _int_in(d, "moves", 0, 10 * c.max_hand_moves)
+    s.match_loser = req_int(d, "match_loser", -1, 1)
+    s.tiebreak = req(d, "tiebreak", bool)
+    s.moves = req_int(d, "moves", 0, 10 * c.max_hand_moves)
     if s.phase == Phase.PLAYING:
         if len(s.results) != s.hand_index:
             raise ValueError("B13: a hand under way must follow one result per finished hand")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mtrain_env.common_deal import tile_from_json
+from mtrain_env.common_serialize import req, req_bools, req_int
 from mtrain_env.core.config import GameConfig
 from mtrain_env.core.rules import MexicanTrain
 from mtrain_env.core.state import GameState, Phase
@@ -78,29 +79,6 @@ def state_to_dict(game: MexicanTrain, s: GameState) -> dict[str, Any]:
     }
 
 
-def _req(d: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
-    if key not in d:
-        raise ValueError(f"state dict is missing {key!r}")
-    value = d[key]
-    if (kind is int and isinstance(value, bool)) or not isinstance(value, kind):
-        raise TypeError(f"state dict {key!r} must be {kind}, got {type(value).__name__}")
-    return value
-
-
-def _int_in(d: dict[str, Any], key: str, lo: int, hi: int) -> int:
-    value = _req(d, key, int)
-    if isinstance(value, bool) or not lo <= value <= hi:
-        raise ValueError(f"state dict {key!r} must be in {lo}..{hi}, got {value!r}")
-    return int(value)
-
-
-def _bools(d: dict[str, Any], key: str, length: int) -> list[bool]:
-    value = _req(d, key, list)
-    if len(value) != length or not all(isinstance(x, bool) for x in value):
-        raise ValueError(f"state dict {key!r} must be a list of {length} bools")
-    return list(value)
-
-
 def _pip_mask(config: GameConfig, values: Any, key: str) -> int:
     if not isinstance(values, list):
         raise TypeError(f"state dict {key!r} must hold lists of pip values")
@@ -128,25 +106,25 @@ def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
         raise TypeError(f"a state dict must be a dict, got {type(d).__name__}")
     if d.get("format") != FORMAT_VERSION:
         raise ValueError(f"state dict format must be {FORMAT_VERSION}, got {d.get('format')!r}")
-    if _req(d, "config", dict) != c.to_dict():
+    if req(d, "config", dict) != c.to_dict():
         raise ValueError("state dict was saved under a different config; build the env with it first")
     s = GameState(n)
-    s.round_index = _int_in(d, "round", 0, c.rounds - 1)
-    phase_name = _req(d, "phase", str)
+    s.round_index = req_int(d, "round", 0, c.rounds - 1)
+    phase_name = req(d, "phase", str)
     if phase_name not in Phase.__members__:
         raise ValueError(f"state dict 'phase' {phase_name!r} is not one of {list(Phase.__members__)}")
     s.phase = Phase[phase_name]
-    engine = _req(d, "engine", list)
+    engine = req(d, "engine", list)
     s.engine = c.engine_value(s.round_index)
     if engine != [s.engine, s.engine]:
         raise ValueError(f"R5: round {s.round_index} uses the engine {[s.engine] * 2}, not {engine}")
-    s.engine_placed = _req(d, "engine_placed", bool)
+    s.engine_placed = req(d, "engine_placed", bool)
     if s.engine_placed != (s.phase != Phase.SEEK_ENGINE):
         raise ValueError("R5: the engine is placed in every phase but SEEK_ENGINE")
-    s.first_player = _int_in(d, "first_player", 0, n - 1)
-    s.seat_offset = _int_in(d, "seat_offset", 0, n - 1)
-    s.first_player_forced = _req(d, "first_player_forced", bool)
-    s.current = _int_in(d, "current_player", 0, n - 1)
+    s.first_player = req_int(d, "first_player", 0, n - 1)
+    s.seat_offset = req_int(d, "seat_offset", 0, n - 1)
+    s.first_player_forced = req(d, "first_player_forced", bool)
+    s.current = req_int(d, "current_player", 0, n - 1)
 
     seen: dict[int, str] = {}
 
@@ -160,7 +138,7 @@ def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
     engine_id = game.tiles.double_id(s.engine)
     if s.engine_placed:
         seen[engine_id] = "the station"
-    hands = _req(d, "hands", list)
+    hands = req(d, "hands", list)
     if len(hands) != n:
         raise ValueError(f"state dict 'hands' must hold {n} hands")
     for p, hand in enumerate(hands):
@@ -168,11 +146,11 @@ def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
             raise TypeError(f"state dict hands[{p}] must be a list of tiles")
         for tile in hand:
             s.hands[p] |= 1 << take(tile, f"hand {p}")
-    s.boneyard = [take(t, "the boneyard") for t in _req(d, "boneyard", list)][::-1]
-    trains = _req(d, "trains", list)
+    s.boneyard = [take(t, "the boneyard") for t in req(d, "boneyard", list)][::-1]
+    trains = req(d, "trains", list)
     if len(trains) != n:
         raise ValueError(f"state dict 'trains' must hold {n} personal trains")
-    for t, train in enumerate([*trains, _req(d, "mexican_train", list)]):
+    for t, train in enumerate([*trains, req(d, "mexican_train", list)]):
         if not isinstance(train, list):
             raise TypeError(f"state dict train {t} must be a list of [a, b] tiles")
         end = s.engine
@@ -194,38 +172,38 @@ def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
         s.table &= ~s.hands[p]
     for i in s.boneyard:
         s.table &= ~(1 << i)
-    s.markers = _bools(d, "markers", n)
+    s.markers = req_bools(d, "markers", n)
     doubles = game.tiles.doubles
     for key, target in (("pending_doubles", s.pending), ("turn_doubles", s.turn_doubles)):
-        for ref in _req(d, key, list):
+        for ref in req(d, key, list):
             t = _train_index(c, ref, key)
             if not s.trains[t] or not doubles >> s.trains[t][-1] & 1:
                 raise ValueError(f"R20: {key} names train {ref!r}, which does not end in a double")
             if t in s.pending or t in s.turn_doubles:
                 raise ValueError(f"R22: train {ref!r} is listed twice as an unsatisfied double")
             target.append(t)
-    s.first_turn_done = _bools(d, "first_turn_done", n)
-    turn = _req(d, "turn", dict)
-    s.tiles_this_turn = _int_in(turn, "tiles", 0, c.num_tiles)
-    s.doubles_this_turn = _int_in(turn, "doubles", 0, s.tiles_this_turn)
-    s.owes = _req(turn, "owes", bool)
-    s.has_drawn = _req(turn, "has_drawn", bool)
-    s.obliged_this_turn = _req(turn, "obliged", bool)
+    s.first_turn_done = req_bools(d, "first_turn_done", n)
+    turn = req(d, "turn", dict)
+    s.tiles_this_turn = req_int(turn, "tiles", 0, c.num_tiles)
+    s.doubles_this_turn = req_int(turn, "doubles", 0, s.tiles_this_turn)
+    s.owes = req(turn, "owes", bool)
+    s.has_drawn = req(turn, "has_drawn", bool)
+    s.obliged_this_turn = req(turn, "obliged", bool)
     for key, target_list in (("voids", s.voids), ("pre_draw_voids", s.pre_draw_voids)):
-        values = _req(d, key, list)
+        values = req(d, key, list)
         if len(values) != n:
             raise ValueError(f"state dict {key!r} must hold {n} lists")
         for p, v in enumerate(values):
             target_list[p] = _pip_mask(c, v, key)
-    s.blocked = _req(d, "blocked", bool)
-    round_scores = _req(d, "round_scores", list)
+    s.blocked = req(d, "blocked", bool)
+    round_scores = req(d, "round_scores", list)
     for r in round_scores:
         if not isinstance(r, list) or len(r) != n:
             raise ValueError(f"state dict 'round_scores' rows must hold {n} scores")
         if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in r):
             raise TypeError("state dict 'round_scores' must hold numbers")
     s.round_scores = [[float(x) for x in r] for r in round_scores]
-    scores = _req(d, "scores", list)
+    scores = req(d, "scores", list)
     if len(scores) != n or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in scores):
         raise ValueError(f"state dict 'scores' must hold {n} numbers")
     s.scores = [float(x) for x in scores]
@@ -238,7 +216,7 @@ def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
         raise ValueError(
             f"R25: {finished} scored rounds do not fit round {s.round_index} in phase {s.phase.name}"
         )
-    s.history_len = _int_in(d, "history_len", 0, 2**62)
+    s.history_len = req_int(d, "history_len", 0, 2**62)
     if s.phase < Phase.ROUND_OVER and not s.hands[s.current] and s.phase != Phase.SEEK_ENGINE:
         raise ValueError("R15: the seat on turn has no tiles")
     if s.phase < Phase.ROUND_OVER and not game.legal_moves(s):
