@@ -8,9 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from agents.base import Agent, Decision, decision_for
+from agents.greedy import GreedyAgent
+from agents.mc import MCAgent
+from agents.planner import PlannerAgent
 from agents.random_agent import RandomAgent
 
-REGISTRY: dict[str, type[Agent]] = {RandomAgent.name: RandomAgent}
+REGISTRY: dict[str, type[Agent]] = {
+    cls.name: cls for cls in (RandomAgent, GreedyAgent, PlannerAgent, MCAgent)
+}
 
 
 def register(cls: type[Agent]) -> type[Agent]:

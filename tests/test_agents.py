@@ -1,0 +1,454 @@
+"""Baseline agents (``greedy``, ``planner``, ``mc``) on scripted deals, plus leak, determinism
+and legality checks over random games.
+
+Scripted deals use a double-6 set (engine 6-6 set aside, R5) and the helpers of
+``tests/scripted.py``; moves are written with ABSOLUTE trains (``"3-6 @0"``, ``"@mex"``).
+The agents are asked only at the decision under test; everything before it is scripted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+import mtrain_env
+from agents import REGISTRY, Agent, decision_for, make_agent
+from agents.chains import ChainSolver, chain_ends
+from agents.greedy import GreedyAgent
+from agents.mc import MCAgent, round_result
+from agents.planner import PlannerAgent
+from mtrain_env.core.config import GameConfig
+from mtrain_env.core.state import GameState
+from mtrain_env.core.tiles import tile_set
+from tests.scripted import act, deal_env, norm
+
+
+def move_text(env: mtrain_env.raw_env, action: int) -> str:
+    """A relative action of the seat on turn as text with absolute trains."""
+    d = env.decode_action(action)
+    if d.kind != "play":
+        return d.kind.upper()
+    assert d.tile is not None and d.train is not None
+    n = env.config.num_players
+    seat = env.agent_name_mapping[env.agent_selection]
+    where = "mex" if d.train == n else str((seat + d.train) % n)
+    return f"{norm(d.tile)} @{where}"
+
+
+def choose(env: mtrain_env.raw_env, agent: Agent) -> str:
+    """The agent's choice for the seat on turn (not applied), as text."""
+    action = agent.act(decision_for(env, env.agent_selection))
+    assert env.observe(env.agent_selection)["action_mask"][action] == 1
+    return move_text(env, action)
+
+
+def play(env: mtrain_env.raw_env, agent: Agent) -> str:
+    """Let the agent act for the seat on turn; return its move as text."""
+    action = agent.act(decision_for(env, env.agent_selection))
+    text = move_text(env, action)
+    env.step(action)
+    return text
+
+
+#: tiles for an opponent's hand that fit nothing in these scripts: they keep it above the
+#: planner's ``danger`` threshold (an opponent with <= 2 tiles makes it shed pips)
+FILLER = ["0-0", "1-1", "0-1"]
+
+
+def on_turn(env: mtrain_env.raw_env) -> int:
+    return env.agent_name_mapping[env.agent_selection]
+
+
+# --------------------------------------------------------------------------- registry
+def test_registry_builds_every_agent_by_name() -> None:
+    assert {"random", "greedy", "planner", "mc"} <= set(REGISTRY)
+    assert isinstance(make_agent("mc", seed=1, rollouts=8), MCAgent)
+    assert make_agent("planner", seed=1, danger=3).params() == {"danger": 3}
+    with pytest.raises(ValueError, match="rollouts"):
+        make_agent("mc", rollouts=0)
+
+
+# --------------------------------------------------------------------------- chains
+def _brute_longest(tiles: Any, end: int, hand: list[int]) -> int:
+    """Longest trail by plain exhaustive search (no memo, no bound)."""
+    best = 0
+
+    def go(v: int, left: list[int], n: int) -> None:
+        nonlocal best
+        best = max(best, n)
+        for i, t in enumerate(left):
+            a, b = tiles.tiles[t]
+            if v in (a, b):
+                go(b if a == v else a, left[:i] + left[i + 1 :], n + 1)
+
+    go(end, hand, 0)
+    return best
+
+
+def test_longest_chain_matches_exhaustive_search_r7() -> None:
+    """R7: the chain is a valid line from the open end, of the exhaustive maximum length."""
+    tiles = tile_set(6)
+    solver = ChainSolver(tiles)
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        size = int(rng.integers(1, 10))
+        hand = [int(t) for t in rng.choice(tiles.num_tiles, size=size, replace=False)]
+        end = int(rng.integers(7))
+        mask = tiles.mask_of(hand)
+        chain = solver.longest(end, mask)
+        chain_ends(tiles, end, chain)  # raises if a tile does not match
+        assert len(set(chain)) == len(chain) and all(mask >> t & 1 for t in chain)
+        assert len(chain) == _brute_longest(tiles, end, hand)
+
+
+def test_longest_chain_prefers_pips_and_lays_doubles_on_the_way() -> None:
+    """Two 2-tile chains from 6: 6-1 1-0 (8 pips) and 6-5 5-4 (20): the heavier wins; the
+    double 5-5 on its way is laid (3 tiles beat 2)."""
+    tiles = tile_set(6)
+    t = tiles.tile_id
+    solver = ChainSolver(tiles)
+    hand = tiles.mask_of([t(6, 1), t(1, 0), t(6, 5), t(5, 4)])
+    assert solver.longest(6, hand) == (t(6, 5), t(5, 4))
+    hand |= 1 << t(1, 1)
+    assert solver.longest(6, hand) == (t(6, 1), t(1, 1), t(1, 0))
+
+
+def test_chain_search_is_fast_on_big_hands() -> None:
+    """25 random double-12 tiles (a hand after many draws) stay well under a second."""
+    tiles = tile_set(12)
+    rng = np.random.default_rng(1)
+    start = time.perf_counter()
+    for _ in range(5):
+        hand = tiles.mask_of(int(i) for i in rng.choice(90, size=25, replace=False))
+        ChainSolver(tiles).longest(12, hand)
+    assert time.perf_counter() - start < 5.0
+
+
+# --------------------------------------------------------------------------- greedy
+def test_greedy_lays_the_highest_tile_r2() -> None:
+    """R2: in the R9 opening every 6 fits the engine; greedy lays 5-6 (11 pips) first."""
+    env = deal_env([["6-1", "6-5", "6-3", "0-0"], ["2-3"]])
+    assert choose(env, GreedyAgent()) == "5-6 @0"
+
+
+def test_greedy_never_stops_an_opening_chain_early_r9() -> None:
+    """R9 allows PASS after one tile; greedy goes on while a tile fits, then passes."""
+    env = deal_env([["6-1", "1-2", "0-0"], ["2-3"]])
+    agent = GreedyAgent()
+    assert [play(env, agent) for _ in range(3)] == ["1-6 @0", "1-2 @0", "PASS"]
+
+
+def test_greedy_prefers_its_own_train_on_ties_r14() -> None:
+    """3-6 fits both the own train (end 3) and the Mexican train (engine 6): same value,
+    own train first."""
+    env = deal_env([["6-1", "1-3", "3-6", "0-0"], ["6-2", "2-4"]])
+    act(env, "1-6 @0", "1-3 @0", "PASS", "2-6 @1", "PASS")
+    assert choose(env, GreedyAgent()) == "3-6 @0"
+
+
+def test_greedy_blank_penalty_values_r2() -> None:
+    """With ``blank_penalty`` a blank half is worth 25: 6-0 (31) beats 6-5 (11)."""
+    env = deal_env([["6-5", "6-0", "1-1"], ["2-3"]], blank_penalty=True)
+    assert choose(env, GreedyAgent()) == "0-6 @0"
+
+
+# --------------------------------------------------------------------------- planner
+def test_planner_lays_its_longest_chain_in_the_opening_r9() -> None:
+    """From 6 the hand holds 6-1 1-3 3-4 4-0 (4 tiles) and 6-5 5-2 (2, heavier first tile):
+    the planner lays the 4-tile chain, then stops (PASS); greedy would start with 6-5."""
+    env = deal_env([["6-1", "1-3", "3-4", "4-0", "6-5", "5-2"], ["2-3"]])
+    planner = PlannerAgent()
+    moves = [play(env, planner) for _ in range(5)]
+    assert moves == ["1-6 @0", "1-3 @0", "3-4 @0", "0-4 @0", "PASS"]
+    assert on_turn(env) == 1
+
+
+def test_planner_one_tile_opening_starts_the_chain() -> None:
+    """one_tile_opening: one tile, the head of the longest chain (not the heaviest tile)."""
+    env = deal_env([["6-1", "1-3", "3-4", "6-5"], ["2-3"]], one_tile_opening=True)
+    assert choose(env, PlannerAgent()) == "1-6 @0"
+
+
+def _mexican_four_position() -> mtrain_env.raw_env:
+    """Seat 0: own end 2, hand 2-4 4-5 5-1 (its chain) + 4-0; Mexican train open end 4."""
+    env = deal_env([["6-2", "6-4", "2-4", "4-5", "5-1", "4-0"], ["6-3", "3-5", *FILLER]])
+    act(env, "2-6 @0", "PASS", "3-6 @1", "PASS", "4-6 @mex", "3-5 @1")
+    return env
+
+
+def test_planner_plays_an_extra_on_the_mexican_train_not_its_chain_r14() -> None:
+    """Chain from 2: 2-4 4-5 5-1; 4-0 is an extra. 4-5 on the Mexican train (greedy's pick,
+    9 pips) would cut the chain, 2-4 on the own train spends it: the extra 0-4 goes first."""
+    env = _mexican_four_position()
+    assert choose(env, GreedyAgent()) == "4-5 @mex"
+    assert choose(env, PlannerAgent()) == "0-4 @mex"
+
+
+def test_planner_follows_its_own_double_and_avoids_an_unfollowable_one_r18() -> None:
+    """Own end 3, hand 3-3 3-1 5-5, Mexican end 5: it lays 3-3 (3-1 can follow, R18) and
+    covers it with 3-1; 5-5 (no other 5) is never played though it is the heaviest."""
+    env = deal_env([["6-3", "6-5", "3-3", "3-1", "5-5"], ["6-2", "2-4", *FILLER]])
+    act(env, "3-6 @0", "PASS", "2-6 @1", "PASS", "5-6 @mex", "2-4 @1")
+    planner = PlannerAgent()
+    assert play(env, planner) == "3-3 @0"
+    assert on_turn(env) == 0  # R18: one more tile is owed
+    assert play(env, planner) == "1-3 @0"
+    assert on_turn(env) == 1
+
+
+def test_planner_does_not_lay_a_double_it_cannot_follow_r18() -> None:
+    """Own end 2, hand 2-4 and 5-5, Mexican end 5: 5-5 would need another 5; 2-4 it is."""
+    env = deal_env([["6-2", "6-5", "2-4", "5-5"], ["6-1", "1-3", *FILLER]])
+    act(env, "2-6 @0", "PASS", "1-6 @1", "PASS", "5-6 @mex", "1-3 @1")
+    assert choose(env, GreedyAgent()) == "5-5 @mex"
+    assert choose(env, PlannerAgent()) == "2-4 @0"
+
+
+def test_planner_satisfies_a_double_with_a_tile_off_its_chain_r20() -> None:
+    """Seat 1 leaves 4-4 open on the Mexican train (R20). Seat 0 (own end 1; chain
+    1-4 4-2 2-3; extra 4-0) must lay a 4 there: 4-0, which costs the chain nothing."""
+    env = deal_env([["6-1", "6-4", "1-4", "4-2", "2-3", "4-0"], ["6-5", "4-4", "5-3", *FILLER]])
+    act(env, "1-6 @0", "PASS", "5-6 @1", "PASS", "4-6 @mex", "4-4 @mex", "3-5 @1")
+    assert choose(env, GreedyAgent()) == "2-4 @mex"
+    assert choose(env, PlannerAgent()) == "0-4 @mex"
+
+
+@pytest.mark.parametrize(
+    ("seat1_extra", "expected"), [(["1-1", "0-0", "0-1"], "0-6 @mex"), (["0-0", "0-1"], "2-5 @0")]
+)
+def test_planner_sheds_pips_when_an_opponent_is_about_to_go_out(
+    seat1_extra: list[str], expected: str
+) -> None:
+    """Own end 2, chain 2-5 5-3, extra 6-0. Normally the extra goes to the Mexican train;
+    once seat 1 is down to 2 tiles (``danger=2``) the heaviest tile, 2-5, is shed."""
+    env = deal_env([["6-2", "2-5", "5-3", "6-0"], ["6-4", "4-1", *seat1_extra]])
+    act(env, "2-6 @0", "PASS", "4-6 @1", "4-1 @1", "PASS")
+    assert choose(env, PlannerAgent()) == expected
+
+
+# --------------------------------------------------------------------------- mc
+def test_mc_goes_out_when_it_can_r18_r19() -> None:
+    """Own end 2, hand 2-2 and 2-5: 2-2 then 2-5 goes out this turn (R18); greedy's 2-5
+    first would leave 2-2 in hand. mc finds the win and ends the round at 0."""
+    env = deal_env([["6-1", "1-2", "2-2", "2-5"], ["6-3", "3-4", *FILLER]], reward="penalty")
+    act(env, "1-6 @0", "1-2 @0", "PASS", "3-6 @1", "PASS")
+    assert choose(env, GreedyAgent()) == "2-5 @0"
+    mc = MCAgent(seed=0, rollouts=20)
+    assert play(env, mc) == "2-2 @0"
+    assert mc.last_values[max(mc.last_values, key=mc.last_values.__getitem__)] > 0
+    assert play(env, mc) == "2-5 @0"
+    assert all(env.terminations.values())
+    assert env.state_obj.round_scores[-1][0] == 0
+
+
+def _busy_position() -> mtrain_env.raw_env:
+    env = mtrain_env.raw_env(num_players=4)
+    env.reset(seed=5)
+    while len(env.legal_actions()) < 4:
+        env.step(env.legal_actions()[0])
+    return env
+
+
+def test_mc_respects_its_rollout_budget() -> None:
+    env = _busy_position()
+    k = len(env.legal_actions())
+    mc = MCAgent(seed=0, rollouts=3 * k + 1)
+    mc.act(decision_for(env, env.agent_selection))
+    assert mc.last_samples == 3
+    assert mc.rollouts is not None and mc.last_rollouts == 3 * k <= mc.rollouts
+
+
+def test_mc_respects_its_time_budget() -> None:
+    env = _busy_position()
+    mc = MCAgent(seed=0, ms=40)
+    start = time.perf_counter()
+    mc.act(decision_for(env, env.agent_selection))
+    elapsed = time.perf_counter() - start
+    assert mc.last_samples >= 1
+    assert elapsed < 0.04 + 0.5  # one rollout past the deadline at most (slack for a loaded machine)
+
+
+def test_mc_skips_search_when_one_action_is_legal() -> None:
+    env = deal_env([["6-1", "0-0"], ["2-3"]])
+    mc = MCAgent(seed=0, rollouts=50)
+    assert play(env, mc) == "1-6 @0"
+    assert play(env, mc) == "PASS"  # nothing else fits 1 (R9)
+    assert mc.last_rollouts == 0
+
+
+def test_mc_result_is_zero_sum_or_positive_scoring_r24() -> None:
+    """The rollout outcome: mean penalty minus own (R24), own positive score minus mean."""
+    s = GameState(3)
+    s.round_scores = [[10.0, 0.0, 20.0]]
+    assert round_result(GameConfig.make(3, 6), s, 1) == 10.0
+    assert round_result(GameConfig.make(3, 6), s, 2) == -10.0
+    assert round_result(GameConfig.make(3, 6, positive_scoring=True), s, 2) == 10.0
+
+
+# --------------------------------------------------------------------------- leaks
+AGENT_SPECS: list[tuple[str, dict[str, Any]]] = [
+    ("greedy", {}),
+    ("planner", {}),
+    ("mc", {"rollouts": 12}),
+    ("mc", {"rollouts": 12, "policy": "chain"}),
+]
+
+
+def _record(
+    env: mtrain_env.raw_env, agent: Agent, opponent: Agent
+) -> tuple[list[tuple[int, int]], list[Any]]:
+    """Play to the end: seat 0 is ``agent``; returns every (seat, action) and seat 0's views."""
+    history = []
+    views = []
+    while not all(env.terminations.values()):
+        seat = on_turn(env)
+        decision = decision_for(env, env.agent_selection)
+        if seat == 0:
+            views.append(decision.view)
+            action = agent.act(decision)
+        else:
+            action = opponent.act(decision)
+        history.append((seat, action))
+        env.step(action)
+    return history, views
+
+
+def _hidden_variant(env: mtrain_env.raw_env, deal: dict[str, Any]) -> dict[str, Any]:
+    """The same deal with only hidden things changed: the never-drawn part of the
+    boneyard reversed, and one tile seat 1 never played swapped with a never-drawn one."""
+    end_state = env.state_dict()
+    undrawn = len(end_state["boneyard"])
+    hands = [list(h) for h in deal["hands"]]
+    bone = [list(t) for t in deal["boneyard"]]
+    top, bottom = bone[: len(bone) - undrawn], bone[len(bone) - undrawn :]
+    bottom.reverse()
+    kept = {tuple(sorted(t)) for t in end_state["hands"][1]}
+    x = next((t for t in hands[1] if tuple(sorted(t)) in kept), None)
+    if x is not None and bottom:
+        i = hands[1].index(x)
+        hands[1][i], bottom[0] = bottom[0], x
+    return {"hands": hands, "boneyard": top + bottom}
+
+
+@pytest.mark.parametrize(("name", "params"), AGENT_SPECS)
+def test_agents_see_no_hidden_information(name: str, params: dict[str, Any]) -> None:
+    """Two deals that differ only in what seat 0 cannot see (an opponent's unplayed tile,
+    the order of the undrawn boneyard) give seat 0 the same views and the same actions,
+    as long as the opponents' public actions stay the same (replayed)."""
+    checked = 0
+    for seed in range(30):
+        env_a = mtrain_env.raw_env(num_players=3, max_pips=6, hand_size=4)
+        env_a.reset(seed=seed)
+        first = env_a.state_dict()
+        deal = {"hands": first["hands"], "boneyard": first["boneyard"]}
+        history, views = _record(env_a, make_agent(name, seed=3, **params), make_agent("random", seed=4))
+        deal_b = _hidden_variant(env_a, deal)
+        if deal_b == deal:
+            continue
+        env_b = mtrain_env.raw_env(num_players=3, max_pips=6, hand_size=4)
+        env_b.reset(seed=seed, options={"deal": deal_b})
+        agent_b = make_agent(name, seed=3, **params)
+        views_b = []
+        valid = True
+        for seat, action in history:
+            decision = decision_for(env_b, env_b.agent_selection)
+            assert on_turn(env_b) == seat
+            if seat == 0:
+                views_b.append(decision.view)
+                assert decision.view == views[len(views_b) - 1]
+                assert agent_b.act(decision) == action, f"seed {seed}: seat 0 acted differently"
+            elif not decision.action_mask[action]:
+                valid = False  # the swapped tile changed an opponent's options: not comparable
+                break
+            env_b.step(action)
+        if valid:
+            assert len(views_b) == len(views)
+            checked += 1
+        if checked >= 3:
+            break
+    assert checked >= 3
+
+
+# --------------------------------------------------------------------------- determinism
+@pytest.mark.parametrize(("name", "params"), AGENT_SPECS)
+def test_same_seed_same_actions(name: str, params: dict[str, Any]) -> None:
+    runs = []
+    for _ in range(2):
+        env = mtrain_env.raw_env(num_players=3, max_pips=9)
+        env.reset(seed=11)
+        agents = [make_agent(name, seed=21 + p, **params) for p in range(3)]
+        actions = []
+        while not all(env.terminations.values()):
+            seat = on_turn(env)
+            actions.append(agents[seat].act(decision_for(env, env.agent_selection)))
+            env.step(actions[-1])
+        runs.append(actions)
+    assert runs[0] == runs[1]
+
+
+def test_agent_reset_reseeds() -> None:
+    """``reset(seed)`` restarts mc's generator: a replay after reset repeats the choices."""
+    env = _busy_position()
+    mc = MCAgent(rollouts=16)
+    decision = decision_for(env, env.agent_selection)
+    mc.reset(7)
+    first = [mc.act(decision) for _ in range(3)]
+    values = dict(mc.last_values)
+    mc.reset(7)
+    assert [mc.act(decision) for _ in range(3)] == first
+    assert mc.last_values == values
+
+
+# --------------------------------------------------------------------------- legality
+LEGALITY_CONFIGS: list[dict[str, Any]] = [
+    {"num_players": 2, "max_pips": 6},
+    {"num_players": 3, "max_pips": 9, "rules": "wikipedia"},
+    {"num_players": 4, "max_pips": 12},
+    {"num_players": 8, "max_pips": 12, "rules": "cardinal"},
+    {"num_players": 5, "max_pips": 15, "one_double_per_turn": True, "cover_own_double_on_it": True},
+    {"num_players": 6, "max_pips": 18, "hand_size": 12, "blank_penalty": True, "opening_draw": True},
+    {
+        "num_players": 4,
+        "max_pips": 9,
+        "rounds": 3,
+        "positive_scoring": True,
+        "satisfy_in_reverse_order": True,
+    },
+    {"num_players": 3, "max_pips": 12, "no_double_satisfaction": True, "marker_off_by_any_play_on_it": True},
+    {
+        "num_players": 2,
+        "max_pips": 12,
+        "engine_holder_opens": True,
+        "marker_off_by_owner_play_anywhere": True,
+        "no_marker_when_forced_to_satisfy": True,
+    },
+]
+
+
+@pytest.mark.parametrize("config", LEGALITY_CONFIGS, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
+def test_agents_only_play_legal_actions(config: dict[str, Any]) -> None:
+    """Every agent, in every seat, returns a legal action at every step of whole games."""
+    names: list[tuple[str, dict[str, Any]]] = [
+        ("greedy", {}),
+        ("planner", {}),
+        ("mc", {"rollouts": 4}),
+        ("mc", {"rollouts": 4, "policy": "chain"}),
+    ]
+    env = mtrain_env.raw_env(**config)
+    n = env.config.num_players
+    for game in range(2):
+        specs = list(itertools.islice(itertools.cycle(names[game:] + names[:game]), n))
+        agents = [make_agent(name, seed=p, **params) for p, (name, params) in enumerate(specs)]
+        env.reset(seed=100 + game)
+        steps = 0
+        while not all(env.terminations.values()):
+            decision = decision_for(env, env.agent_selection)
+            action = agents[on_turn(env)].act(decision)
+            assert decision.action_mask[action] == 1
+            env.step(action)
+            steps += 1
+        assert steps > 0
