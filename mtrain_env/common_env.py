@@ -133,6 +133,8 @@ class TileGameEnv(AECEnv, EzPickle):
     option_keys: ClassVar[tuple[str, ...]]
     #: how error messages introduce the legal actions
     legal_label: ClassVar[str] = "legal actions"
+    #: the core's phases from this value on mean "the round is over" (checked every step)
+    round_over_phase: ClassVar[int]
 
     def _setup(
         self,
@@ -181,8 +183,8 @@ class TileGameEnv(AECEnv, EzPickle):
         """A fresh episode's core state from validated ``reset`` options."""
         raise NotImplementedError
 
-    def _round_result(self, s: Any) -> tuple[list[float], bool] | None:
-        """``None`` while a round is under way; else (rewards by seat, episode over?)."""
+    def _round_result(self, s: Any) -> tuple[list[float], bool]:
+        """(rewards by seat, is the episode over?) of the round that just ended."""
         raise NotImplementedError
 
     def _next_round(self, s: Any, rng: np.random.Generator) -> None:
@@ -280,10 +282,9 @@ class TileGameEnv(AECEnv, EzPickle):
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewards_given = False
         self.game.apply(s, move)
-        result = self._round_result(s)
-        if result is not None:
+        if s.phase >= self.round_over_phase:
             # every seat is rewarded at each round's end
-            values, episode_over = result
+            values, episode_over = self._round_result(s)
             self.rewards = dict(zip(self.possible_agents, values, strict=True))
             self._rewards_given = True
             if episode_over:
@@ -297,13 +298,14 @@ class TileGameEnv(AECEnv, EzPickle):
 
     def _to_move(self, s: Any, action: Any) -> int:
         """Validate an action and return the core move (state untouched)."""
-        try:
-            action = coerce_action(action, self._num_actions)
-        except ValueError as err:
-            raise ValueError(
-                f"{self.agent_selection}: {err} (a seat lays a tile, draws or passes) -> "
-                f"{self.legal_label}: {self.legal_actions()}"
-            ) from None
+        if type(action) is not int or not 0 <= action < self._num_actions:
+            try:
+                action = coerce_action(action, self._num_actions)
+            except ValueError as err:
+                raise ValueError(
+                    f"{self.agent_selection}: {err} (a seat lays a tile, draws or passes) -> "
+                    f"{self.legal_label}: {self.legal_actions()}"
+                ) from None
         move = self._action_to_move[s.current][action]
         if move not in self._legal:
             reason = self.game.explain_illegal(s, move, self._legal)
@@ -319,11 +321,11 @@ class TileGameEnv(AECEnv, EzPickle):
         previous = self.agent_selection
         self._legal = legal = self.game.legal_moves(s)
         if legal:
-            mask = np.zeros(self._num_actions, dtype=np.int8)
+            buf = bytearray(self._num_actions)
             to_action = self._move_to_action[seat]
             for m in legal:
-                mask[to_action[m]] = 1
-            self._mask = mask
+                buf[to_action[m]] = 1
+            self._mask = np.frombuffer(buf, dtype=np.int8)
         else:
             self._mask = self._zero_mask
         self.agent_selection = agent = self.possible_agents[seat]

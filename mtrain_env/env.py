@@ -106,6 +106,7 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         "render_fps": 2,
     }
     reward_modes = REWARD_MODES
+    round_over_phase = Phase.ROUND_OVER
     option_keys = ("deal", "first_player")
     legal_label = "legal actions (relative encoding)"
 
@@ -191,9 +192,7 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             first_player = int(fp)
         return self.game.new_game(rng, deal, first_player)
 
-    def _round_result(self, s: GameState) -> tuple[list[float], bool] | None:
-        if s.phase < Phase.ROUND_OVER:
-            return None
+    def _round_result(self, s: GameState) -> tuple[list[float], bool]:
         over = s.phase == Phase.GAME_OVER
         # R24/R25: every seat is rewarded at each round's end
         return round_rewards(self.reward_mode, self.config, s.round_scores, over), over

@@ -102,9 +102,7 @@ class ObservationEncoder:
         self._train_order = [[(s + k) % n for k in range(n)] + [n] for s in range(n)]
         self._seat_order = [[(s + k) % n for k in range(n)] for s in range(n)]
         self._opponents = [order[1:] for order in self._seat_order]
-        self._size = layout.size
-        self._binary = layout.binary_size
-        self._nbytes = (layout.binary_size + 7) // 8
+        self._fill = layout.fill
         self._rel_train = [{t: k for k, t in enumerate(order)} for order in self._train_order]
         # per observer, per relative train k: (absolute train, started bit, one-hot end base bit)
         self._train_bits = [
@@ -180,12 +178,4 @@ class ObservationEncoder:
         if self._session:
             score_scale = self._score_scale
             real += [s.scores[q] * score_scale for q in self._seat_order[seat]]
-        # the layout's fill(), inlined: one bit-unpacking call for every 0/1 view
-        obs = np.empty(self._size, dtype=np.float32)
-        obs[: self._binary] = np.unpackbits(
-            np.frombuffer(bits.to_bytes(self._nbytes, "little"), dtype=np.uint8),
-            bitorder="little",
-            count=self._binary,
-        )
-        obs[self._binary :] = real
-        return obs
+        return self._fill(bits, real)

@@ -115,6 +115,7 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         "render_fps": 2,
     }
     reward_modes = REWARD_MODES
+    round_over_phase = Phase.HAND_OVER
     option_keys = ("deal", "opener")
 
     def __init__(self, reward: str = "points", render_mode: str | None = None, **config: Any) -> None:
@@ -174,9 +175,7 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             opener = int(k)
         return self.game.new_game(rng, deal, opener)
 
-    def _round_result(self, s: BlockState) -> tuple[list[float], bool] | None:
-        if s.phase == Phase.PLAYING:
-            return None
+    def _round_result(self, s: BlockState) -> tuple[list[float], bool]:
         return hand_rewards(self.reward_mode, self.config, s), s.phase == Phase.GAME_OVER
 
     def _next_round(self, s: BlockState, rng: np.random.Generator) -> None:
