@@ -52,7 +52,8 @@ class ChainSolver:
         self.width = tiles.max_pips + 1
         self.node_limit = node_limit
         self.memo_size = memo_size
-        self.memo: dict[tuple[int, int], Result] = {}
+        self.memo: dict[tuple[int, int], Result] = {}  #: exact results of sub-searches
+        self.approx: dict[tuple[int, int], Result] = {}  #: results of searches cut at the limit
         self.nodes = 0  #: states expanded by the last call
         self.exact = True  #: whether the last call finished within ``node_limit``
         self._flip = tuple(0 if a == b else (1 << a) | (1 << b) for a, b in tiles.tiles)
@@ -70,12 +71,19 @@ class ChainSolver:
         """``(tiles, pips, chain)`` of a longest chain from ``end`` over ``hand``."""
         if len(self.memo) > self.memo_size:
             self.memo.clear()
+            self.approx.clear()
         self.nodes = 0
+        hit = self.approx.get((end, hand))
+        if hit is not None:
+            self.exact = False
+            return hit
         odd = 0
         for t in bits_list(hand):
             odd ^= self._flip[t]
         result = self._best(end, hand, odd)
         self.exact = self.nodes <= self.node_limit
+        if not self.exact:
+            self.approx[(end, hand)] = result  # asked again, the same answer at no cost
         return result
 
     @staticmethod

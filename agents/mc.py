@@ -4,28 +4,42 @@ For each decision with more than one legal action:
 
 1. sample a full state consistent with everything the seat knows
    (:func:`mtrain_env.core.public.sample_state`: opponents' hand counts and shown voids,
-   the boneyard in random order);
-2. for EVERY candidate action, copy that state, apply the candidate and play the rest of
-   the ROUND with a fast default policy (``greedy``: the highest-value tile, own train on
-   ties; the rules core is used directly, no env, no observation);
+   the boneyard in random order) — a determinization;
+2. for each candidate action, copy that state, apply the candidate and play the rest of
+   the ROUND with a fast default policy, straight on the rules core (no env, no
+   observation): ``chain`` (default, :class:`ChainPolicy`, the planner's plan in a few
+   bit operations per step) or ``greedy`` (the highest-value tile);
 3. score the round for this seat: the table's mean penalty minus its own (the zero-sum
    result), or its positive score minus the mean with ``positive_scoring``;
-4. repeat; choose the candidate with the best mean (ties: the lowest action id).
+4. choose the candidate with the best mean (ties: the lowest action id) — but with the
+   planner as prior (default), its move stays unless the best beats it by more than ``z``
+   standard errors of their paired differences.
 
-Every candidate is rolled out on the same determinizations (common random numbers; the
-rollout policy itself is deterministic), so differences between candidates are not
-drowned in deal noise.
+Why the prior: a round's result has a standard deviation of ~16-20 pips, and the paired
+difference of two candidates on one determinization hardly less (the games diverge after
+the first move: different draws, different blocks), while good and bad moves differ by a
+few pips. At ~100 rollouts per decision most gaps are noise; gating keeps the planner's
+sound default and takes the search's corrections where they are clear.
 
-Budget: ``rollouts`` = rollouts per decision in total (``rollouts // candidates``
-determinizations, at least one); ``ms`` = wall-clock milliseconds per decision (checked
-before each rollout; a determinization is counted only once every candidate has its
-rollout on it, and the first one always completes). With both, whichever ends first.
-Seeded (``reset(seed)``) and deterministic with ``rollouts`` only; ``ms`` makes the
-number of samples, hence the choice, depend on machine speed.
+Candidates are compared on the same determinizations (common random numbers; the rollout
+policies are deterministic), so their differences are not drowned in deal noise. The
+budget is spent by successive halving: ``ceil(log2(k))`` stages over the ``k`` candidates,
+each with an equal share of the budget; after each stage the better half (by mean over
+every determinization so far, all shared by the survivors) goes on.
+
+Budget: ``rollouts`` = rollouts per decision in total; ``ms`` = wall-clock milliseconds
+per decision (checked before each rollout; every stage runs at least one determinization,
+and a determinization counts only once every surviving candidate has its rollout on it).
+With both, whichever ends first. A budget below one rollout per candidate still runs one
+each. With one legal action there is no search.
+
+Seeded (``reset(seed)``) and deterministic with ``rollouts`` only; with ``ms`` the number
+of samples, hence the choice, depends on the machine's speed and load.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from functools import cache
 from typing import Any
@@ -35,13 +49,17 @@ import numpy as np
 from agents.base import Agent, Decision
 from agents.chains import ChainSolver
 from agents.greedy import value_table
+from agents.planner import PlannerAgent
 from mtrain_env.core.config import GameConfig
-from mtrain_env.core.public import sample_state
+from mtrain_env.core.public import PublicState, _assemble, sample_state
 from mtrain_env.core.rules import MexicanTrain
 from mtrain_env.core.state import GameState, Phase
+from mtrain_env.core.tiles import bits_list
 
 #: rollouts per decision when neither ``rollouts`` nor ``ms`` is given
 DEFAULT_ROLLOUTS = 200
+#: rollout policies
+POLICIES = ("chain", "greedy")
 
 _ROUND_OVER = Phase.ROUND_OVER
 
@@ -64,35 +82,47 @@ def greedy_keys(config: GameConfig) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
-def rollout(game: MexicanTrain, s: GameState, keys: tuple[tuple[int, ...], ...]) -> None:
-    """Play ``s`` to the end of its round with the greedy policy (in place)."""
-    legal_moves = game.legal_moves
-    apply = game.apply
-    while s.phase < _ROUND_OVER:
-        moves = legal_moves(s)
-        if len(moves) == 1:
-            apply(s, moves[0])
-        else:
-            apply(s, max(moves, key=keys[s.current].__getitem__))
+class GreedyPolicy:
+    """Rollout policy: the highest-value legal tile (:func:`greedy_keys`). Deterministic."""
+
+    def __init__(self, game: MexicanTrain) -> None:
+        self.game = game
+        self.keys = greedy_keys(game.config)
+
+    def rollout(self, s: GameState) -> None:
+        """Play ``s`` to the end of its round (in place)."""
+        legal_moves = self.game.legal_moves
+        apply = self.game.apply
+        keys = self.keys
+        while s.phase < _ROUND_OVER:
+            moves = legal_moves(s)
+            if len(moves) == 1:
+                apply(s, moves[0])
+            else:
+                apply(s, max(moves, key=keys[s.current].__getitem__))
 
 
 class ChainPolicy:
-    """A fast rollout policy after the planner: keep each seat's own-train chain.
+    """Rollout policy after the planner (:mod:`agents.planner`), cheap enough for rollouts.
 
-    At the start of a rollout every seat's longest own-train chain is reserved
-    (:class:`agents.chains.ChainSolver`). Then each seat lays, by preference: a tile on the
-    double it owes a follower (R18); not a double it cannot follow; an unreserved tile
-    (extra) on another train; a reserved tile on its own train; anything else; the most
-    pips first within a class. In the R9 opening it lays reserved tiles and stops when none
-    fits. Deterministic.
+    When a rollout starts, every seat's longest own-train chain is reserved
+    (:class:`agents.chains.ChainSolver`, a small node budget). Then each seat lays, by
+    preference: a follower on the double it just laid (R18); the heaviest tile if an
+    opponent holds 2 tiles or fewer; no double it cannot follow; a play that lifts its own
+    marker (R17); an unreserved tile (extra) off its own train; a reserved tile on its own
+    train; another own-train tile; a reserved tile elsewhere; more pips first within a
+    class. In the R9 opening it lays reserved tiles and stops when none fits.
+    Deterministic.
     """
 
-    def __init__(self, game: MexicanTrain) -> None:
+    def __init__(self, game: MexicanTrain, danger: int = 2) -> None:
         config = game.config
         self.game = game
-        self.solver = ChainSolver(config.tiles, config.blank_penalty, node_limit=2_000)
+        self.danger = danger
+        self.solver = ChainSolver(config.tiles, config.blank_penalty, node_limit=500)
         self.values = value_table(config.max_pips, config.blank_penalty)
         self.multi_opening = config.multi_tile_opening
+        self.lift_matters = not config.marker_off_by_owner_play_anywhere
 
     def rollout(self, s: GameState) -> None:
         """Play ``s`` to the end of its round (in place)."""
@@ -102,16 +132,16 @@ class ChainPolicy:
         width = game.width
         draw = game.draw
         pass_ = game.pass_
-        tiles = game.tiles
-        match = tiles.match
-        pairs = tiles.tiles
+        match = game.tiles.match
+        pairs = game.tiles.tiles
         values = self.values
+        danger = self.danger
+        lift_matters = self.lift_matters
         longest = self.solver.longest
         reserved = []
         for q in range(game.n):
-            chain = longest(s.ends[q], s.hands[q])
             m = 0
-            for t in chain:
+            for t in longest(s.ends[q], s.hands[q]):
                 m |= 1 << t
             reserved.append(m)
         while s.phase < _ROUND_OVER:
@@ -121,7 +151,6 @@ class ChainPolicy:
                 continue
             p = s.current
             res = reserved[p]
-            hand = s.hands[p]
             if s.phase == Phase.OPENING and self.multi_opening:
                 pick = -1
                 for m in moves:
@@ -132,26 +161,92 @@ class ChainPolicy:
                     pick = pass_ if pass_ in moves else moves[0]
                 apply(s, pick)
                 continue
+            hand = s.hands[p]
             owed = s.turn_doubles[-1] if s.owes and s.turn_doubles else -1
+            lift = lift_matters and s.markers[p]
+            shed = any(h.bit_count() <= danger for q, h in enumerate(s.hands) if q != p)
             best = moves[0]
-            best_key = -(1 << 30)
+            best_key = -1
             for m in moves:
                 if m >= draw:
                     continue
                 t, tr = divmod(m, width)
                 a, b = pairs[t]
+                v = values[t]
+                key = v
                 if tr == owed:
-                    cls = 6
-                elif a == b and not (hand & ~(1 << t) & match[a]):
-                    cls = 0
-                elif tr != p:
-                    cls = 4 if not res >> t & 1 else 1
+                    key |= 1 << 27
+                if shed:
+                    key |= v << 20
+                if a != b or hand & ~(1 << t) & match[a]:
+                    key |= 1 << 19
+                if tr == p:
+                    if lift:
+                        key |= 1 << 11
+                    key |= (3 if res >> t & 1 else 2) << 8
                 else:
-                    cls = 3 if res >> t & 1 else 2
-                key = cls * 1000 + values[t]
+                    key |= (4 if not res >> t & 1 else 1) << 8
                 if key > best_key:
                     best_key, best = key, m
             apply(s, best)
+
+
+def consistent_deal(game: MexicanTrain, view: PublicState, rng: np.random.Generator) -> GameState:
+    """A determinization like :func:`sample_state` that cannot fail on a consistent view.
+
+    ``sample_state`` deals greedily and gives up after 64 shuffles; late in a round (small
+    boneyard, several shown voids) a valid deal can be rare enough for that to raise (seen
+    in play). Here every opponent's tile is drawn uniformly among the tiles that keep the
+    rest dealable: Hall's condition over the subsets ``S`` of opponents, ``|unseen tiles
+    some seat of S may hold| >= sum of their hand counts``, is kept as a margin per subset,
+    and a tile is refused when it would take the last slack of a subset not containing the
+    receiving seat. The boneyard gets the rest, in random order. Slower than
+    ``sample_state`` (used only after it fails); not exactly uniform over deals.
+    """
+    tiles = game.tiles
+    unseen = view.unseen
+    opponents = [q for q in range(game.n) if q != view.seat]
+    banned_all = 0 if view.engine_placed else 1 << tiles.double_id(view.engine)
+    allowed = []
+    for q in opponents:
+        banned = banned_all
+        for v in bits_list(view.voids[q]):
+            banned |= tiles.match[v]
+        allowed.append(unseen & ~banned)
+    m = len(opponents)
+    subsets = range(1, 1 << m)
+    union = [0] * (1 << m)
+    need_sum = [0] * (1 << m)
+    for sub in subsets:
+        low = (sub & -sub).bit_length() - 1
+        union[sub] = union[sub & (sub - 1)] | allowed[low]
+        need_sum[sub] = need_sum[sub & (sub - 1)] + view.hand_counts[opponents[low]]
+    margin = [0] * (1 << m)
+    for sub in subsets:
+        margin[sub] = (union[sub]).bit_count() - need_sum[sub]
+        if margin[sub] < 0:
+            raise RuntimeError("the view admits no deal: shown voids contradict the hand counts")
+    hands = [0] * game.n
+    hands[view.seat] = view.hand
+    left = unseen
+    for j, q in enumerate(opponents):
+        bit = 1 << j
+        for _ in range(view.hand_counts[q]):
+            forbidden = 0
+            for sub in subsets:
+                if margin[sub] == 0 and not sub & bit:
+                    forbidden |= union[sub]
+            choices = bits_list(left & allowed[j] & ~forbidden)
+            t = choices[int(rng.integers(len(choices)))]
+            tbit = 1 << t
+            left ^= tbit
+            hands[q] |= tbit
+            for sub in subsets:
+                if union[sub] & tbit and not sub & bit:
+                    margin[sub] -= 1
+    boneyard = bits_list(left)
+    order = rng.permutation(len(boneyard))
+    return _assemble(view, hands, [boneyard[int(i)] for i in order])
 
 
 def round_result(config: GameConfig, s: GameState, seat: int) -> float:
@@ -163,12 +258,18 @@ def round_result(config: GameConfig, s: GameState, seat: int) -> float:
 
 
 class MCAgent(Agent):
-    """Determinized Monte Carlo with greedy rollouts to the end of the round.
+    """Determinized Monte Carlo with rollouts to the end of the round.
 
     Args:
         seed: seeds the determinizations.
-        rollouts: total rollouts per decision (see the module docstring).
-        ms: milliseconds per decision (wall clock; not reproducible).
+        rollouts: total rollouts per decision (default ``DEFAULT_ROLLOUTS`` when ``ms`` is
+            not given either).
+        ms: wall-clock milliseconds per decision (not reproducible).
+        policy: rollout policy, ``"chain"`` (default) or ``"greedy"``.
+        prior: ``"planner"`` (default): the planner's move is the default, kept unless
+            another beats it significantly; ``None``: the best mean, however small the gap.
+        z: the margin, in standard errors of the paired differences, by which a move must
+            beat the prior's move to be chosen instead.
     """
 
     name = "mc"
@@ -178,27 +279,53 @@ class MCAgent(Agent):
         seed: int | None = None,
         rollouts: int | None = None,
         ms: float | None = None,
-        policy: str = "greedy",
+        policy: str = "chain",
+        prior: str | None = "planner",
+        z: float = 1.0,
     ) -> None:
         super().__init__(seed)
-        if policy not in ("greedy", "chain"):
-            raise ValueError(f"policy must be 'greedy' or 'chain', got {policy!r}")
-        self.policy = policy
-        self._chain_policies: dict[GameConfig, ChainPolicy] = {}
         if rollouts is None and ms is None:
             rollouts = DEFAULT_ROLLOUTS
         if rollouts is not None and rollouts < 1:
             raise ValueError(f"rollouts must be >= 1, got {rollouts}")
         if ms is not None and ms <= 0:
             raise ValueError(f"ms must be > 0, got {ms}")
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
         self.rollouts = rollouts
         self.ms = ms
+        self.policy = policy
+        if prior not in (None, "planner"):
+            raise ValueError(f"prior must be None or 'planner', got {prior!r}")
+        self.prior = prior
+        self.z = z
+        self._prior = None if prior is None else PlannerAgent()
+        self._policies: dict[GameConfig, GreedyPolicy | ChainPolicy] = {}
         self.last_rollouts = 0  #: rollouts run for the last decision
-        self.last_samples = 0  #: determinizations counted for the last decision
-        self.last_values: dict[int, float] = {}  #: mean result per candidate action, last decision
+        self.last_samples = 0  #: determinizations used for the last decision
+        self.last_values: dict[int, float] = {}  #: mean result per action still in the race
 
     def params(self) -> dict[str, Any]:
-        return {"rollouts": self.rollouts, "ms": self.ms, "policy": self.policy}
+        return {
+            "rollouts": self.rollouts,
+            "ms": self.ms,
+            "policy": self.policy,
+            "prior": self.prior,
+            "z": self.z,
+        }
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._policies.clear()  # fresh chain memos: nothing carries over between games
+        if self._prior is not None:
+            self._prior.reset()
+
+    def _policy(self, game: MexicanTrain) -> GreedyPolicy | ChainPolicy:
+        policy = self._policies.get(game.config)
+        if policy is None:
+            cls = ChainPolicy if self.policy == "chain" else GreedyPolicy
+            policy = self._policies[game.config] = cls(game)
+        return policy
 
     def act(self, decision: Decision) -> int:
         legal = decision.legal_actions
@@ -212,42 +339,69 @@ class MCAgent(Agent):
         config = game.config
         view = decision.view
         seat = view.seat
+        policy = self._policy(game)
         moves = [decision.to_move(a) for a in legal]
         k = len(moves)
-        keys = greedy_keys(config)
-        chain_policy = None
-        if self.policy == "chain":
-            chain_policy = self._chain_policies.get(config)
-            if chain_policy is None:
-                chain_policy = self._chain_policies[config] = ChainPolicy(game)
-        samples = max(1, self.rollouts // k) if self.rollouts is not None else None
-        deadline = None if self.ms is None else start + self.ms / 1000.0
+        stages = max(1, math.ceil(math.log2(k)))
+        if self.rollouts is not None:
+            stages = max(1, min(stages, self.rollouts // k))  # every stage affords a rollout each
         base = int(self.rng.integers(1 << 62))
+        alive = list(range(k))
         totals = [0.0] * k
-        done = 0
-        while samples is None or done < samples:
-            sample_rng = np.random.default_rng([base, done])
-            root = sample_state(game, view, sample_rng)
-            results = []
-            for m in moves:
-                if deadline is not None and done and time.perf_counter() >= deadline:
-                    break
-                s = root.copy()
-                game.apply(s, m)
-                if chain_policy is None:
-                    rollout(game, s, keys)
+        scores: list[list[float]] = [[] for _ in range(k)]  # per candidate, per determinization
+        default = -1 if self._prior is None else legal.index(self._prior.act(decision))
+        done = 0  # determinizations every survivor has been scored on
+        robust = False
+        for stage in range(stages):
+            quota = None if self.rollouts is None else max(1, self.rollouts // stages // len(alive))
+            deadline = None if self.ms is None else start + self.ms * (stage + 1) / stages / 1000.0
+            stage_done = 0
+            while quota is None or stage_done < quota:
+                sample_rng = np.random.default_rng([base, done])
+                if robust:
+                    root = consistent_deal(game, view, sample_rng)
                 else:
-                    chain_policy.rollout(s)
-                results.append(round_result(config, s, seat))
-                self.last_rollouts += 1
-            if len(results) < k:
-                break  # out of time: the partial determinization is dropped
-            totals = [t + r for t, r in zip(totals, results, strict=True)]
-            done += 1
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
+                    try:
+                        root = sample_state(game, view, sample_rng)
+                    except RuntimeError:
+                        robust = True  # this decision samples with the exact dealer from now on
+                        root = consistent_deal(game, view, sample_rng)
+                results = []
+                for i in alive:
+                    if deadline is not None and stage_done and time.perf_counter() >= deadline:
+                        break
+                    s = root.copy()
+                    game.apply(s, moves[i])
+                    policy.rollout(s)
+                    results.append(round_result(config, s, seat))
+                    self.last_rollouts += 1
+                if len(results) < len(alive):
+                    break  # out of time: the partial determinization is dropped
+                for i, r in zip(alive, results, strict=True):
+                    totals[i] += r
+                    scores[i].append(r)
+                done += 1
+                stage_done += 1
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+            if stage < stages - 1:
+                # successive halving: the better half goes on (ties: lower action id)
+                alive.sort(key=lambda i: (-totals[i], i))
+                kept = alive[: (len(alive) + 1) // 2]
+                if default >= 0 and default not in kept:
+                    kept.append(default)  # the prior's move stays in the race
+                alive = sorted(kept)
         self.last_samples = done
-        means = [t / done for t in totals]
-        self.last_values = dict(zip(legal, means, strict=True))
-        best = max(range(k), key=lambda i: (means[i], -i))
+        self.last_values = {legal[i]: totals[i] / done for i in alive}
+        best = max(alive, key=lambda i: (totals[i], -i))
+        if default >= 0 and best != default and not self._significant(scores[best], scores[default]):
+            best = default
         return int(legal[best])
+
+    def _significant(self, better: list[float], default: list[float]) -> bool:
+        """Whether ``better`` beats ``default`` by more than ``z`` standard errors (paired)."""
+        diffs = np.subtract(better, default)
+        if len(diffs) < 2:
+            return False
+        se = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
+        return float(diffs.mean()) > self.z * se

