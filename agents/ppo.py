@@ -29,6 +29,7 @@ import numpy as np
 
 from agents import register
 from agents.base import Agent, Decision
+from agents.features import FeatureEncoder
 
 #: the repository's reference policy (default ``path``)
 REFERENCE_POLICY = Path(__file__).resolve().parent / "policies" / "reference.zip"
@@ -151,6 +152,7 @@ class PPOAgent(Agent):
         self.deterministic = bool(deterministic)
         self._policy = policy
         self._actor: NumpyActor | None = None
+        self._encoder: FeatureEncoder | None = None
         self._from_path = policy is None  #: the network can be reloaded from ``path``
 
     @property
@@ -159,6 +161,13 @@ class PPOAgent(Agent):
         if self._policy is None:
             self._policy, self._actor = _load(self.path)
         return self._policy
+
+    @property
+    def features(self) -> FeatureEncoder:
+        """The input builder of the policy's feature set (saved with the policy)."""
+        if self._encoder is None:
+            self._encoder = FeatureEncoder(getattr(self.policy, "features", "env"))
+        return self._encoder
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """Action logits (before masking) of one observation vector."""
@@ -187,7 +196,7 @@ class PPOAgent(Agent):
             raise ValueError(
                 f"policy {self.path} has {self.policy.action_space.n} actions, the game has {mask.shape[0]}"
             )
-        logits = self.logits(decision.observation)
+        logits = self.logits(self.features(decision))
         if self.deterministic:
             return masked_argmax(logits, mask)
         return masked_sample(logits, mask, self.rng)
@@ -200,6 +209,7 @@ class PPOAgent(Agent):
         if self._from_path:
             d["_policy"] = None
             d["_actor"] = None  # reloaded from the path (and the per-process cache) on use
+        d["_encoder"] = None  # rebuilt on use
         return d
 
 

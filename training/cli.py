@@ -49,6 +49,11 @@ _OPTIONS: dict[str, tuple[str, type, str]] = {
     "--max-grad-norm": ("max_grad_norm", float, "gradient clipping norm (default 0.5)"),
     "--target-kl": ("target_kl", float, "stop an update's epochs past this KL (default 0.05, 0 = off)"),
     "--logit-bound": ("logit_bound", float, "soft clamp on action logits (default 20)"),
+    "--features": (
+        "features",
+        str,
+        "learner input: env (default) or planner (plus the planner's advice views)",
+    ),
     "--shaping": ("shaping", float, "potential-based pip shaping coefficient (default 0 = none)"),
     "--p-heuristic": ("p_heuristic", float, "league: share of heuristic opponents (default 0.5)"),
     "--p-latest": ("p_latest", float, "league: share of the latest snapshot (default 0.3)"),

@@ -59,16 +59,20 @@ class GuardedMaskablePolicy(MaskableActorCriticPolicy):
 
     Args:
         logit_bound: the soft clamp ``b`` on action logits (``<= 0``: only ``nan_to_num``).
+        features: the feature set its input is built with (:mod:`agents.features`); saved
+            with the policy so that the ``ppo`` agent feeds it the same input.
         *args, **kwargs: those of :class:`MaskableActorCriticPolicy`.
     """
 
-    def __init__(self, *args: Any, logit_bound: float = 20.0, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, logit_bound: float = 20.0, features: str = "env", **kwargs: Any) -> None:
         self.logit_bound = float(logit_bound)
+        self.features = str(features)
         super().__init__(*args, **kwargs)
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
         data["logit_bound"] = self.logit_bound
+        data["features"] = self.features
         return data
 
     def _get_action_dist_from_latent(self, latent_pi: th.Tensor) -> MaskableDistribution:

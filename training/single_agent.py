@@ -55,6 +55,7 @@ from gymnasium import spaces
 
 import agents
 from agents.base import Agent, Decision, decision_for
+from agents.features import FeatureEncoder, feature_size
 from mtrain_env.env import raw_env
 from training.league import HEURISTIC, League, OpponentSpec, snapshot_path
 
@@ -101,6 +102,7 @@ class EnvFactory:
     shaping: float = 0.0
     gamma: float = 1.0
     snapshot_deterministic: bool = False
+    features: str = "env"
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __call__(self) -> SingleAgentEnv:
@@ -118,6 +120,7 @@ class EnvFactory:
             shaping=self.shaping,
             gamma=self.gamma,
             snapshot_deterministic=self.snapshot_deterministic,
+            features=self.features,
             **self.extra,
         )
 
@@ -163,6 +166,8 @@ class SingleAgentEnv(gymnasium.Env):
         shaping: coefficient of the potential-based shaping (0 = none).
         gamma: discount used by the shaping term (match the learner's).
         snapshot_deterministic: snapshot opponents play argmax (else they sample).
+        features: the learner's input (:mod:`agents.features`): ``"env"`` (the env's
+            observation vector) or ``"planner"`` (plus the planner's advice views).
         render_mode: ``None`` or ``"ansi"`` (the learner's table view).
     """
 
@@ -179,6 +184,7 @@ class SingleAgentEnv(gymnasium.Env):
         shaping: float = 0.0,
         gamma: float = 1.0,
         snapshot_deterministic: bool = False,
+        features: str = "env",
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -206,9 +212,13 @@ class SingleAgentEnv(gymnasium.Env):
         self.render_mode = render_mode
 
         layout = self._raw.layout
-        self.observation_space = spaces.Box(
-            low=0.0, high=finite_high(self._raw), shape=(layout.size,), dtype=np.float32
-        )
+        self.features = features
+        self._features = FeatureEncoder(features)
+        high = finite_high(self._raw)
+        size = feature_size(features, self._raw.config, layout.size)
+        if size > layout.size:  # the advice views are 0/1
+            high = np.concatenate((high, np.ones(size - layout.size, dtype=np.float32)))
+        self.observation_space = spaces.Box(low=0.0, high=high, shape=(size,), dtype=np.float32)
         self.action_space = spaces.Discrete(self._raw.config.num_actions)
         config = self._raw.config
         tiles = config.tiles
@@ -344,7 +354,9 @@ class SingleAgentEnv(gymnasium.Env):
         return total
 
     def _observe(self) -> np.ndarray:
-        return self._raw.observe(self._learner_id)["observation"]
+        if self.features == "env":
+            return self._raw.observe(self._learner_id)["observation"]
+        return self._features(decision_for(self._raw, self._learner_id))
 
     def _phi(self, obs: np.ndarray) -> float:
         if not self.shaping:

@@ -166,6 +166,7 @@ class TrainConfig:
     target_kl: float | None = 0.05
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     logit_bound: float = 20.0
+    features: str = "env"  #: learner input, agents.features: "env" or "planner"
     shaping: float = 0.0
     # league
     heuristics: dict[str, float] = field(default_factory=dict)  #: default: DEFAULT_HEURISTICS registered
@@ -269,6 +270,7 @@ def _env_factory(config: TrainConfig, league: League, root: Path) -> EnvFactory:
         shaping=config.shaping,
         gamma=config.gamma,
         snapshot_deterministic=config.snapshot_deterministic,
+        features=config.features,
     )
 
 
@@ -462,6 +464,7 @@ class Trainer:
             policy_kwargs={
                 "net_arch": {"pi": list(c.net_arch), "vf": list(c.net_arch)},
                 "logit_bound": c.logit_bound,
+                "features": c.features,
                 "ortho_init": True,
             },
             seed=c.seed,
