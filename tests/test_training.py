@@ -725,3 +725,24 @@ def test_resumed_run_equals_the_uninterrupted_run(tmp_path: Path) -> None:
         straight.policy.optimizer.state_dict()["state"][0]["step"]
         == resumed.policy.optimizer.state_dict()["state"][0]["step"]
     )
+
+
+def test_bc_collection_resumes_from_its_chunk_cache(tmp_path: Path) -> None:
+    """A chunked collection with a cache continues where it stopped and refuses another expert."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from training import bc
+    from training.single_agent import SingleAgentEnv
+
+    def make() -> DummyVecEnv:
+        return DummyVecEnv([lambda: SingleAgentEnv(opponents=["random"]) for _ in range(2)])
+
+    cache = tmp_path / "bc.npz"
+    full = bc.collect(make(), "random", 300, seed=3, chunk=100)
+    part = bc.collect(make(), "random", 150, seed=3, chunk=100, cache=cache)
+    assert len(part["action"]) == 150 and cache.exists()
+    resumed = bc.collect(make(), "random", 300, seed=3, chunk=100, cache=cache)
+    np.testing.assert_array_equal(resumed["action"], full["action"])
+    np.testing.assert_array_equal(resumed["obs"], full["obs"])
+    with pytest.raises(ValueError, match="another collection"):
+        bc.collect(make(), "random", 300, seed=4, chunk=100, cache=cache)

@@ -25,8 +25,11 @@ Design:
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,6 +38,8 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from training.policy import GuardedMaskablePolicy
 
+_KEYS = ("obs", "mask", "action", "returns")
+
 
 def collect(
     vec_env: VecEnv,
@@ -42,16 +47,49 @@ def collect(
     samples: int,
     seed: int,
     expert_params: Mapping[str, Any] | None = None,
+    cache: str | Path | None = None,
+    chunk: int = 4096,
 ) -> dict[str, np.ndarray]:
-    """About ``samples`` expert decisions from all envs of ``vec_env`` in parallel (seeded)."""
+    """About ``samples`` expert decisions from all envs of ``vec_env`` in parallel (seeded).
+
+    Collected in chunks of about ``chunk`` decisions (whole episodes); with ``cache`` each
+    finished chunk is saved (atomically), so a slow expert (``mc``) killed mid-collection
+    continues where it stopped. A cache made with another expert, parameters or seed is
+    refused.
+    """
     n = vec_env.num_envs
-    per_env = max(1, math.ceil(samples / n))
-    for i in range(n):
-        vec_env.set_attr(
-            "bc_seed", int(np.random.SeedSequence([seed, 7, i]).generate_state(1)[0]), indices=[i]
-        )
-    parts = vec_env.env_method("collect_expert", expert, per_env, None, dict(expert_params or {}))
-    return {k: np.concatenate([p[k] for p in parts])[:samples] for k in ("obs", "mask", "action", "returns")}
+    params = dict(expert_params or {})
+    identity = {"expert": expert, "params": params, "seed": seed, "chunk": chunk}
+    parts: list[dict[str, np.ndarray]] = []
+    done_chunks = 0
+    cache_path = Path(cache) if cache is not None else None
+    if cache_path is not None and cache_path.exists():
+        with np.load(cache_path, allow_pickle=False) as saved:
+            meta = json.loads(str(saved["meta"]))
+            if meta["identity"] != json.loads(json.dumps(identity)):
+                raise ValueError(f"{cache_path} holds expert data of another collection: {meta['identity']}")
+            parts.append({k: saved[k] for k in _KEYS})
+            done_chunks = int(meta["chunks"])
+    have = sum(len(p["action"]) for p in parts)
+    while have < samples:
+        for i in range(n):
+            state = np.random.SeedSequence([seed, 7, done_chunks, i]).generate_state(1)[0]
+            vec_env.set_attr("bc_seed", int(state), indices=[i])
+        per_env = max(1, math.ceil(chunk / n))  # fixed, so chunks do not depend on `samples`
+        new = vec_env.env_method("collect_expert", expert, per_env, None, params)
+        parts.extend(new)
+        have += sum(len(p["action"]) for p in new)
+        done_chunks += 1
+        if cache_path is not None:
+            _save(cache_path, parts, {"identity": identity, "chunks": done_chunks})
+    return {k: np.concatenate([p[k] for p in parts])[:samples] for k in _KEYS}
+
+
+def _save(path: Path, parts: list[dict[str, np.ndarray]], meta: dict[str, Any]) -> None:
+    arrays = {k: np.concatenate([p[k] for p in parts]) for k in _KEYS}
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
+    os.replace(tmp, path)
 
 
 def clone(

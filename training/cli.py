@@ -96,10 +96,34 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--heuristics", default=None, help="league heuristics with weights, e.g. greedy:2,random:1"
     )
+    p.add_argument(
+        "--bc-param",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="a parameter of the BC expert, e.g. rollouts=200 (repeatable)",
+    )
     p.add_argument("--eval-opponents", default=None, help="comma-separated heuristics to evaluate against")
     p.add_argument("--no-progress", dest="progress", action="store_false", default=True)
     p.add_argument("--verbose", type=int, default=0, help="1: print SB3's training tables")
     p.set_defaults(func=main)
+
+
+def _parse_param(text: str) -> tuple[str, Any]:
+    """``key=value`` with the value read as an int, a float, a bool or else a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise SystemExit(f"error: --bc-param needs KEY=VALUE, got {text!r}")
+    value: Any = raw
+    for cast in (int, float):
+        try:
+            value = cast(raw)
+            break
+        except ValueError:
+            continue
+    if raw in ("true", "false"):
+        value = raw == "true"
+    return key, value
 
 
 def config_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
@@ -119,6 +143,8 @@ def config_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         given["flags"] = dict.fromkeys(args.flag, True)
     if args.heuristics is not None:
         given["heuristics"] = parse_weights(args.heuristics)
+    if args.bc_param is not None:
+        given["bc_expert_params"] = dict(_parse_param(x) for x in args.bc_param)
     if args.eval_opponents is not None:
         given["eval_opponents"] = [x.strip() for x in args.eval_opponents.split(",") if x.strip()]
     config = TrainConfig(

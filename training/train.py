@@ -187,6 +187,7 @@ class TrainConfig:
     keep_checkpoints: int = 3
     # behaviour cloning
     bc_expert: str | None = None
+    bc_expert_params: dict[str, Any] = field(default_factory=dict)
     bc_samples: int = 0
     bc_epochs: int = 5
     bc_lr: float = 1e-3
@@ -629,7 +630,9 @@ class Trainer:
         if not c.bc_expert or c.bc_samples <= 0:
             return
         t0 = time.time()
-        data = bc.collect(self.env, c.bc_expert, c.bc_samples, c.seed)
+        data = bc.collect(
+            self.env, c.bc_expert, c.bc_samples, c.seed, c.bc_expert_params, cache=self.out / "bc_data.npz"
+        )
         collected = time.time() - t0
         policy = self.model.policy
         assert isinstance(policy, GuardedMaskablePolicy)
