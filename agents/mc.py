@@ -51,10 +51,9 @@ from agents.chains import ChainSolver
 from agents.greedy import value_table
 from agents.planner import PlannerAgent
 from mtrain_env.core.config import GameConfig
-from mtrain_env.core.public import PublicState, _assemble, sample_state
+from mtrain_env.core.public import sample_state
 from mtrain_env.core.rules import MexicanTrain
 from mtrain_env.core.state import GameState, Phase
-from mtrain_env.core.tiles import bits_list
 
 #: rollouts per decision when neither ``rollouts`` nor ``ms`` is given
 DEFAULT_ROLLOUTS = 200
@@ -191,64 +190,6 @@ class ChainPolicy:
             apply(s, best)
 
 
-def consistent_deal(game: MexicanTrain, view: PublicState, rng: np.random.Generator) -> GameState:
-    """A determinization like :func:`sample_state` that cannot fail on a consistent view.
-
-    ``sample_state`` deals greedily and gives up after 64 shuffles; late in a round (small
-    boneyard, several shown voids) a valid deal can be rare enough for that to raise (seen
-    in play). Here every opponent's tile is drawn uniformly among the tiles that keep the
-    rest dealable: Hall's condition over the subsets ``S`` of opponents, ``|unseen tiles
-    some seat of S may hold| >= sum of their hand counts``, is kept as a margin per subset,
-    and a tile is refused when it would take the last slack of a subset not containing the
-    receiving seat. The boneyard gets the rest, in random order. Slower than
-    ``sample_state`` (used only after it fails); not exactly uniform over deals.
-    """
-    tiles = game.tiles
-    unseen = view.unseen
-    opponents = [q for q in range(game.n) if q != view.seat]
-    banned_all = 0 if view.engine_placed else 1 << tiles.double_id(view.engine)
-    allowed = []
-    for q in opponents:
-        banned = banned_all
-        for v in bits_list(view.voids[q]):
-            banned |= tiles.match[v]
-        allowed.append(unseen & ~banned)
-    m = len(opponents)
-    subsets = range(1, 1 << m)
-    union = [0] * (1 << m)
-    need_sum = [0] * (1 << m)
-    for sub in subsets:
-        low = (sub & -sub).bit_length() - 1
-        union[sub] = union[sub & (sub - 1)] | allowed[low]
-        need_sum[sub] = need_sum[sub & (sub - 1)] + view.hand_counts[opponents[low]]
-    margin = [0] * (1 << m)
-    for sub in subsets:
-        margin[sub] = (union[sub]).bit_count() - need_sum[sub]
-        if margin[sub] < 0:
-            raise RuntimeError("the view admits no deal: shown voids contradict the hand counts")
-    hands = [0] * game.n
-    hands[view.seat] = view.hand
-    left = unseen
-    for j, q in enumerate(opponents):
-        bit = 1 << j
-        for _ in range(view.hand_counts[q]):
-            forbidden = 0
-            for sub in subsets:
-                if margin[sub] == 0 and not sub & bit:
-                    forbidden |= union[sub]
-            choices = bits_list(left & allowed[j] & ~forbidden)
-            t = choices[int(rng.integers(len(choices)))]
-            tbit = 1 << t
-            left ^= tbit
-            hands[q] |= tbit
-            for sub in subsets:
-                if union[sub] & tbit and not sub & bit:
-                    margin[sub] -= 1
-    boneyard = bits_list(left)
-    order = rng.permutation(len(boneyard))
-    return _assemble(view, hands, [boneyard[int(i)] for i in order])
-
-
 def round_result(config: GameConfig, s: GameState, seat: int) -> float:
     """The finished round's zero-sum result for ``seat`` (higher is better)."""
     scores = s.round_scores[-1]
@@ -351,21 +292,12 @@ class MCAgent(Agent):
         scores: list[list[float]] = [[] for _ in range(k)]  # per candidate, per determinization
         default = -1 if self._prior is None else legal.index(self._prior.act(decision))
         done = 0  # determinizations every survivor has been scored on
-        robust = False
         for stage in range(stages):
             quota = None if self.rollouts is None else max(1, self.rollouts // stages // len(alive))
             deadline = None if self.ms is None else start + self.ms * (stage + 1) / stages / 1000.0
             stage_done = 0
             while quota is None or stage_done < quota:
-                sample_rng = np.random.default_rng([base, done])
-                if robust:
-                    root = consistent_deal(game, view, sample_rng)
-                else:
-                    try:
-                        root = sample_state(game, view, sample_rng)
-                    except RuntimeError:
-                        robust = True  # this decision samples with the exact dealer from now on
-                        root = consistent_deal(game, view, sample_rng)
+                root = sample_state(game, view, np.random.default_rng([base, done]))
                 results = []
                 for i in alive:
                     if deadline is not None and stage_done and time.perf_counter() >= deadline:

@@ -20,10 +20,10 @@ import mtrain_env
 from agents import REGISTRY, Agent, decision_for, make_agent
 from agents.chains import ChainSolver, chain_ends
 from agents.greedy import GreedyAgent
-from agents.mc import MCAgent, consistent_deal, round_result
+from agents.mc import MCAgent, round_result
 from agents.planner import PlannerAgent
 from mtrain_env.core.config import GameConfig
-from mtrain_env.core.public import sample_state
+from mtrain_env.core.public import _exact_deal, sample_state
 from mtrain_env.core.state import GameState
 from mtrain_env.core.tiles import tile_set
 from tests.scripted import act, deal_env, norm
@@ -318,9 +318,11 @@ def _late_views(seed: int, num_players: int = 4) -> list[Any]:
     return views
 
 
-def test_consistent_deal_respects_counts_and_shown_voids() -> None:
-    """The fallback determinization deals every unseen tile once, gives each opponent its
-    hand count and never a pip it has shown it lacks, and keeps the public table."""
+@pytest.mark.parametrize("dealer", ["greedy", "exact"])
+def test_determinization_respects_counts_and_shown_voids(dealer: str) -> None:
+    """Both dealers of ``sample_state`` deal every unseen tile once, give each opponent its
+    hand count and never a pip it has shown it lacks, and keep the public table."""
+    deal = sample_state if dealer == "greedy" else _exact_deal
     game = mtrain_env.raw_env(num_players=4).game
     tiles = game.tiles
     rng = np.random.default_rng(0)
@@ -328,7 +330,7 @@ def test_consistent_deal_respects_counts_and_shown_voids() -> None:
     assert views
     for view in views:
         for _ in range(5):
-            s = consistent_deal(game, view, rng)
+            s = deal(game, view, rng)
             assert s.hands[view.seat] == view.hand
             dealt = sum(s.hands[q] for q in range(game.n) if q != view.seat) + tiles.mask_of(s.boneyard)
             assert dealt == view.unseen and len(s.boneyard) == view.boneyard_count
@@ -361,37 +363,22 @@ def _tight_view() -> tuple[Any, Any]:
     return decision.game, tight
 
 
-def test_consistent_deal_handles_a_tight_view() -> None:
+def test_sample_state_deals_a_tight_view() -> None:
+    """Views where greedy dealing keeps failing still get a deal (the exact fallback)."""
     game, view = _tight_view()
     for seed in range(20):
-        s = consistent_deal(game, view, np.random.default_rng(seed))
+        s = sample_state(game, view, np.random.default_rng(seed))
         assert not s.hands[1] & game.tiles.match[0] and not s.hands[2] & game.tiles.match[5]
         assert [h.bit_count() for h in s.hands] == list(view.hand_counts) and not s.boneyard
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug (core/public.py sample_state): greedy dealing + 64 shuffles raises "
-    "RuntimeError on views that admit a deal (seen once in a 4p double-12 mc game)",
-)
-def test_sample_state_deals_every_consistent_view() -> None:
+def test_sample_state_refuses_a_view_that_admits_no_deal() -> None:
+    """Voids that contradict the hand counts: no opponent may hold the tiles it must hold."""
     game, view = _tight_view()
-    for seed in range(20):
-        sample_state(game, view, np.random.default_rng(seed))
-
-
-def test_mc_falls_back_to_the_exact_dealer(monkeypatch: pytest.MonkeyPatch) -> None:
-    """If ``sample_state`` gives up (RuntimeError), mc keeps searching with ``consistent_deal``."""
-
-    def give_up(*_args: Any) -> Any:
-        raise RuntimeError("could not deal the unseen tiles consistently with the shown voids")
-
-    monkeypatch.setattr("agents.mc.sample_state", give_up)
-    env = _busy_position()
-    mc = MCAgent(seed=0, rollouts=30)
-    decision = decision_for(env, env.agent_selection)
-    assert decision.action_mask[mc.act(decision)] == 1
-    assert mc.last_samples >= 1
+    everything = (1 << (game.tiles.max_pips + 1)) - 1
+    impossible = dataclasses.replace(view, voids=(0, everything, view.voids[2]))
+    with pytest.raises(ValueError, match="admits no deal"):
+        sample_state(game, impossible, np.random.default_rng(0))
 
 
 # --------------------------------------------------------------------------- leaks

@@ -104,7 +104,10 @@ def sample_state(game: MexicanTrain, view: PublicState, rng: np.random.Generator
 
     Opponents get exactly their hand counts and never a tile with a pip they have shown
     they lack; the rest is the boneyard in random order. Seats are dealt most-constrained
-    first; a dead end (rare) is retried with a fresh shuffle.
+    first; a dead end is retried with a fresh shuffle, and after 64 dead ends (late in a
+    round, with a small boneyard and several shown voids, a valid deal can be that rare)
+    :func:`_exact_deal` deals by Hall's condition, which cannot fail. ``ValueError`` if
+    the view admits no deal at all (its voids contradict its hand counts).
     """
     tiles = game.tiles
     n = game.n
@@ -144,7 +147,63 @@ def sample_state(game: MexicanTrain, view: PublicState, rng: np.random.Generator
         if ok:
             boneyard = [i for i in pool if i not in taken]
             return _assemble(view, hands, boneyard)
-    raise RuntimeError("could not deal the unseen tiles consistently with the shown voids")
+    return _exact_deal(game, view, rng)
+
+
+def _exact_deal(game: MexicanTrain, view: PublicState, rng: np.random.Generator) -> GameState:
+    """The fallback of :func:`sample_state` that cannot fail on a consistent view.
+
+    Every opponent's tile is drawn uniformly among the tiles that keep the rest dealable:
+    Hall's condition over the subsets ``S`` of opponents, ``|unseen tiles some seat of S
+    may hold| >= sum of their hand counts``, is kept as a margin per subset,
+    and a tile is refused when it would take the last slack of a subset not containing the
+    receiving seat. The boneyard gets the rest, in random order. Slower than the greedy
+    dealer (used only after it fails); not exactly uniform over deals.
+    """
+    tiles = game.tiles
+    unseen = view.unseen
+    opponents = [q for q in range(game.n) if q != view.seat]
+    banned_all = 0 if view.engine_placed else 1 << tiles.double_id(view.engine)
+    allowed = []
+    for q in opponents:
+        banned = banned_all
+        for v in bits_list(view.voids[q]):
+            banned |= tiles.match[v]
+        allowed.append(unseen & ~banned)
+    m = len(opponents)
+    subsets = range(1, 1 << m)
+    union = [0] * (1 << m)
+    need_sum = [0] * (1 << m)
+    for sub in subsets:
+        low = (sub & -sub).bit_length() - 1
+        union[sub] = union[sub & (sub - 1)] | allowed[low]
+        need_sum[sub] = need_sum[sub & (sub - 1)] + view.hand_counts[opponents[low]]
+    margin = [0] * (1 << m)
+    for sub in subsets:
+        margin[sub] = (union[sub]).bit_count() - need_sum[sub]
+        if margin[sub] < 0:
+            raise ValueError("the view admits no deal: shown voids contradict the hand counts")
+    hands = [0] * game.n
+    hands[view.seat] = view.hand
+    left = unseen
+    for j, q in enumerate(opponents):
+        bit = 1 << j
+        for _ in range(view.hand_counts[q]):
+            forbidden = 0
+            for sub in subsets:
+                if margin[sub] == 0 and not sub & bit:
+                    forbidden |= union[sub]
+            choices = bits_list(left & allowed[j] & ~forbidden)
+            t = choices[int(rng.integers(len(choices)))]
+            tbit = 1 << t
+            left ^= tbit
+            hands[q] |= tbit
+            for sub in subsets:
+                if union[sub] & tbit and not sub & bit:
+                    margin[sub] -= 1
+    boneyard = bits_list(left)
+    order = rng.permutation(len(boneyard))
+    return _assemble(view, hands, [boneyard[int(i)] for i in order])
 
 
 def _assemble(view: PublicState, hands: list[int], boneyard: list[int]) -> GameState:
