@@ -1,0 +1,38 @@
+"""The notebooks run top to bottom (small budgets), as users will run them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+SMALL = {"MTRAIN_NB_DEALS": "4", "MTRAIN_NB_STEPS": "2048", "MPLBACKEND": "Agg"}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_notebook_executes(name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key, value in SMALL.items():
+        monkeypatch.setenv(key, value)
+    book = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = NotebookClient(
+        book, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+    errors = [
+        o
+        for c in book.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.output_type == "error"
+    ]
+    assert not errors
+    # every code cell ran and produced its outputs (prints, tables, figures)
+    assert all(c.get("execution_count") for c in book.cells if c.cell_type == "code")
+    assert any(
+        o.get("output_type") in ("stream", "display_data") for c in book.cells for o in c.get("outputs", [])
+    )
+    assert os.environ["MTRAIN_NB_DEALS"] == "4"
