@@ -51,7 +51,10 @@ class PlannerAgent(Agent):
         self._solvers: dict[tuple[int, bool], ChainSolver] = {}
 
     def params(self) -> dict[str, Any]:
-        return {"danger": self.danger}
+        out: dict[str, Any] = {"danger": self.danger}
+        if self.node_limit is not None:
+            out["node_limit"] = self.node_limit
+        return out
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
