@@ -14,7 +14,7 @@ Agents are seeded: ``reset(seed)`` fixes all their randomness (a
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -23,11 +23,12 @@ from mtrain_env.core.public import PublicState
 from mtrain_env.core.rules import MexicanTrain
 
 
-class Decision:
-    """Everything an agent may use to choose one action.
+class SeatDecision:
+    """What one seat may use to choose one action, read lazily from any of the package's envs.
 
-    Built from the env for one seat; the observation vector and the public view are
-    computed on first access only (an agent that needs neither pays for neither).
+    The mask is read at once; the observation vector and the public view (the
+    env's ``public_view``) are computed on first access only, so an agent that needs
+    neither pays for neither. Use it for the current position only (before the next step).
     """
 
     __slots__ = ("_env", "_observation", "_view", "action_mask", "agent_id", "codec", "game", "seat")
@@ -37,12 +38,12 @@ class Decision:
         self._env = raw
         self.agent_id = agent_id
         self.seat: int = raw.agent_name_mapping[agent_id]
-        self.game: MexicanTrain = raw.game  #: static rules and tables (no state)
-        self.codec: ActionCodec = raw.codec  #: relative action codec of this config
-        #: int8 mask over the relative action space (the seat's own)
+        self.game: Any = raw.game  #: static rules and tables (no state)
+        self.codec: Any = raw.codec  #: the env's action codec
+        #: int8 mask over the action space (the seat's own; all-zero off turn)
         self.action_mask: np.ndarray = raw.observe_mask(agent_id)
         self._observation: np.ndarray | None = None
-        self._view: PublicState | None = None
+        self._view: Any = None
 
     @property
     def observation(self) -> np.ndarray:
@@ -52,16 +53,29 @@ class Decision:
         return self._observation
 
     @property
-    def view(self) -> PublicState:
-        """Leak-free public table + own hand (:func:`mtrain_env.core.public.public_state`)."""
+    def view(self) -> Any:
+        """Leak-free public table + own hand."""
         if self._view is None:
             self._view = self._env.public_view(self.agent_id)
         return self._view
 
     @property
     def legal_actions(self) -> list[int]:
-        """Legal actions in the env's relative encoding, increasing."""
+        """Legal actions, increasing."""
         return np.flatnonzero(self.action_mask).tolist()
+
+
+class Decision(SeatDecision):
+    """A Mexican Train seat's decision (trains in actions are relative to the seat)."""
+
+    __slots__ = ()
+    game: MexicanTrain
+    codec: ActionCodec
+
+    @property
+    def view(self) -> PublicState:
+        """Leak-free public table + own hand (:func:`mtrain_env.core.public.public_state`)."""
+        return super().view
 
     def to_move(self, action: int) -> int:
         """Relative env action -> absolute core move (for simulation with ``game``)."""
@@ -72,8 +86,11 @@ class Decision:
         return self.codec.abs_to_rel[self.seat][move]
 
 
-class Agent(abc.ABC):
-    """Base class of every agent (baselines, search, trained policies)."""
+DecisionT = TypeVar("DecisionT", bound=SeatDecision)
+
+
+class BaseAgent(abc.ABC, Generic[DecisionT]):
+    """Seeded agent of any game of the package: ``act(decision) -> action``."""
 
     #: short registry name, e.g. ``"greedy"``
     name: str = "agent"
@@ -91,8 +108,8 @@ class Agent(abc.ABC):
             self.rng = np.random.default_rng(seed)
 
     @abc.abstractmethod
-    def act(self, decision: Decision) -> int:
-        """The chosen action (relative encoding); must be legal under ``decision.action_mask``."""
+    def act(self, decision: DecisionT) -> int:
+        """The chosen action; must be legal under ``decision.action_mask``."""
 
     def params(self) -> dict[str, Any]:
         """JSON values of every constructor argument (recorded in, and identifying, tournament runs)."""
@@ -101,6 +118,10 @@ class Agent(abc.ABC):
     def __repr__(self) -> str:
         extra = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({extra})"
+
+
+class Agent(BaseAgent[Decision]):
+    """Base class of every Mexican Train agent (baselines, search, trained policies)."""
 
 
 def decision_for(env: Any, agent_id: str) -> Decision:

@@ -9,12 +9,9 @@ hidden state. Agents are seeded: ``reset(seed)`` fixes all their randomness.
 
 from __future__ import annotations
 
-import abc
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from agents.base import BaseAgent, SeatDecision
 from mtrain_env.block.codec import BlockCodec
 from mtrain_env.block.public import BlockView
 from mtrain_env.block.rules import BlockDominoes
@@ -22,24 +19,17 @@ from mtrain_env.block.rules import BlockDominoes
 __all__ = ["BlockAgent", "BlockDecision", "decision_for", "new_ends"]
 
 
-@dataclass(frozen=True)
-class BlockDecision:
-    """Everything an agent may use to choose one action."""
+class BlockDecision(SeatDecision):
+    """A partnership-dominoes seat's decision (the env action is the core move)."""
 
-    observation: np.ndarray  #: the seat's float32 observation vector
-    action_mask: np.ndarray  #: int8 mask over Discrete(57)
-    view: BlockView  #: leak-free public table + own hand
-    game: BlockDominoes  #: static rules and tables (no state)
+    __slots__ = ()
+    game: BlockDominoes
     codec: BlockCodec
 
     @property
-    def seat(self) -> int:
-        return self.view.seat
-
-    @property
-    def legal_actions(self) -> list[int]:
-        """Legal actions, increasing (the env action is the core move)."""
-        return np.flatnonzero(self.action_mask).tolist()
+    def view(self) -> BlockView:
+        """Leak-free public table + own hand (:func:`mtrain_env.block.public.public_view`)."""
+        return super().view
 
 
 def new_ends(view: BlockView, action: int) -> tuple[int, int]:
@@ -55,41 +45,10 @@ def new_ends(view: BlockView, action: int) -> tuple[int, int]:
     return (a if b == left else b), right
 
 
-class BlockAgent(abc.ABC):
+class BlockAgent(BaseAgent[BlockDecision]):
     """Base class of every block-dominoes agent."""
-
-    #: short registry name
-    name: str = "agent"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Start a new game; re-seed when ``seed`` is given."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
-    @abc.abstractmethod
-    def act(self, decision: BlockDecision) -> int:
-        """The chosen action; must be legal under ``decision.action_mask``."""
-
-    def params(self) -> dict[str, Any]:
-        """Parameters that define this agent (recorded in benchmark outputs)."""
-        return {}
-
-    def __repr__(self) -> str:
-        extra = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
-        return f"{type(self).__name__}({extra})"
 
 
 def decision_for(env: Any, agent_id: str) -> BlockDecision:
     """The :class:`BlockDecision` of ``agent_id`` from a (wrapped or raw) block env."""
-    raw = env.unwrapped
-    obs = raw.observe(agent_id)
-    return BlockDecision(
-        observation=obs["observation"],
-        action_mask=obs["action_mask"],
-        view=raw.public_view(agent_id),
-        game=raw.game,
-        codec=raw.codec,
-    )
+    return BlockDecision(env, agent_id)
