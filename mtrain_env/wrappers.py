@@ -5,7 +5,11 @@ three classic wrappers each read of ``agent_selection``, ``terminations``... wal
 failed lookups; in a fast env that costs more than the game itself (measured: the wrapped
 env ran at a third of the bare env's speed). These subclasses keep the wrappers'
 behaviour (they ARE the PettingZoo wrappers, ``isinstance`` holds) and only read the hot
-attributes straight from the unwrapped env, through C-level ``attrgetter`` properties.
+attributes straight from the unwrapped env, through C-level ``attrgetter`` properties,
+and give ``step``/``observe`` a fast path for the common case (a reset env, a live seat, a
+legal ``int`` action) that does exactly what the PettingZoo code does there; every other
+case goes through the PettingZoo code itself (measured: the wrappers cost 38 % on top of
+the bare env's instructions per step before the fast paths).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from gymnasium.spaces import Discrete
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -44,6 +49,32 @@ class TerminateIllegalWrapper(_HotAttributes, wrappers.TerminateIllegalWrapper):
         self._raw = env.unwrapped
         super().__init__(env, illegal_reward)
 
+    def observe(self, agent: Any) -> Any:
+        obs = self.env.observe(agent)
+        raw = self._raw
+        if agent == raw.agent_selection:  # remember the mask the next step is checked against
+            self._prev_obs = obs
+            self._prev_info = raw.infos.get(agent, {})
+        return obs
+
+    def step(self, action: Any) -> None:
+        raw = self._raw
+        agent = raw.agent_selection
+        obs = self._prev_obs
+        if (
+            isinstance(obs, dict)
+            and not self._terminated
+            and not raw.terminations[agent]
+            and not raw.truncations[agent]
+            and type(action) is int
+            and obs["action_mask"][action]
+        ):  # a legal action of a live seat: PettingZoo's code only forwards it
+            self._prev_obs = None
+            self._prev_info = None
+            self.env.step(action)
+        else:
+            super().step(action)
+
 
 class AssertOutOfBoundsWrapper(_HotAttributes, wrappers.AssertOutOfBoundsWrapper):
     __doc__ = wrappers.AssertOutOfBoundsWrapper.__doc__
@@ -51,6 +82,15 @@ class AssertOutOfBoundsWrapper(_HotAttributes, wrappers.AssertOutOfBoundsWrapper
     def __init__(self, env: AECEnv) -> None:
         self._raw = env.unwrapped
         super().__init__(env)
+        space = env.action_space(env.possible_agents[0])
+        self._num_actions = int(space.n) if isinstance(space, Discrete) and space.start == 0 else -1
+
+    def step(self, action: Any) -> None:
+        # Discrete(n).contains(x) for a Python int x is exactly 0 <= x < n
+        if type(action) is int and 0 <= action < self._num_actions:
+            self.env.step(action)
+        else:
+            super().step(action)
 
 
 class OrderEnforcingWrapper(_HotAttributes, wrappers.OrderEnforcingWrapper):
@@ -63,6 +103,18 @@ class OrderEnforcingWrapper(_HotAttributes, wrappers.OrderEnforcingWrapper):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         super().reset(seed=seed, options=options)
         self._raw = self.env.unwrapped
+
+    def step(self, action: Any) -> None:
+        if self._has_reset and self._raw.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)
+
+    def observe(self, agent: Any) -> Any:
+        if self._has_reset:
+            return self.env.observe(agent)
+        return super().observe(agent)
 
 
 def wrap(env: AECEnv, illegal_reward: float = -1.0) -> AECEnv:
