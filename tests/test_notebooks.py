@@ -36,3 +36,13 @@ def test_notebook_executes(name: str, monkeypatch: pytest.MonkeyPatch, tmp_path:
         o.get("output_type") in ("stream", "display_data") for c in book.cells for o in c.get("outputs", [])
     )
     assert os.environ["MTRAIN_NB_DEALS"] == "4"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_notebook_opens_with_a_markdown_title(name: str) -> None:
+    """Markdown cells are plain markdown (a stray prefix once turned every heading into text)."""
+    book = nbformat.read(NOTEBOOKS / name, as_version=4)
+    assert book.cells[0].cell_type == "markdown" and book.cells[0].source.startswith("# ")
+    for cell in book.cells:
+        if cell.cell_type == "markdown":
+            assert not cell.source.startswith("!"), cell.source[:40]
