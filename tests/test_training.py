@@ -713,10 +713,13 @@ def test_resumed_run_equals_the_uninterrupted_run(tmp_path: Path) -> None:
     """Stop after a checkpoint, resume (in worker processes), and compare with one straight run."""
     from training.train import Trainer
 
-    straight = Trainer(_tiny(tmp_path / "s", steps=384, checkpoint_every=128, snapshot_every=128)).run()
-    Trainer(_tiny(tmp_path / "k", steps=256, checkpoint_every=128, snapshot_every=128)).run()
+    kw: dict[str, Any] = dict(
+        checkpoint_every=128, snapshot_every=128, eval_every=128, eval_deals=1, eval_backend="local"
+    )
+    straight = Trainer(_tiny(tmp_path / "s", steps=384, **kw)).run()
+    Trainer(_tiny(tmp_path / "k", steps=256, **kw)).run()  # a finished run, then extended
     # resumed in worker processes: vec and workers change the speed, never the run
-    resumed_trainer = Trainer(_tiny(tmp_path / "k", steps=384, vec="sharded", workers=2), resume=True)
+    resumed_trainer = Trainer(_tiny(tmp_path / "k", steps=384, vec="sharded", workers=2, **kw), resume=True)
     resumed = resumed_trainer.run()
     assert resumed_trainer.start_step == 256 and resumed.num_timesteps == 384
     for p, q in zip(straight.policy.parameters(), resumed.policy.parameters(), strict=True):
@@ -725,6 +728,14 @@ def test_resumed_run_equals_the_uninterrupted_run(tmp_path: Path) -> None:
         straight.policy.optimizer.state_dict()["state"][0]["step"]
         == resumed.policy.optimizer.state_dict()["state"][0]["step"]
     )
+    # the same learning curve, each step evaluated once (not again where the first run ended)
+    assert (tmp_path / "k" / "curve.csv").read_text() == (tmp_path / "s" / "curve.csv").read_text()
+    assert [r.split(",")[0] for r in (tmp_path / "k" / "curve.csv").read_text().splitlines()[1:]] == [
+        "0",
+        "128",
+        "256",
+        "384",
+    ]
 
 
 def test_bc_collection_resumes_from_its_chunk_cache(tmp_path: Path) -> None:

@@ -616,7 +616,8 @@ class Trainer:
         if self.league.due(step):
             self.add_snapshot()
         if self.next_eval >= 0 and step >= self.next_eval:
-            self.run_eval()
+            if not self.curve or self.curve[-1]["step"] != step:  # an extended run evaluated it at its end
+                self.run_eval()
             while self.next_eval <= step:
                 self.next_eval += c.eval_every
         if step >= self.next_checkpoint:
