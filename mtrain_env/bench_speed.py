@@ -59,7 +59,7 @@ def bench_aec(make_env: Callable[[], object], seconds: float, seed: int = 0) -> 
                 if term or trunc:
                     env.step(None)  # type: ignore[attr-defined]
                     continue
-                legal = np.flatnonzero(obs["action_mask"])
+                legal = obs["action_mask"].nonzero()[0]  # the idiom, not np.flatnonzero's wrappers
                 env.step(int(legal[int(uniform[steps & _BLOCK_MASK] * len(legal))]))  # type: ignore[attr-defined]
                 steps += 1
         return steps

@@ -18,6 +18,8 @@ import numpy as np
 #: views are written with one table lookup per 8 features, no numpy call per view
 _FLOATS_OF_BYTE: list[bytes] = [struct.pack("<8f", *[(v >> i) & 1 for i in range(8)]) for v in range(256)]
 _F32_LE = np.dtype("<f4")
+#: joins straight into a bytearray (np.frombuffer of it is writable), no extra copy
+_join_bytearray = bytearray().join
 
 
 class View(NamedTuple):
@@ -56,8 +58,9 @@ class FlatLayout:
             offset += size
         self.binary_size = sum(int(np.prod(shape)) for _, shape, _ in binary)
         self._nbytes = (self.binary_size + 7) // 8
-        self._binary_bytes = 4 * self.binary_size
         self._pack_real = struct.Struct(f"<{self.size - self.binary_size}f").pack
+        used = 4 * (self.binary_size - 8 * (self._nbytes - 1))  # float bytes of the last byte's bits
+        self._last_byte_floats = [floats[:used] for floats in _FLOATS_OF_BYTE]
 
     def __getitem__(self, name: str) -> View:
         return self.views[name]
@@ -85,7 +88,9 @@ class FlatLayout:
         wrapped by a single ``np.frombuffer``: numpy's per-call cost, not arithmetic,
         dominates vectors this small. The result is writable and owns a fresh buffer.
         """
-        body = bytearray(b"".join(map(_FLOATS_OF_BYTE.__getitem__, bits.to_bytes(self._nbytes, "little"))))
-        del body[self._binary_bytes :]  # the padding bits of the last byte
-        body += self._pack_real(*real)
-        return np.frombuffer(body, dtype=_F32_LE)
+        packed = bits.to_bytes(self._nbytes, "little")
+        parts = list(map(_FLOATS_OF_BYTE.__getitem__, packed))
+        if parts:  # the last byte without its padding bits
+            parts[-1] = self._last_byte_floats[packed[-1]]
+        parts.append(self._pack_real(*real))
+        return np.frombuffer(_join_bytearray(parts), dtype=_F32_LE)
