@@ -31,4 +31,8 @@ def make_agent(name: str, seed: int | None = None, **params: Any) -> Agent:
     return REGISTRY[name](seed=seed, **params)
 
 
+# the trained-policy agent registers itself; imported here so that every process that
+# imports ``agents`` (tournament workers are spawned fresh) knows "ppo" (torch loads lazily)
+from agents import ppo as _ppo  # noqa: E402, F401
+
 __all__ = ["REGISTRY", "Agent", "Decision", "decision_for", "make_agent", "register"]

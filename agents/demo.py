@@ -16,7 +16,6 @@ import argparse
 import sys
 from typing import Any
 
-import agents.ppo  # noqa: F401  (registers the "ppo" agent)
 from agents import decision_for, make_agent
 
 DEFAULT_AGENTS = ("ppo", "planner", "greedy", "random")

@@ -495,3 +495,13 @@ def test_agent_spec_parsing() -> None:
         AgentSpec.parse("mc[rollouts]")
     assert make_plan(_config(None, agents=["random", "random"])).labels == ("random", "random#2")
     assert replace(_config(None), seed=1).seed == 1
+
+
+def test_reference_policy_plays_in_spawned_workers(tmp_path: Path) -> None:
+    """``ppo`` is known in fresh worker processes (they import only ``agents``), and the
+    reference policy plays the same games on 1 and 2 workers."""
+    kw = {"agents": ["ppo", "planner"], "num_players": 4, "deals": 2, "seed": 5, "plots": False}
+    one = run_tournament(_config(tmp_path / "w1", workers=1, **kw))
+    two = run_tournament(_config(tmp_path / "w2", workers=2, **kw))
+    assert (tmp_path / "w1/results.csv").read_bytes() == (tmp_path / "w2/results.csv").read_bytes()
+    assert {r.agent for r in two.rows} == {"ppo", "planner"} and one.aggregates() == two.aggregates()
