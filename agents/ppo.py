@@ -9,7 +9,7 @@ The policy file (``path``) is either a MaskablePPO archive (``model.zip`` as wri
 ``mtrain train``) or a policy-only file (``*.pt``, ``policy.save``, as league snapshots
 are); a training run's output directory means its ``policy.pt`` (else
 ``final_model.zip``). The default is the repository's reference policy
-``agents/policies/reference.zip``. A policy only fits the game configuration it was
+``agents/policies/reference.pt``. A policy only fits the game configuration it was
 trained on (same observation size and action count); a mismatch raises a ``ValueError``
 naming both.
 
@@ -32,7 +32,7 @@ from agents.base import Agent, Decision
 from agents.features import FeatureEncoder
 
 #: the repository's reference policy (default ``path``)
-REFERENCE_POLICY = Path(__file__).resolve().parent / "policies" / "reference.zip"
+REFERENCE_POLICY = Path(__file__).resolve().parent / "policies" / "reference.pt"
 
 _CACHE: dict[str, Any] = {}
 
