@@ -521,16 +521,16 @@ def test_behaviour_cloning_learns_a_deterministic_expert(test_agents: None) -> N
     from training import bc
 
     venv = DummyVecEnv([lambda: SingleAgentEnv(env_kwargs=SMALL) for _ in range(2)])
-    data = bc.collect(venv, "first_legal", 1500, seed=0)
+    data = bc.collect(venv, "first_legal", 3000, seed=0)  # a holdout of ~70 real choices
     obs_dim = SingleAgentEnv(env_kwargs=SMALL).raw.layout.size
     n_actions = 28 * (3 + 1) + 2  # T * (n + 1) + 2 for double-6 (T = 28) and 3 seats
-    assert data["obs"].shape == (1500, obs_dim) and data["mask"].shape == (1500, n_actions)
-    assert (data["mask"][np.arange(1500), data["action"]]).all()  # expert moves are legal
+    assert data["obs"].shape == (3000, obs_dim) and data["mask"].shape == (3000, n_actions)
+    assert (data["mask"][np.arange(3000), data["action"]]).all()  # expert moves are legal
     first = np.argmax(data["mask"], axis=1)
     assert (data["action"] == first).all()
+    th.manual_seed(0)  # before building the network: its init must not depend on earlier tests
     policy = _policy(obs_dim, n_actions)
-    th.manual_seed(0)
-    stats = bc.clone(policy, data, epochs=8, batch_size=128, lr=3e-3, seed=0)
+    stats = bc.clone(policy, data, epochs=15, batch_size=128, lr=3e-3, seed=0)
     assert stats["holdout_choice_share"] > 0.05
     assert stats["holdout_choice_accuracy"] > 0.85 > stats["uniform_choice_accuracy"] + 0.2
 
