@@ -62,7 +62,7 @@ class SeatDecision:
     @property
     def legal_actions(self) -> list[int]:
         """Legal actions, increasing."""
-        return np.flatnonzero(self.action_mask).tolist()
+        return self.action_mask.nonzero()[0].tolist()
 
 
 class Decision(SeatDecision):

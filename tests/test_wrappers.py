@@ -43,7 +43,7 @@ def test_fast_wrappers_match_pettingzoo_wrappers(seed: int) -> None:
         assert agent == stock.agent_selection  # type: ignore[attr-defined]
         snap = _snapshot(ours)
         assert snap == _snapshot(stock)
-        _obs, _r, term, trunc, _info = snap[0], snap[2], snap[3], snap[4], snap[5]
+        term, trunc = snap[3], snap[4]
         if term or trunc:
             action = None
         else:

@@ -609,6 +609,10 @@ class Trainer:
         write_curve(self.out, self.curve)
         return results
 
+    def evaluated_at(self, step: int) -> bool:
+        """The curve's last evaluation is at ``step``."""
+        return bool(self.curve) and self.curve[-1]["step"] == step
+
     def on_rollout_start(self) -> None:
         """Snapshot, evaluate and checkpoint, whichever is due (in that order)."""
         c = self.config
@@ -616,7 +620,7 @@ class Trainer:
         if self.league.due(step):
             self.add_snapshot()
         if self.next_eval >= 0 and step >= self.next_eval:
-            if not self.curve or self.curve[-1]["step"] != step:  # an extended run evaluated it at its end
+            if not self.evaluated_at(step):  # an extended run evaluated it at its end
                 self.run_eval()
             while self.next_eval <= step:
                 self.next_eval += c.eval_every
@@ -674,7 +678,7 @@ class Trainer:
     def _finish(self) -> None:
         c = self.config
         step = int(self.model.num_timesteps)
-        if c.eval_every > 0 and (not self.curve or self.curve[-1]["step"] != step):
+        if c.eval_every > 0 and not self.evaluated_at(step):
             self.run_eval()
         if self.model._last_obs is not None:
             self.checkpoint()
