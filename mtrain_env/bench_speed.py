@@ -14,6 +14,12 @@ run, on the same machine, as ratios (the machines are shared and noisy):
   but not counted as steps, just as our deal happens inside ``reset``.
 
 Targets (issue 2): ``env()`` >= 2x OpenSpiel, ``raw_env`` >= 3x, core >= 100k steps/s.
+
+Instructions per step, a load-independent figure (``--only`` runs one contender)::
+
+    perf stat -e instructions python -m mtrain_env.bench_speed --only raw_env --seconds 0
+    perf stat -e instructions python -m mtrain_env.bench_speed --only raw_env --seconds 10
+    # (second count - first count) / steps printed by the second
 """
 
 from __future__ import annotations
@@ -129,6 +135,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--seconds", type=float, default=30.0, help="total time per contender")
     parser.add_argument("--slices", type=int, default=10, help="interleaved measurements per contender")
     parser.add_argument("--players", type=int, default=4)
+    parser.add_argument(
+        "--only",
+        choices=("openspiel", "env", "raw_env", "core"),
+        help="run this contender alone for --seconds and print its steps (for a hardware counter: "
+        "`perf stat -e instructions`, minus a --seconds 0 run for the start-up)",
+    )
     args = parser.parse_args(argv)
 
     import mtrain_env
@@ -141,6 +153,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "raw_env": lambda: bench_aec(lambda: mtrain_env.raw_env(num_players=n), per),
         "core": lambda: bench_core(n, per),
     }
+    if args.only:
+        per = args.seconds
+        rate, steps = contenders[args.only]()
+        print(f"{args.only}: {steps} steps in {args.seconds:g} CPU s")
+        return {args.only: rate}
     # interleaved slices, so that drifting load on a shared machine hits every contender
     # alike; the ratio of medians is what we report
     rates: dict[str, list[float]] = {name: [] for name in contenders}
