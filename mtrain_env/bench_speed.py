@@ -45,7 +45,7 @@ def _uniform_block(seed: int) -> list[float]:
 def _timed(loop: Callable[[float], int], seconds: float) -> tuple[float, int]:
     start = _clock()
     steps = loop(seconds)
-    return steps / (_clock() - start), steps
+    return steps / max(_clock() - start, 1e-9), steps
 
 
 def bench_aec(make_env: Callable[[], object], seconds: float, seed: int = 0) -> tuple[float, int]:
