@@ -9,6 +9,7 @@ Used by every game of this package (Mexican Train, partnership block dominoes).
 from __future__ import annotations
 
 import struct
+import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -17,7 +18,12 @@ import numpy as np
 #: byte value -> the little-endian float32 bytes of its 8 bits (bit 0 first): the 0/1
 #: views are written with one table lookup per 8 features, no numpy call per view
 _FLOATS_OF_BYTE: list[bytes] = [struct.pack("<8f", *[(v >> i) & 1 for i in range(8)]) for v in range(256)]
-_F32_LE = np.dtype("<f4")
+#: little-endian float32; the scalar type where that is native (numpy takes a type faster
+#: than a dtype instance, and this runs once per observation)
+_F32_LE: type[np.float32] | np.dtype[np.float32] = (
+    np.float32 if sys.byteorder == "little" else np.dtype("<f4")
+)
+_float_bytes_of_byte = _FLOATS_OF_BYTE.__getitem__
 #: joins straight into a bytearray (np.frombuffer of it is writable), no extra copy
 _join_bytearray = bytearray().join
 
@@ -89,8 +95,8 @@ class FlatLayout:
         dominates vectors this small. The result is writable and owns a fresh buffer.
         """
         packed = bits.to_bytes(self._nbytes, "little")
-        parts = list(map(_FLOATS_OF_BYTE.__getitem__, packed))
+        parts = list(map(_float_bytes_of_byte, packed))
         if parts:  # the last byte without its padding bits
             parts[-1] = self._last_byte_floats[packed[-1]]
         parts.append(self._pack_real(*real))
-        return np.frombuffer(_join_bytearray(parts), dtype=_F32_LE)
+        return np.frombuffer(_join_bytearray(parts), _F32_LE)

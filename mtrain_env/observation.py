@@ -68,7 +68,11 @@ class ObservationEncoder:
     """Fills observation vectors for one game; precomputes every offset once.
 
     All 0/1 features are OR-ed into one Python int at their bit offsets and unpacked in
-    a single numpy call; the few real-valued features are written as one list.
+    a single pass; the real-valued features are collected in one list on the way (by
+    table lookup, not arithmetic). The features after ``table`` are OR-ed at offsets
+    relative to ``train_started``, so the many small ORs work on shorter ints and only the
+    final combination touches the full width. This encoder is about half of a ``raw_env`` step: it is
+    written for CPython's specializing interpreter (plain loops over precomputed tuples).
     """
 
     def __init__(self, game: MexicanTrain, layout: ObservationLayout) -> None:
@@ -76,106 +80,115 @@ class ObservationEncoder:
         self.layout = layout
         c = game.config
         self.n = n = c.num_players
-        self.pips = c.max_pips + 1
+        self.pips = pips = c.max_pips + 1
         self.num_tiles = c.num_tiles
         self.w = c.num_trains
         views = layout.views
         start = {name: v.slice.start for name, v in views.items()}
         self._o_hand = start["hand"]
         self._o_table = start["table"]
-        self._o_started = start["train_started"]
-        self._o_end = start["train_end"]
-        self._o_marker = start["train_marker"]
-        self._o_double = start["train_double"]
-        self._o_pfirst = start["pending_first"]
-        self._o_phase = start["phase"]
-        self._o_engine = start["engine"]
-        self._o_ftd = start["first_turn_done"]
-        self._o_void = start["opponent_void"]
+        self._o_rest = base = start["train_started"]  # every view after "table" is OR-ed relative to it
+        if min(o for name, o in start.items() if name not in ("hand", "table")) != base:
+            raise AssertionError("the views after hand and table must start at train_started")
+        rel = {name: o - base for name, o in start.items()}
+        self._o_double = rel["train_double"]
+        self._o_pfirst = rel["pending_first"]
         self._session = "round" in views
-        self._o_round = start.get("round", 0)
-        self._hand_scale = 1.0 / c.hand_size
-        self._len_scale = 1.0 / self.pips
-        self._tile_scale = 1.0 / c.num_tiles
-        self._score_scale = 1.0 / (c.hand_size * c.max_pips)
-        # per observer: absolute trains / seats in relative order
-        self._train_order = [[(s + k) % n for k in range(n)] + [n] for s in range(n)]
-        self._seat_order = [[(s + k) % n for k in range(n)] for s in range(n)]
-        self._opponents = [order[1:] for order in self._seat_order]
+        self._o_round = rel.get("round", 0)
+        self._reverse = c.satisfy_in_reverse_order
         self._fill = layout.fill
-        self._rel_train = [{t: k for k, t in enumerate(order)} for order in self._train_order]
+        # per observer: absolute trains / seats in relative order
+        train_order = [[(s + k) % n for k in range(n)] + [n] for s in range(n)]
+        seat_order = [[(s + k) % n for k in range(n)] for s in range(n)]
+        self._seat_order = seat_order
+        self._rel_train = [{t: k for k, t in enumerate(order)} for order in train_order]
         # per observer, per relative train k: (absolute train, started bit, one-hot end base bit)
+        o_started, o_end = rel["train_started"], rel["train_end"]
         self._train_bits = [
-            [(t, 1 << (self._o_started + k), 1 << (self._o_end + k * self.pips)) for k, t in enumerate(order)]
-            for order in self._train_order
+            tuple((t, 1 << (o_started + k), 1 << (o_end + k * pips)) for k, t in enumerate(order))
+            for order in train_order
         ]
-        # per observer, per relative seat k: (absolute seat, marker bit, first-turn bit)
-        self._seat_bits = [
-            [(q, 1 << (self._o_marker + k), 1 << (self._o_ftd + k)) for k, q in enumerate(seats)]
-            for seats in self._seat_order
+        # the observer's own marker / first-turn bits (relative seat 0), then per opponent k:
+        # (absolute seat, marker bit, first-turn bit, void shift)
+        self._own_marker_bit = 1 << rel["train_marker"]
+        self._own_done_bit = 1 << rel["first_turn_done"]
+        o_marker, o_done, o_void = rel["train_marker"], rel["first_turn_done"], rel["opponent_void"]
+        self._opponent_bits = [
+            tuple(
+                (q, 1 << (o_marker + k), 1 << (o_done + k), o_void + (k - 1) * pips)
+                for k, q in enumerate(seats)
+                if k
+            )
+            for seats in seat_order
         ]
-        self._void_shift = [
-            [(q, self._o_void + (k - 1) * self.pips) for k, q in enumerate(seats) if k]
-            for seats in self._seat_order
-        ]
-        self._phase_bits = {
-            Phase.SEEK_ENGINE: 1 << self._o_phase,
-            Phase.OPENING: 1 << (self._o_phase + 1),
-            Phase.NORMAL: 1 << (self._o_phase + 2),
-        }
-        self._owes_bit = 1 << (self._o_phase + 3)
-        self._drawn_bit = 1 << (self._o_phase + 4)
+        self._engine_bits = [1 << (rel["engine"] + v) for v in range(pips)]
+        o_phase = rel["phase"]
+        # indexed by Phase (an IntEnum: list indexing is C-level, hashing a member is not)
+        self._phase_bits = [0] * (max(Phase) + 1)
+        self._phase_bits[Phase.SEEK_ENGINE] = 1 << o_phase
+        self._phase_bits[Phase.OPENING] = 1 << (o_phase + 1)
+        self._phase_bits[Phase.NORMAL] = 1 << (o_phase + 2)
+        self._owes_bit = 1 << (o_phase + 3)
+        self._drawn_bit = 1 << (o_phase + 4)
+        # real-valued features by count: the documented quotients, looked up
+        self._scaled_length = [k / pips for k in range(c.num_tiles + 1)]
+        self._scaled_hand = [k / c.hand_size for k in range(c.num_tiles + 1)]
+        self._scaled_boneyard = [k / c.num_tiles for k in range(c.num_tiles + 1)]
+        self._score_scale = 1.0 / (c.hand_size * c.max_pips)
 
     def encode(self, s: GameState, seat: int) -> np.ndarray:
         """The observation vector of ``seat`` (public state + its own hand only)."""
         trains = s.trains
         ends = s.ends
-        bits = s.hands[seat] << self._o_hand | s.table << self._o_table
-        for t, started_bit, end_base in self._train_bits[seat]:
-            if trains[t]:
-                bits |= started_bit
-            bits |= end_base << ends[t]
-        markers = s.markers
-        done = s.first_turn_done
-        for q, marker_bit, done_bit in self._seat_bits[seat]:
-            if markers[q]:
-                bits |= marker_bit
-            if done[q]:
-                bits |= done_bit
+        rest = self._phase_bits[s.phase] | self._engine_bits[s.engine]
+        real: list[float] = []
+        scaled_length = self._scaled_length
+        for t, started_bit, end_bit in self._train_bits[seat]:
+            train = trains[t]
+            if train:
+                rest |= started_bit
+            rest |= end_bit << ends[t]
+            real.append(scaled_length[len(train)])
+        if s.owes:
+            rest |= self._owes_bit
+        if s.has_drawn:
+            rest |= self._drawn_bit
         pending_count = 0
         if s.pending or s.turn_doubles:
             rel = self._rel_train[seat]
             o_double = self._o_double
             for t in s.pending:
-                bits |= 1 << (o_double + rel[t])
+                rest |= 1 << (o_double + rel[t])
             for t in s.turn_doubles:
-                bits |= 1 << (o_double + rel[t])
+                rest |= 1 << (o_double + rel[t])
             if s.pending and s.phase == Phase.NORMAL:
-                head = s.pending[-1] if self.game._reverse else s.pending[0]
-                bits |= 1 << (self._o_pfirst + rel[head])
+                head = s.pending[-1] if self._reverse else s.pending[0]
+                rest |= 1 << (self._o_pfirst + rel[head])
                 pending_count = len(s.pending)
-        bits |= self._phase_bits.get(s.phase, 0)
-        if s.owes:
-            bits |= self._owes_bit
-        if s.has_drawn:
-            bits |= self._drawn_bit
-        bits |= 1 << (self._o_engine + s.engine)
+        real.append(pending_count)
+        real.append(self._scaled_boneyard[len(s.boneyard)])
+        markers = s.markers
+        done = s.first_turn_done
         voids = s.voids
-        for q, shift in self._void_shift[seat]:
-            if voids[q]:
-                bits |= voids[q] << shift
-        if self._session:
-            bits |= 1 << (self._o_round + s.round_index)
         hands = s.hands
-        len_scale = self._len_scale
-        hand_scale = self._hand_scale
-        real = [
-            *[len(trains[t]) * len_scale for t in self._train_order[seat]],
-            pending_count,
-            len(s.boneyard) * self._tile_scale,
-            *[hands[q].bit_count() * hand_scale for q in self._opponents[seat]],
-        ]
+        if markers[seat]:
+            rest |= self._own_marker_bit
+        if done[seat]:
+            rest |= self._own_done_bit
+        scaled_hand = self._scaled_hand
+        for q, marker_bit, done_bit, void_shift in self._opponent_bits[seat]:
+            if markers[q]:
+                rest |= marker_bit
+            if done[q]:
+                rest |= done_bit
+            void = voids[q]
+            if void:
+                rest |= void << void_shift
+            real.append(scaled_hand[hands[q].bit_count()])
         if self._session:
+            rest |= 1 << (self._o_round + s.round_index)
+            scores = s.scores
             score_scale = self._score_scale
-            real += [s.scores[q] * score_scale for q in self._seat_order[seat]]
-        return self._fill(bits, real)
+            for q in self._seat_order[seat]:
+                real.append(scores[q] * score_scale)
+        return self._fill(hands[seat] << self._o_hand | s.table << self._o_table | rest << self._o_rest, real)
