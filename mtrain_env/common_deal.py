@@ -28,8 +28,8 @@ def shuffled_hands(
         raise ValueError(
             f"{num_hands} hands of {hand_size} need {num_hands * hand_size} tiles, pool has {len(pool)}"
         )
-    order = rng.permutation(len(pool))
-    shuffled = [pool[int(j)] for j in order]
+    # .tolist(): iterating the numpy array itself would make a numpy scalar per tile
+    shuffled = [pool[j] for j in rng.permutation(len(pool)).tolist()]
     hands = []
     for h in range(num_hands):
         mask = 0

@@ -268,6 +268,22 @@ class TileGameEnv(AECEnv, EzPickle):
             "action_mask": self._mask if seat == s.current else self._zero_mask,
         }
 
+    def last(
+        self, observe: bool = True
+    ) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
+        """(observation, cumulative reward, terminated, truncated, info) of the agent on turn.
+
+        ``AECEnv.last`` without its extra frame: it runs once per step of every game.
+        """
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
     def step(self, action: int | None) -> None:
         s = self._state
         if s is None:
@@ -276,7 +292,13 @@ class TileGameEnv(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        move = self._to_move(s, action)  # validates; raises before any change
+        # the common case inline (a legal plain int); anything else is checked by _to_move
+        if type(action) is int and 0 <= action < self._num_actions:
+            move = self._action_to_move[s.current][action]
+            if move not in self._legal:
+                move = self._to_move(s, action)  # raises before any change
+        else:
+            move = self._to_move(s, action)  # validates; raises before any change
         self._cumulative_rewards[agent] = 0.0
         if self._rewards_given:
             self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -325,7 +347,7 @@ class TileGameEnv(AECEnv, EzPickle):
             to_action = self._move_to_action[seat]
             for m in legal:
                 buf[to_action[m]] = 1
-            self._mask = np.frombuffer(buf, dtype=np.int8)
+            self._mask = np.frombuffer(buf, np.int8)
         else:
             self._mask = self._zero_mask
         self.agent_selection = agent = self.possible_agents[seat]

@@ -20,6 +20,8 @@ from mtrain_env.layout import FlatLayout, View
 
 __all__ = ["PHASE_FLAGS", "ObservationEncoder", "ObservationLayout", "View"]
 
+_NORMAL = Phase.NORMAL  # a module constant: reading an enum member off its class costs a lookup
+
 #: The phase flags, in order (several may be set at once).
 PHASE_FLAGS: tuple[str, ...] = ("seek_engine", "opening", "normal", "owes_tile", "has_drawn")
 
@@ -82,7 +84,7 @@ class ObservationEncoder:
         self.n = n = c.num_players
         self.pips = pips = c.max_pips + 1
         self.num_tiles = c.num_tiles
-        self.w = c.num_trains
+        self.w = w = c.num_trains
         views = layout.views
         start = {name: v.slice.start for name, v in views.items()}
         self._o_hand = start["hand"]
@@ -103,10 +105,15 @@ class ObservationEncoder:
         self._seat_order = seat_order
         self._rel_train = [{t: k for k, t in enumerate(order)} for order in train_order]
         # per observer, per relative train k: (absolute train, started bit, one-hot end base bit)
+        # per observer, per relative train k: (absolute train, bits by open end when the train
+        # has left the station, bits by open end when it has not): one lookup, one OR a train
         o_started, o_end = rel["train_started"], rel["train_end"]
+        started_end = [
+            [1 << (o_started + k) | 1 << (o_end + k * pips + v) for v in range(pips)] for k in range(w)
+        ]
+        station_end = [[1 << (o_end + k * pips + v) for v in range(pips)] for k in range(w)]
         self._train_bits = [
-            tuple((t, 1 << (o_started + k), 1 << (o_end + k * pips)) for k, t in enumerate(order))
-            for order in train_order
+            tuple((t, started_end[k], station_end[k]) for k, t in enumerate(order)) for order in train_order
         ]
         # the observer's own marker / first-turn bits (relative seat 0), then per opponent k:
         # (absolute seat, marker bit, first-turn bit, void shift)
@@ -143,12 +150,14 @@ class ObservationEncoder:
         rest = self._phase_bits[s.phase] | self._engine_bits[s.engine]
         real: list[float] = []
         scaled_length = self._scaled_length
-        for t, started_bit, end_bit in self._train_bits[seat]:
+        for t, started_end, station_end in self._train_bits[seat]:
             train = trains[t]
             if train:
-                rest |= started_bit
-            rest |= end_bit << ends[t]
-            real.append(scaled_length[len(train)])
+                rest |= started_end[ends[t]]
+                real.append(scaled_length[len(train)])
+            else:
+                rest |= station_end[ends[t]]
+                real.append(0.0)
         if s.owes:
             rest |= self._owes_bit
         if s.has_drawn:
@@ -161,7 +170,7 @@ class ObservationEncoder:
                 rest |= 1 << (o_double + rel[t])
             for t in s.turn_doubles:
                 rest |= 1 << (o_double + rel[t])
-            if s.pending and s.phase == Phase.NORMAL:
+            if s.pending and s.phase == _NORMAL:
                 head = s.pending[-1] if self._reverse else s.pending[0]
                 rest |= 1 << (self._o_pfirst + rel[head])
                 pending_count = len(s.pending)

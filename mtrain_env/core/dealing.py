@@ -29,7 +29,9 @@ def random_deal(config: GameConfig, engine_value: int, rng: np.random.Generator)
     """
     tiles = config.tiles
     engine_id = tiles.double_id(engine_value)
-    pool = [i for i in range(tiles.num_tiles) if config.engine_holder_opens or i != engine_id]
+    pool = list(range(tiles.num_tiles))
+    if not config.engine_holder_opens:
+        del pool[engine_id]
     hands, rest = shuffled_hands(pool, config.num_players, config.hand_size, rng)
     # the shuffled order is the draw order: the first remaining tile is drawn first
     return Deal(hands, rest[::-1])
