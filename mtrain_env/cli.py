@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("bench-speed", help="steps/s of the env against OpenSpiel's python_team_dominoes")
     p.add_argument("--seconds", type=float, default=30.0, help="total CPU seconds per contender")
-    p.add_argument("--slices", type=int, default=10)
+    p.add_argument("--slices", type=int, default=30, help="interleaved measurements per contender")
     p.set_defaults(func=bench_speed)
     for module_name in SUBCOMMAND_MODULES:
         try:
