@@ -109,18 +109,20 @@ def bench_openspiel(seconds: float, seed: int = 0) -> tuple[float, int]:
 
     game = pyspiel.load_game("python_team_dominoes")
     observer = make_observation(game, pyspiel.IIGObservationType(perfect_recall=False))
-    rng = np.random.default_rng(seed)
     uniform = _uniform_block(seed)
+    deal_uniform = _uniform_block(seed + 1)
 
     def loop(budget: float) -> int:
         steps = 0
+        dealt = 0
         end = _clock() + budget
         while _clock() < end:
             state = game.new_initial_state()
             while not state.is_terminal():
-                if state.is_chance_node():
+                if state.is_chance_node():  # the deal: the same cheap random choice
                     outcomes = state.chance_outcomes()
-                    state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+                    state.apply_action(outcomes[int(deal_uniform[dealt & _BLOCK_MASK] * len(outcomes))][0])
+                    dealt += 1
                     continue
                 player = state.current_player()
                 observer.set_from(state, player)
