@@ -50,7 +50,7 @@ class MexicanTrain:
         self._doubles = self.tiles.doubles
         self._other = self.tiles.other_end
         self._pip_width = config.max_pips + 1
-        self._seats = range(self.n)
+        self._other_seats = [tuple(q for q in range(self.n) if q != p) for p in range(self.n)]
         c = config
         self._any_play_unmarks = c.marker_off_by_any_play_on_it
         self._owner_anywhere_unmarks = c.marker_off_by_owner_play_anywhere
@@ -123,6 +123,11 @@ class MexicanTrain:
     def legal_moves(self, s: GameState) -> list[int]:
         """The legal moves of the seat on turn, in increasing order (R9-R22)."""
         phase = s.phase
+        if phase == NORMAL:  # the common case first
+            moves = self._plays(s)
+            if moves:
+                return moves
+            return [self.draw] if self._may_draw(s) else [self.pass_]
         if phase >= ROUND_OVER:
             return []
         if phase == SEEK_ENGINE:
@@ -165,10 +170,13 @@ class MexicanTrain:
         if s.owes and self._cover_own:
             return [s.turn_doubles[-1]]  # variant cover_own_double_on_it
         # R14: own train, the Mexican train, and marked trains once ours has left the station
-        if s.trains[p] and True in s.markers:
+        targets = [p, self.mexican]
+        if s.trains[p]:
             markers = s.markers
-            return [p, self.mexican, *[q for q in self._seats if markers[q] and q != p]]
-        return [p, self.mexican]
+            for q in self._other_seats[p]:
+                if markers[q]:
+                    targets.append(q)
+        return targets
 
     def _may_draw(self, s: GameState) -> bool:
         """R16: one draw per owed tile; ``draw_until_engine_match`` draws on without a train."""
