@@ -11,6 +11,7 @@ from __future__ import annotations
 import struct
 import sys
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -23,7 +24,6 @@ _FLOATS_OF_BYTE: list[bytes] = [struct.pack("<8f", *[(v >> i) & 1 for i in range
 _F32_LE: type[np.float32] | np.dtype[np.float32] = (
     np.float32 if sys.byteorder == "little" else np.dtype("<f4")
 )
-_float_bytes_of_byte = _FLOATS_OF_BYTE.__getitem__
 #: joins straight into a bytearray (np.frombuffer of it is writable), no extra copy
 _join_bytearray = bytearray().join
 
@@ -65,8 +65,7 @@ class FlatLayout:
         self.binary_size = sum(int(np.prod(shape)) for _, shape, _ in binary)
         self._nbytes = (self.binary_size + 7) // 8
         self._pack_real = struct.Struct(f"<{self.size - self.binary_size}f").pack
-        used = 4 * (self.binary_size - 8 * (self._nbytes - 1))  # float bytes of the last byte's bits
-        self._last_byte_floats = [floats[:used] for floats in _FLOATS_OF_BYTE]
+        self._binary_float_bytes = 4 * self.binary_size
 
     def __getitem__(self, name: str) -> View:
         return self.views[name]
@@ -90,13 +89,15 @@ class FlatLayout:
     def fill(self, bits: int, real: Sequence[float]) -> np.ndarray:
         """A new float32 vector: bit ``i`` of ``bits`` -> element ``i`` (0/1 views), then ``real``.
 
-        Built as bytes (a table lookup per 8 bits, one ``struct`` pack for the reals) and
+        Built as bytes (one table lookup per 8 bits, one ``struct`` pack for the reals) and
         wrapped by a single ``np.frombuffer``: numpy's per-call cost, not arithmetic,
         dominates vectors this small. The result is writable and owns a fresh buffer.
         """
         packed = bits.to_bytes(self._nbytes, "little")
-        parts = list(map(_float_bytes_of_byte, packed))
-        if parts:  # the last byte without its padding bits
-            parts[-1] = self._last_byte_floats[packed[-1]]
-        parts.append(self._pack_real(*real))
-        return np.frombuffer(_join_bytearray(parts), _F32_LE)
+        if len(packed) > 1:  # itemgetter: every byte's floats in one C call
+            out = _join_bytearray(itemgetter(*packed)(_FLOATS_OF_BYTE))
+        else:
+            out = bytearray(_FLOATS_OF_BYTE[packed[0]] if packed else b"")
+        del out[self._binary_float_bytes :]  # the last byte's padding bits, if any
+        out += self._pack_real(*real)
+        return np.frombuffer(out, _F32_LE)
