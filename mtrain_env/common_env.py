@@ -268,22 +268,6 @@ class TileGameEnv(AECEnv, EzPickle):
             "action_mask": self._mask if seat == s.current else self._zero_mask,
         }
 
-    def last(
-        self, observe: bool = True
-    ) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]:
-        """(observation, cumulative reward, terminated, truncated, info) of the agent on turn.
-
-        ``AECEnv.last`` without its extra frame: it runs once per step of every game.
-        """
-        agent = self.agent_selection
-        return (
-            self.observe(agent) if observe else None,
-            self._cumulative_rewards[agent],
-            self.terminations[agent],
-            self.truncations[agent],
-            self.infos[agent],
-        )
-
     def step(self, action: int | None) -> None:
         s = self._state
         if s is None:
