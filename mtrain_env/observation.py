@@ -73,8 +73,9 @@ class ObservationEncoder:
     a single pass; the real-valued features are collected in one list on the way (by
     table lookup, not arithmetic). The features after ``table`` are OR-ed at offsets
     relative to ``train_started``, so the many small ORs work on shorter ints and only the
-    final combination touches the full width. This encoder is about half of a ``raw_env`` step: it is
-    written for CPython's specializing interpreter (plain loops over precomputed tuples).
+    final combination touches the full width. This encoder is about 40% of a ``raw_env``
+    step; it is written for CPython's specializing interpreter (plain loops over
+    precomputed tuples; ``map``/``compress``/``sum`` versions measured slower on 3.11).
     """
 
     def __init__(self, game: MexicanTrain, layout: ObservationLayout) -> None:
@@ -104,7 +105,6 @@ class ObservationEncoder:
         seat_order = [[(s + k) % n for k in range(n)] for s in range(n)]
         self._seat_order = seat_order
         self._rel_train = [{t: k for k, t in enumerate(order)} for order in train_order]
-        # per observer, per relative train k: (absolute train, started bit, one-hot end base bit)
         # per observer, per relative train k: (absolute train, bits by open end when the train
         # has left the station, bits by open end when it has not): one lookup, one OR a train
         o_started, o_end = rel["train_started"], rel["train_end"]
