@@ -14,13 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from mtrain_env.core.config import GameConfig
-from mtrain_env.core.rules import MexicanTrain
+from mtrain_env.core.rules import NORMAL, MexicanTrain
 from mtrain_env.core.state import GameState, Phase
 from mtrain_env.layout import FlatLayout, View
 
 __all__ = ["PHASE_FLAGS", "ObservationEncoder", "ObservationLayout", "View"]
-
-_NORMAL = Phase.NORMAL  # a module constant: reading an enum member off its class costs a lookup
 
 #: The phase flags, in order (several may be set at once).
 PHASE_FLAGS: tuple[str, ...] = ("seek_engine", "opening", "normal", "owes_tile", "has_drawn")
@@ -82,10 +80,7 @@ class ObservationEncoder:
         self.game = game
         self.layout = layout
         c = game.config
-        self.n = n = c.num_players
-        self.pips = pips = c.max_pips + 1
-        self.num_tiles = c.num_tiles
-        self.w = w = c.num_trains
+        n, pips, w = c.num_players, c.max_pips + 1, c.num_trains
         views = layout.views
         start = {name: v.slice.start for name, v in views.items()}
         self._o_hand = start["hand"]
@@ -98,7 +93,7 @@ class ObservationEncoder:
         self._o_pfirst = rel["pending_first"]
         self._session = "round" in views
         self._o_round = rel.get("round", 0)
-        self._reverse = c.satisfy_in_reverse_order
+        self._first_pending = game.first_pending
         self._fill = layout.fill
         # per observer: absolute trains / seats in relative order
         train_order = [[(s + k) % n for k in range(n)] + [n] for s in range(n)]
@@ -170,9 +165,8 @@ class ObservationEncoder:
                 rest |= 1 << (o_double + rel[t])
             for t in s.turn_doubles:
                 rest |= 1 << (o_double + rel[t])
-            if s.pending and s.phase == _NORMAL:
-                head = s.pending[-1] if self._reverse else s.pending[0]
-                rest |= 1 << (self._o_pfirst + rel[head])
+            if s.pending and s.phase == NORMAL:  # binding from the end of the opening (R13, R20)
+                rest |= 1 << (self._o_pfirst + rel[self._first_pending(s)])
                 pending_count = len(s.pending)
         real.append(pending_count)
         real.append(self._scaled_boneyard[len(s.boneyard)])

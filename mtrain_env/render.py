@@ -77,7 +77,7 @@ def render_text(game: MexicanTrain, s: GameState) -> str:
 def _is_head(game: MexicanTrain, s: GameState, t: int) -> bool:
     if not s.pending or s.phase != Phase.NORMAL:
         return False
-    return t == (s.pending[-1] if game._reverse else s.pending[0])
+    return t == game.first_pending(s)
 
 
 def render_rgb(game: MexicanTrain, s: GameState) -> np.ndarray:

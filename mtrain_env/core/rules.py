@@ -166,7 +166,7 @@ class MexicanTrain:
             return [p]  # R9 / one_tile_opening: own train only
         if s.pending and not s.tiles_this_turn:
             # R20/R21: the next tile goes on the first unsatisfied double
-            return [s.pending[-1] if self._reverse else s.pending[0]]
+            return [self.first_pending(s)]
         if s.owes and self._cover_own:
             return [s.turn_doubles[-1]]  # variant cover_own_double_on_it
         # R14: own train, the Mexican train, and marked trains once ours has left the station
@@ -177,6 +177,11 @@ class MexicanTrain:
                 if markers[q]:
                     targets.append(q)
         return targets
+
+    def first_pending(self, s: GameState) -> int:
+        """The train whose unsatisfied double is satisfied first (R21: in the order played;
+        ``satisfy_in_reverse_order``: the last one first). Needs ``s.pending``."""
+        return s.pending[-1] if self._reverse else s.pending[0]
 
     def _may_draw(self, s: GameState) -> bool:
         """R16: one draw per owed tile; ``draw_until_engine_match`` draws on without a train."""
@@ -352,7 +357,7 @@ class MexicanTrain:
         match = self._match
         ends = s.ends
         if s.pending:
-            v = ends[s.pending[-1] if self._reverse else s.pending[0]]
+            v = ends[self.first_pending(s)]
             return not any(h & match[v] for h in s.hands)
         any_end = 0
         for e in ends:
