@@ -158,18 +158,18 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     import mtrain_env
 
     n = args.players
-    per = args.seconds / args.slices
-    contenders: dict[str, Callable[[], tuple[float, int]]] = {
-        "openspiel": lambda: bench_openspiel(per),
-        "env": lambda: bench_aec(lambda: mtrain_env.env(num_players=n), per),
-        "raw_env": lambda: bench_aec(lambda: mtrain_env.raw_env(num_players=n), per),
-        "core": lambda: bench_core(n, per),
+    # name -> (CPU seconds -> (steps/s, steps))
+    contenders: dict[str, Callable[[float], tuple[float, int]]] = {
+        "openspiel": bench_openspiel,
+        "env": lambda sec: bench_aec(lambda: mtrain_env.env(num_players=n), sec),
+        "raw_env": lambda sec: bench_aec(lambda: mtrain_env.raw_env(num_players=n), sec),
+        "core": lambda sec: bench_core(n, sec),
     }
     if args.only:
-        per = args.seconds
-        rate, steps = contenders[args.only]()
+        rate, steps = contenders[args.only](args.seconds)
         print(f"{args.only}: {steps} steps in {args.seconds:g} CPU s")
         return {args.only: rate}
+    per = args.seconds / args.slices
     # Interleaved slices, the order reversed every other slice, so that drifting load on a
     # shared machine hits every contender alike. Each ratio is taken within a slice (the two
     # measurements seconds apart) and the median over slices is reported.
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     for i in tqdm(range(args.slices), desc="slices", unit="slice"):
         for name in order if i % 2 == 0 else order[::-1]:
-            rates[name].append(contenders[name]()[0])
+            rates[name].append(contenders[name](per)[0])
     results = {name: float(np.median(r)) for name, r in rates.items()}
     print(f"{n}-player double-12, random legal play, {args.slices} interleaved slices of {per:g} CPU s:")
     for name, rate in results.items():

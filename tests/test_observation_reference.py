@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import mtrain_env
+from mtrain_env.core.serialize import MEXICAN
 from tests.test_codec_layout import doc_tile_id
 
 CONFIGS = [
@@ -40,7 +41,7 @@ def reference_observation(env: Any, d: dict[str, Any], seat: int) -> dict[str, n
     trains = [*d["trains"], d["mexican_train"]]
     order = [(seat + k) % n for k in range(n)]  # relative seats
     rel_train = [*order, n]  # relative trains: own, next seats, Mexican
-    ref_of = {t: t for t in range(n)} | {"mexican": n}
+    ref_of = {t: t for t in range(n)} | {MEXICAN: n}
     pending = [ref_of[t] for t in d["pending_doubles"]]
     turn_doubles = [ref_of[t] for t in d["turn_doubles"]]
     v = {name: np.zeros(view.shape, dtype=np.float32) for name, view in env.observation_layout.items()}
