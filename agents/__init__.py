@@ -1,38 +1,28 @@
-"""Agents for Mexican Train behind one interface (:mod:`agents.base`).
+"""Agents behind one leak-free interface, the one play loop, and the tournament harness.
 
-``make_agent(name, seed=..., **params)`` builds a registered agent by name.
+* :mod:`agents.base`: the interface every agent of every game implements;
+* :mod:`agents.registry`: agents by name (``make_agent("planner", seed=0)``,
+  ``make_agent("classic", game="block")``);
+* :mod:`agents.play`: THE play loop (every caller plays games through it);
+* :mod:`agents.mexican_train` and :mod:`agents.block`: each game's agents;
+* :mod:`agents.tournament`: duplicate-deal tournaments, generic over both games.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from agents.mexican_train.base import Agent, Decision, decision_for
+from agents.registry import REGISTRIES, agent_class, agent_names, make_agent, register
 
-from agents.base import Agent, Decision, decision_for
-from agents.greedy import GreedyAgent
-from agents.mc import MCAgent
-from agents.planner import PlannerAgent
-from agents.random_agent import RandomAgent
+#: the Mexican Train agent table (name -> class, or its "module:Class" path until first use)
+REGISTRY = REGISTRIES["mexican_train"]
 
-REGISTRY: dict[str, type[Agent]] = {
-    cls.name: cls for cls in (RandomAgent, GreedyAgent, PlannerAgent, MCAgent)
-}
-
-
-def register(cls: type[Agent]) -> type[Agent]:
-    """Add an agent class to the registry under ``cls.name``."""
-    REGISTRY[cls.name] = cls
-    return cls
-
-
-def make_agent(name: str, seed: int | None = None, **params: Any) -> Agent:
-    """Instantiate a registered agent; ``ValueError`` naming the known ones otherwise."""
-    if name not in REGISTRY:
-        raise ValueError(f"unknown agent {name!r}; known: {sorted(REGISTRY)}")
-    return REGISTRY[name](seed=seed, **params)
-
-
-# the trained-policy agent registers itself; imported here so that every process that
-# imports ``agents`` (tournament workers are spawned fresh) knows "ppo" (torch loads lazily)
-from agents import ppo as _ppo  # noqa: E402, F401
-
-__all__ = ["REGISTRY", "Agent", "Decision", "decision_for", "make_agent", "register"]
+__all__ = [
+    "REGISTRY",
+    "Agent",
+    "Decision",
+    "agent_class",
+    "agent_names",
+    "decision_for",
+    "make_agent",
+    "register",
+]

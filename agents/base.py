@@ -1,11 +1,11 @@
-"""The one small agent interface: an agent sees only what its seat may know.
+"""The agent interface shared by every game: an agent sees only what its seat may know.
 
-Every decision an agent makes is a function of a :class:`Decision`: the seat's
-observation vector and action mask (exactly what the env gives that seat), and a
-decoded, leak-free :class:`~mtrain_env.core.public.PublicState` (public table + own
-hand) built by the env. The static rules (:class:`~mtrain_env.core.rules.MexicanTrain`,
-config and tables, no state) come along so search agents can simulate. No agent ever
-receives the hidden state.
+Every decision an agent makes is a function of a :class:`SeatDecision`: the seat's
+observation vector and action mask (exactly what the env gives that seat), and a decoded,
+leak-free public view (the public table plus its own hand) built by the env. The static
+rules (config and tables, no state) come along so search agents can simulate. No agent
+ever receives the hidden state. Each game narrows the types:
+:class:`agents.mexican_train.base.Decision`, :class:`agents.block.base.BlockDecision`.
 
 Agents are seeded: ``reset(seed)`` fixes all their randomness (a
 ``numpy.random.Generator``), so a seeded agent is deterministic.
@@ -17,10 +17,6 @@ import abc
 from typing import Any, Generic, TypeVar
 
 import numpy as np
-
-from mtrain_env.codec import ActionCodec
-from mtrain_env.core.public import PublicState
-from mtrain_env.core.rules import MexicanTrain
 
 
 class SeatDecision:
@@ -65,27 +61,6 @@ class SeatDecision:
         return self.action_mask.nonzero()[0].tolist()
 
 
-class Decision(SeatDecision):
-    """A Mexican Train seat's decision (trains in actions are relative to the seat)."""
-
-    __slots__ = ()
-    game: MexicanTrain
-    codec: ActionCodec
-
-    @property
-    def view(self) -> PublicState:
-        """Leak-free public table + own hand (:func:`mtrain_env.core.public.public_state`)."""
-        return super().view
-
-    def to_move(self, action: int) -> int:
-        """Relative env action -> absolute core move (for simulation with ``game``)."""
-        return self.codec.rel_to_abs[self.seat][action]
-
-    def to_action(self, move: int) -> int:
-        """Absolute core move -> relative env action."""
-        return self.codec.abs_to_rel[self.seat][move]
-
-
 DecisionT = TypeVar("DecisionT", bound=SeatDecision)
 
 
@@ -118,15 +93,3 @@ class BaseAgent(abc.ABC, Generic[DecisionT]):
     def __repr__(self) -> str:
         extra = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({extra})"
-
-
-class Agent(BaseAgent[Decision]):
-    """Base class of every Mexican Train agent (baselines, search, trained policies)."""
-
-
-def decision_for(env: Any, agent_id: str) -> Decision:
-    """The :class:`Decision` of ``agent_id`` in a (wrapped or raw) Mexican Train env.
-
-    It reads the env lazily: use it for the current position only (before the next step).
-    """
-    return Decision(env, agent_id)

@@ -7,14 +7,14 @@ has one.
 """
 
 from mtrain_env.block.env import env as block_dominoes_env
-from mtrain_env.env import env, raw_env
+from mtrain_env.mexican_train.env import env, raw_env
 
 __all__ = ["block_dominoes_env", "env", "raw_env"]
 __version__ = "0.1.0"
 
 #: registry ids -> entry points (also under the ``mtrain_env/`` namespace)
 REGISTERED_ENVS: dict[str, str] = {
-    "mexican_train_v0": "mtrain_env.env:env",
+    "mexican_train_v0": "mtrain_env.mexican_train.env:env",
     "partnership_dominoes_v0": "mtrain_env.block.env:env",
 }
 

@@ -78,9 +78,9 @@ def bench_aec(make_env: Callable[[], object], seconds: float, seed: int = 0) -> 
 
 def bench_core(num_players: int, seconds: float, seed: int = 0) -> tuple[float, int]:
     """Steps/s of the rules core alone: legal moves + apply, random legal choice."""
-    from mtrain_env.core.config import GameConfig
-    from mtrain_env.core.rules import MexicanTrain
-    from mtrain_env.core.state import Phase
+    from mtrain_env.mexican_train.core.config import GameConfig
+    from mtrain_env.mexican_train.core.rules import MexicanTrain
+    from mtrain_env.mexican_train.core.state import Phase
 
     game = MexicanTrain(GameConfig.make(num_players=num_players))
     rng = np.random.default_rng(seed)

@@ -18,14 +18,14 @@ import pytest
 
 import mtrain_env
 from agents import REGISTRY, Agent, decision_for, make_agent
-from agents.chains import ChainSolver, chain_ends
-from agents.greedy import GreedyAgent
-from agents.mc import MCAgent, round_result
-from agents.planner import PlannerAgent
-from mtrain_env.core.config import GameConfig
-from mtrain_env.core.public import _exact_deal, sample_state
-from mtrain_env.core.state import GameState
-from mtrain_env.core.tiles import tile_set
+from agents.mexican_train.chains import ChainSolver, chain_ends
+from agents.mexican_train.greedy import GreedyAgent
+from agents.mexican_train.mc import MCAgent, round_result
+from agents.mexican_train.planner import PlannerAgent
+from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.core.public import _exact_deal, sample_state
+from mtrain_env.mexican_train.core.state import GameState
+from mtrain_env.tilegame.tiles import tile_set
 from tests.scripted import act, deal_env, norm
 
 

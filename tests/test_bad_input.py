@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import mtrain_env
-from mtrain_env.core.config import VARIANT_FLAGS
-from mtrain_env.core.state import Phase
+from mtrain_env.mexican_train.core.config import VARIANT_FLAGS
+from mtrain_env.mexican_train.core.state import Phase
 
 CONSTRUCTORS = [pytest.param(mtrain_env.raw_env, id="raw_env"), pytest.param(mtrain_env.env, id="env")]
 

@@ -1,5 +1,5 @@
 """The partnership_dominoes_v0 env contract: PettingZoo suite, codec, layout, masks, snapshots,
-pickling, rendering, hidden information and bad input (rule ids from mtrain_env.block.rules)."""
+pickling, rendering, hidden information and bad input (rule ids from mtrain_env.block.core.rules)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import mtrain_env
 from mtrain_env.block import raw_env
-from mtrain_env.block.config import BlockConfig
+from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.state import Phase
 from mtrain_env.block.render import render_text
 from mtrain_env.block.rewards import REWARD_MODES
-from mtrain_env.block.state import Phase
 
 CONFIGS: list[Any] = [
     pytest.param({}, id="default"),
@@ -208,7 +208,7 @@ def _deal_json(hands: list[set[int]]) -> dict[str, Any]:
 def _hidden_twin(hands: list[set[int]], played: list[set[int]], voids: list[int], seat: int, rng: Any) -> Any:
     """Hands that differ from ``hands`` only in what seat ``seat`` cannot see, consistent with
     the public history: others keep the tiles they laid and the pips they passed on stay absent."""
-    from mtrain_env.core.tiles import tile_set
+    from mtrain_env.tilegame.tiles import tile_set
 
     tiles = tile_set(6).tiles
     others = [q for q in range(len(hands)) if q != seat]

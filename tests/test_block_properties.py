@@ -17,9 +17,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtrain_env.block.config import BlockConfig
-from mtrain_env.block.rules import BlockDominoes
-from mtrain_env.block.state import BlockState, Phase
+from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.rules import BlockDominoes
+from mtrain_env.block.core.state import BlockState, Phase
 
 TILES = [(a, b) for a in range(7) for b in range(a, 7)]
 

@@ -1,6 +1,6 @@
 """Scripted deals and positions for every partnership-dominoes rule (B1-B13) and every flag.
 
-Rule ids are those of :mod:`mtrain_env.block.rules` (mapped to ``reference/001``). Everything
+Rule ids are those of :mod:`mtrain_env.block.core.rules` (mapped to ``reference/001``). Everything
 goes through the public env API: ``reset(options={"deal": ..., "opener": k})``, the action
 mask, ``encode_action``, ``state_dict``/``load_state_dict``. Tiles are text (``"6-3"``),
 moves ``"3-6 L"`` / ``"3-6 R"`` (end 0 / end 1 of the line) or ``"PASS"``. Expected points
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from mtrain_env.block import raw_env
-from mtrain_env.block.config import BlockConfig, points
+from mtrain_env.block.core.config import BlockConfig, points
 
 ALL_TILES = [f"{a}-{b}" for a in range(7) for b in range(a, 7)]
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import mtrain_env
-from mtrain_env.core.state import Phase
+from mtrain_env.mexican_train.core.state import Phase
 
 CONFIGS = [
     pytest.param({}, id="pagat-4p-d12"),

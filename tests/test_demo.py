@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agents.demo import DEFAULT_AGENTS
-from agents.ppo import REFERENCE_POLICY
+from agents.mexican_train.ppo import REFERENCE_POLICY
 from mtrain_env.cli import main
 
 

@@ -1,4 +1,4 @@
-"""The learner's feature sets (agents/features.py): content, leak-freedom, and wiring."""
+"""The learner's feature sets (agents/mexican_train/features.py): content, leak-freedom, and wiring."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from gymnasium.utils.env_checker import check_env
 
 import agents
 import mtrain_env
-from agents.chains import ChainSolver
-from agents.features import FeatureEncoder, feature_size
+from agents.mexican_train.chains import ChainSolver
+from agents.mexican_train.features import FeatureEncoder, feature_size
 from training.single_agent import SingleAgentEnv
 
 

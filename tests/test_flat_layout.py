@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mtrain_env.layout import FlatLayout
+from mtrain_env.tilegame.layout import FlatLayout
 
 
 @pytest.mark.parametrize("binary_bits", [0, 1, 3, 8, 9, 16, 61, 328])

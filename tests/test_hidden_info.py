@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mtrain_env
-from mtrain_env import render_image
-from mtrain_env.core.state import GameState, Phase
+from mtrain_env.mexican_train import render_image
+from mtrain_env.mexican_train.core.state import GameState, Phase
 
 Tile = tuple[int, int]
 

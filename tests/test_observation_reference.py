@@ -1,6 +1,6 @@
 """The fast observation encoder against a slow, view-by-view reference built from ``state_dict``.
 
-The encoder (:mod:`mtrain_env.observation`) packs bits into one int for speed; this test
+The encoder (:mod:`mtrain_env.mexican_train.observation`) packs bits into one int for speed; this test
 re-derives every published view the plain way — one numpy view at a time, from the JSON
 snapshot and the layout's documentation — and requires the two to agree exactly, for
 every seat, at every step of random games over presets, variants, set sizes and sessions.
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import mtrain_env
-from mtrain_env.core.serialize import MEXICAN
+from mtrain_env.mexican_train.core.serialize import MEXICAN
 from tests.test_codec_layout import doc_tile_id
 
 CONFIGS = [

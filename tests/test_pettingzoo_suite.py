@@ -14,9 +14,9 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import mtrain_env
-from mtrain_env.core.config import VARIANT_FLAGS, max_players
-from mtrain_env.core.tiles import SUPPORTED_MAX_PIPS
-from mtrain_env.rewards import REWARD_MODES
+from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, max_players
+from mtrain_env.mexican_train.rewards import REWARD_MODES
+from mtrain_env.tilegame.tiles import SUPPORTED_MAX_PIPS
 
 NUM_CYCLES = 300
 

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import mtrain_env
-from mtrain_env.core.config import VARIANT_FLAGS, max_players
-from mtrain_env.core.state import GameState, Phase
-from mtrain_env.core.tiles import SUPPORTED_MAX_PIPS
+from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, max_players
+from mtrain_env.mexican_train.core.state import GameState, Phase
+from mtrain_env.tilegame.tiles import SUPPORTED_MAX_PIPS
 
 Tile = tuple[int, int]
 SETTINGS = settings(
@@ -145,7 +145,7 @@ def play(kwargs: dict[str, Any], seed: int, max_steps: int = 200_000) -> Iterato
 
 
 def end_state_dict(env: Any, s: GameState) -> dict[str, Any]:
-    from mtrain_env.core.serialize import state_to_dict
+    from mtrain_env.mexican_train.core.serialize import state_to_dict
 
     return state_to_dict(env.game, s)
 

@@ -1,4 +1,4 @@
-"""The ``rgb_array`` picture (:mod:`mtrain_env.render_image`).
+"""The ``rgb_array`` picture (:mod:`mtrain_env.mexican_train.render_image`).
 
 In the spirit of ``gymnasium.utils.env_checker`` / PettingZoo's ``render_test``: every frame
 is an ``(H, W, 3)`` ``uint8`` array whose shape depends only on the config (so a game
@@ -17,9 +17,9 @@ import pytest
 from PIL import Image
 
 import mtrain_env
-from mtrain_env import render_image
-from mtrain_env.core.rules import MexicanTrain
-from mtrain_env.core.state import GameState, Phase
+from mtrain_env.mexican_train import render_image
+from mtrain_env.mexican_train.core.rules import MexicanTrain
+from mtrain_env.mexican_train.core.state import GameState, Phase
 
 CONFIGS = [
     pytest.param({"num_players": 2}, id="2p-d12"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import mtrain_env
-from mtrain_env.core.scoring import session_winners
+from mtrain_env.mexican_train.core.scoring import session_winners
 from tests.scripted import act, deal_env, legal, line, play_out, rest_of_set, tile
 
 

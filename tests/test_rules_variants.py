@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 import mtrain_env
-from mtrain_env.core.config import VARIANT_FLAGS
-from mtrain_env.core.scoring import positive_scores
+from mtrain_env.mexican_train.core.config import VARIANT_FLAGS
+from mtrain_env.mexican_train.core.scoring import positive_scores
 from tests.scripted import act, boneyard, deal_env, full_deal, hand, legal, line, rest_of_set
 from tests.test_rules_doubles import _two_doubles_game
 from tests.test_rules_scoring import SEAT0, SEAT1

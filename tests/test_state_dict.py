@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import mtrain_env
-from mtrain_env.core.state import Phase
+from mtrain_env.mexican_train.core.state import Phase
 
 CONFIGS = [
     pytest.param({"rounds": 3}, id="pagat-session3"),

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from agents.base import Agent, Decision
+from agents.mexican_train.base import Agent, Decision
 from agents.tournament import (
     COLUMNS,
     AgentSpec,
@@ -44,9 +44,9 @@ from agents.tournament.harness import (
 )
 from agents.tournament.rating import game_ranks
 from agents.tournament.stats import agent_stats, group_games, mean_ci, pairwise, t_quantile
-from mtrain_env.core.config import GameConfig
-from mtrain_env.core.dealing import random_deal
-from mtrain_env.env import raw_env
+from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.core.dealing import random_deal
+from mtrain_env.mexican_train.env import raw_env
 
 REPO = Path(__file__).resolve().parents[1]
 LOWEST = "tests.test_tournament:LowestTileFirst"

@@ -25,8 +25,8 @@ import pytest
 import torch as th
 
 import agents
-from agents.base import Agent, Decision
-from mtrain_env.rewards import round_rewards
+from agents.mexican_train.base import Agent, Decision
+from mtrain_env.mexican_train.rewards import round_rewards
 from training.league import HEURISTIC, SNAPSHOT, League, OpponentSpec, parse_weights
 from training.single_agent import SingleAgentEnv
 
@@ -192,7 +192,7 @@ def test_opponents_are_the_pools_agents_and_play_every_other_turn(test_agents: N
 
 
 def test_no_leak_opponents_get_only_their_own_seats_information(test_agents: None) -> None:
-    from mtrain_env.core.public import PublicState
+    from mtrain_env.mexican_train.core.public import PublicState
 
     env = SingleAgentEnv(env_kwargs=SMALL, opponents=["spy"])
     Spy.env = env  # the spy asserts its decision equals its own seat's observation at call time
@@ -445,8 +445,8 @@ def saved_policy(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_ppo_agent_loads_a_saved_policy_and_plays_legal_moves(
     saved_policy: dict[str, Path], kind: str
 ) -> None:
-    from agents.ppo import PPOAgent
-    from mtrain_env.env import raw_env
+    from agents.mexican_train.ppo import PPOAgent
+    from mtrain_env.mexican_train.env import raw_env
     from training.policy import policy_logits
 
     for deterministic in (True, False):
@@ -473,8 +473,8 @@ def test_ppo_agent_loads_a_saved_policy_and_plays_legal_moves(
 
 
 def test_ppo_agent_refuses_another_game_configuration(saved_policy: dict[str, Path]) -> None:
-    from agents.ppo import PPOAgent
-    from mtrain_env.env import raw_env
+    from agents.mexican_train.ppo import PPOAgent
+    from mtrain_env.mexican_train.env import raw_env
 
     env = raw_env(num_players=4, max_pips=12)
     env.reset(seed=0)
@@ -494,7 +494,7 @@ def test_duplicate_evaluation_of_identical_strategies_is_an_exact_tie(test_agent
 
 def test_evaluation_sees_a_weaker_learner(test_agents: None) -> None:
     """The random learner against first_legal on duplicate deals: numbers are consistent."""
-    from agents.random_agent import RandomAgent
+    from agents.mexican_train.random_agent import RandomAgent
     from training.evaluate import evaluate_local
 
     res = evaluate_local(RandomAgent(0), "first_legal", deals=4, seed=1, env_kwargs=SMALL)

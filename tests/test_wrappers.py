@@ -1,4 +1,4 @@
-"""Our fast wrappers (``mtrain_env.wrappers``) behave exactly as PettingZoo's stock ones."""
+"""Our fast wrappers (``mtrain_env.tilegame.wrappers``) behave exactly as PettingZoo's stock ones."""
 
 from __future__ import annotations
 

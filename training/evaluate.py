@@ -10,7 +10,7 @@ agent).
 Two backends, one result type (:class:`EvalResult`):
 
 * ``"harness"``: the tournament harness (:func:`agents.tournament.run_tournament`), with
-  the learner as ``agents.ppo:PPOAgent`` reading a policy file;
+  the learner as ``agents.mexican_train.ppo:PPOAgent`` reading a policy file;
 * ``"local"``: a minimal loop in this module with the same seating, used when the
   harness is not installed or when the policy is only in memory;
 * ``"auto"`` (default): the harness when importable and a policy file is given, else local.
@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from agents import decision_for, make_agent
-from agents.base import Agent
-from mtrain_env.env import raw_env
+from agents.mexican_train.base import Agent
+from mtrain_env.mexican_train.env import raw_env
 
 BACKENDS = ("auto", "harness", "local")
 
@@ -186,7 +186,7 @@ def evaluate_harness(
     rules = str(kw.pop("rules", "pagat"))
     rounds = int(kw.pop("rounds", 1))
     kw.pop("reward", None)
-    learner = AgentSpec("agents.ppo:PPOAgent", {"path": str(policy_path)}, label="learner")
+    learner = AgentSpec("agents.mexican_train.ppo:PPOAgent", {"path": str(policy_path)}, label="learner")
     opp = AgentSpec(opponent, dict(opponent_params or {}), label=opponent)
     config = TournamentConfig(
         agents=[learner, opp],
@@ -243,7 +243,7 @@ def evaluate(
     )
     if use_harness and policy_path is None:
         raise ValueError("the harness backend needs a policy file")
-    from agents.ppo import PPOAgent
+    from agents.mexican_train.ppo import PPOAgent
 
     results = []
     for opponent in opponents:

@@ -39,63 +39,14 @@ import math
 import warnings
 from typing import Any
 
-import numpy as np
 import torch as th
 from sb3_contrib import MaskablePPO
-from sb3_contrib.common.maskable.distributions import MaskableDistribution
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+# the network lives with the agent that plays it; re-exported here, so models saved with
+# the class path ``training.policy.GuardedMaskablePolicy`` keep loading
+from agents.policy_net import GuardedMaskablePolicy, bound_logits, policy_logits
 
-def bound_logits(logits: th.Tensor, bound: float) -> th.Tensor:
-    """Finite logits within ``(-bound, bound)``: ``nan_to_num`` then ``bound * tanh(x / bound)``."""
-    if bound <= 0:
-        return th.nan_to_num(logits, nan=0.0, posinf=0.0, neginf=0.0)
-    logits = th.nan_to_num(logits, nan=0.0, posinf=bound, neginf=-bound)
-    return bound * th.tanh(logits / bound)
-
-
-class GuardedMaskablePolicy(MaskableActorCriticPolicy):
-    """``MaskableActorCriticPolicy`` whose action logits pass through :func:`bound_logits`.
-
-    Args:
-        logit_bound: the soft clamp ``b`` on action logits (``<= 0``: only ``nan_to_num``).
-        features: the feature set its input is built with (:mod:`agents.features`); saved
-            with the policy so that the ``ppo`` agent feeds it the same input.
-        *args, **kwargs: those of :class:`MaskableActorCriticPolicy`.
-    """
-
-    def __init__(self, *args: Any, logit_bound: float = 20.0, features: str = "env", **kwargs: Any) -> None:
-        self.logit_bound = float(logit_bound)
-        self.features = str(features)
-        super().__init__(*args, **kwargs)
-
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        data["logit_bound"] = self.logit_bound
-        data["features"] = self.features
-        return data
-
-    def _get_action_dist_from_latent(self, latent_pi: th.Tensor) -> MaskableDistribution:
-        logits = bound_logits(self.action_net(latent_pi), self.logit_bound)
-        return self.action_dist.proba_distribution(action_logits=logits)
-
-    def action_logits(self, obs: th.Tensor) -> th.Tensor:
-        """Guarded action logits (before masking) of a batch of observations (actor only)."""
-        features = self.extract_features(obs, self.pi_features_extractor)
-        if isinstance(features, tuple):  # unshared extractors return (pi, vf)
-            features = features[0]
-        latent_pi = self.mlp_extractor.forward_actor(features)
-        return bound_logits(self.action_net(latent_pi), self.logit_bound)
-
-
-def policy_logits(policy: MaskableActorCriticPolicy, obs: th.Tensor) -> th.Tensor:
-    """Action logits of any maskable actor-critic policy (guarded when it is a guarded one)."""
-    if isinstance(policy, GuardedMaskablePolicy):
-        return policy.action_logits(obs)
-    features = MaskableActorCriticPolicy.extract_features(policy, obs)
-    if isinstance(features, tuple):
-        features = features[0]
-    return policy.action_net(policy.mlp_extractor.forward_actor(features))
+__all__ = ["GuardedMaskablePolicy", "RobustMaskablePPO", "bound_logits", "policy_logits"]
 
 
 class RobustMaskablePPO(MaskablePPO):
@@ -152,23 +103,3 @@ class RobustMaskablePPO(MaskablePPO):
             if v is not None and not math.isfinite(float(v)):
                 return False
         return True
-
-
-def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> int:
-    """Index of the largest logit among the legal actions (first one on ties)."""
-    legal = np.flatnonzero(mask)
-    if legal.size == 0:
-        raise ValueError("no legal action in the mask")
-    return int(legal[int(np.argmax(logits[legal]))])
-
-
-def masked_sample(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
-    """A legal action drawn from the masked softmax with ``rng``."""
-    legal = np.flatnonzero(mask)
-    if legal.size == 0:
-        raise ValueError("no legal action in the mask")
-    z = logits[legal].astype(np.float64)
-    z = np.nan_to_num(z, nan=0.0)
-    p = np.exp(z - z.max())
-    p /= p.sum()
-    return int(legal[int(rng.choice(legal.size, p=p))])

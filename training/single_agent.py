@@ -39,7 +39,6 @@ The env's full state (deal, RNGs, opponents, league copy) is :meth:`get_state` /
 from __future__ import annotations
 
 import copy
-import importlib
 import multiprocessing
 import os
 import pickle
@@ -54,9 +53,9 @@ import numpy as np
 from gymnasium import spaces
 
 import agents
-from agents.base import Agent, Decision, decision_for
-from agents.features import FeatureEncoder, feature_size
-from mtrain_env.env import raw_env
+from agents.mexican_train.base import Agent, Decision, decision_for
+from agents.mexican_train.features import FeatureEncoder, feature_size
+from mtrain_env.mexican_train.env import raw_env
 from training.league import HEURISTIC, League, OpponentSpec, snapshot_path
 
 SEAT_MODES = ("random", "rotate")
@@ -69,20 +68,6 @@ def _as_league(opponents: League | Sequence[str] | Mapping[str, float]) -> Leagu
     if isinstance(opponents, Mapping):
         return League(heuristics=dict(opponents), snapshot_every=0)
     return League(heuristics=dict.fromkeys(opponents, 1.0), snapshot_every=0)
-
-
-#: agent modules that register themselves on import (imported when they exist)
-AGENT_MODULES: tuple[str, ...] = ("agents.greedy", "agents.planner", "agents.mc", "agents.ppo")
-
-
-def import_agent_modules() -> None:
-    """Import the agent modules that exist yet, so their agents are in the registry."""
-    for module in AGENT_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as err:
-            if err.name != module:  # the module exists but something it imports is missing
-                raise
 
 
 @dataclass(frozen=True)
@@ -110,7 +95,6 @@ class EnvFactory:
             os.environ["OMP_NUM_THREADS"] = "1"
             if "torch" in sys.modules:
                 sys.modules["torch"].set_num_threads(1)
-        import_agent_modules()
         return SingleAgentEnv(
             env_kwargs=self.env_kwargs,
             opponents=League.from_state_dict(self.league_state),
@@ -166,7 +150,7 @@ class SingleAgentEnv(gymnasium.Env):
         shaping: coefficient of the potential-based shaping (0 = none).
         gamma: discount used by the shaping term (match the learner's).
         snapshot_deterministic: snapshot opponents play argmax (else they sample).
-        features: the learner's input (:mod:`agents.features`): ``"env"`` (the env's
+        features: the learner's input (:mod:`agents.mexican_train.features`): ``"env"`` (the env's
             observation vector) or ``"planner"`` (plus the planner's advice views).
         render_mode: ``None`` or ``"ansi"`` (the learner's table view).
     """
@@ -265,7 +249,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.league = League.from_state_dict(state)
         if root is not None:
             self.league_root = Path(root)
-        from agents import ppo
+        from agents.mexican_train import ppo
 
         if self.league_root is not None:
             keep = {str((self.league_root / f).resolve()) for f in self.league.files()}
@@ -376,7 +360,7 @@ class SingleAgentEnv(gymnasium.Env):
             return agents.make_agent(spec.name, **dict(spec.params))
         if self.league_root is None:
             raise ValueError("snapshot opponents need a league_root")
-        from agents.ppo import PPOAgent
+        from agents.mexican_train.ppo import PPOAgent
 
         return PPOAgent(path=snapshot_path(self.league_root, spec), deterministic=self.snapshot_deterministic)
 
@@ -384,7 +368,7 @@ class SingleAgentEnv(gymnasium.Env):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode")
             return None
-        from mtrain_env.render import render_text
+        from mtrain_env.mexican_train.render import render_text
 
         # between steps the learner is on turn, so the only hand shown is the learner's
         return f"learner: {self._learner_id}\n" + render_text(self._raw.game, self._raw.state_obj)

@@ -23,7 +23,7 @@ Output directory::
     tb/                          TensorBoard logs (SB3 train/rollout scalars, eval/*, robust/*)
     curve.csv, curve.png         the learning curve
     bc.json                      behaviour-cloning statistics (when used)
-    final_model.zip, policy.pt   the trained model and its policy alone (for ``agents.ppo``)
+    final_model.zip, policy.pt   the trained model and its policy alone (for ``agents.mexican_train.ppo``)
 
 **Resume** (``resume=True``) continues a killed run from its newest checkpoint exactly:
 ``state.pkl`` holds every env's full state (deal, hidden hands, RNGs, opponents and their
@@ -85,7 +85,7 @@ from training import bc
 from training.evaluate import EvalResult, evaluate
 from training.league import League
 from training.policy import GuardedMaskablePolicy, RobustMaskablePPO
-from training.single_agent import EnvFactory, import_agent_modules
+from training.single_agent import EnvFactory
 from training.vec import ShardedVecEnv, VecMaskCache
 
 CONFIG_FILE = "config.json"
@@ -104,21 +104,9 @@ ENVS_PER_WORKER = 8
 #: default rollout size per PPO update (all envs together)
 ROLLOUT_STEPS = 2048
 
-#: heuristics tried, in order, for the default league and evaluation (those registered are used)
+#: the default league and evaluation opponents
 DEFAULT_HEURISTICS: dict[str, float] = {"greedy": 2.0, "planner": 1.0, "random": 1.0}
 DEFAULT_EVAL_OPPONENTS: tuple[str, ...] = ("random", "greedy", "planner")
-
-
-def available(names: dict[str, float] | tuple[str, ...]) -> Any:
-    """The registered subset of ``names`` (same type)."""
-    _import_agents()
-    if isinstance(names, dict):
-        return {k: v for k, v in names.items() if k in agents.REGISTRY}
-    return tuple(k for k in names if k in agents.REGISTRY)
-
-
-def _import_agents() -> None:
-    import_agent_modules()
 
 
 @dataclass
@@ -166,7 +154,7 @@ class TrainConfig:
     target_kl: float | None = 0.05
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     logit_bound: float = 20.0
-    features: str = "env"  #: learner input, agents.features: "env" or "planner"
+    features: str = "env"  #: learner input, agents.mexican_train.features: "env" or "planner"
     shaping: float = 0.0
     # league
     heuristics: dict[str, float] = field(default_factory=dict)  #: default: DEFAULT_HEURISTICS registered
@@ -207,10 +195,9 @@ class TrainConfig:
         if c.n_steps <= 0:
             c.n_steps = max(16, ROLLOUT_STEPS // c.n_envs)
         if not c.heuristics:
-            c.heuristics = available(DEFAULT_HEURISTICS) or {"random": 1.0}
+            c.heuristics = dict(DEFAULT_HEURISTICS)
         if not c.eval_opponents:
-            c.eval_opponents = list(available(DEFAULT_EVAL_OPPONENTS)) or ["random"]
-        _import_agents()
+            c.eval_opponents = list(DEFAULT_EVAL_OPPONENTS)
         unknown = [
             a
             for a in [*c.heuristics, *c.eval_opponents, *([c.bc_expert] if c.bc_expert else [])]
@@ -598,7 +585,7 @@ class Trainer:
                     backend=c.eval_backend,
                 )
         finally:
-            from agents import ppo
+            from agents.mexican_train import ppo
 
             ppo.clear_cache()
             path.unlink(missing_ok=True)

@@ -2,8 +2,8 @@
 
 An agent decides from a :class:`BlockDecision`: the seat's observation vector and action
 mask (exactly what the env gives that seat), a decoded leak-free
-:class:`~mtrain_env.block.public.BlockView` (public table + own hand) and the static rules
-(:class:`~mtrain_env.block.rules.BlockDominoes`, no state). No agent ever receives the
+:class:`~mtrain_env.block.core.public.BlockView` (public table + own hand) and the static rules
+(:class:`~mtrain_env.block.core.rules.BlockDominoes`, no state). No agent ever receives the
 hidden state. Agents are seeded: ``reset(seed)`` fixes all their randomness.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 from agents.base import BaseAgent, SeatDecision
 from mtrain_env.block.codec import BlockCodec
-from mtrain_env.block.public import BlockView
-from mtrain_env.block.rules import BlockDominoes
+from mtrain_env.block.core.public import BlockView
+from mtrain_env.block.core.rules import BlockDominoes
 
 __all__ = ["BlockAgent", "BlockDecision", "decision_for", "new_ends"]
 
@@ -28,7 +28,7 @@ class BlockDecision(SeatDecision):
 
     @property
     def view(self) -> BlockView:
-        """Leak-free public table + own hand (:func:`mtrain_env.block.public.public_view`)."""
+        """Leak-free public table + own hand (:func:`mtrain_env.block.core.public.public_view`)."""
         return super().view
 
 

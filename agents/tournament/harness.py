@@ -30,7 +30,6 @@ period (``a b a b``: 2), since further rotations would repeat the same seating.
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import itertools
 import json
@@ -46,13 +45,13 @@ from typing import Any, NamedTuple, get_type_hints
 
 import numpy as np
 
-from agents import REGISTRY, Agent, decision_for, make_agent
-from mtrain_env.core.config import GameConfig
-from mtrain_env.core.dealing import Deal, random_deal
-from mtrain_env.core.scoring import positive_scores
-from mtrain_env.core.state import Phase
-from mtrain_env.core.tiles import bits_list
-from mtrain_env.env import raw_env
+from agents import Agent, agent_class, decision_for
+from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.core.dealing import Deal, random_deal
+from mtrain_env.mexican_train.core.scoring import positive_scores
+from mtrain_env.mexican_train.core.state import Phase
+from mtrain_env.mexican_train.env import raw_env
+from mtrain_env.tilegame.tiles import bits_list
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
 FORMAT_VERSION = 1
@@ -254,17 +253,9 @@ def agent_seed(seed: int, deal: int, lineup: int, rotation: int, seat: int) -> i
     return derive_seed(seed, _TAG_AGENT, deal, lineup, rotation, seat)
 
 
-def agent_factory(name: str) -> Callable[..., Agent]:
+def agent_factory(name: str) -> Callable[..., Any]:
     """Constructor of an agent: a registry name, or ``"module:Class"`` for agents outside it."""
-    if name in REGISTRY:
-        return lambda seed=None, **params: make_agent(name, seed=seed, **params)
-    if ":" in name:
-        module_name, _, cls_name = name.partition(":")
-        cls = getattr(importlib.import_module(module_name), cls_name, None)
-        if not (isinstance(cls, type) and issubclass(cls, Agent)):
-            raise ValueError(f"{name!r} does not name an agents.base.Agent subclass")
-        return cls
-    return lambda seed=None, **params: make_agent(name, seed=seed, **params)  # raises, naming the known
+    return agent_class(name)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Games are rated one after another in the fixed order ``(deal, lineup, rotation)``, so the
 ratings are reproducible and do not depend on worker count or finishing order. A single
 round is ranked by penalty pips (fewer is better, ties share a rank); a session
-(``rounds > 1``) by the R25 order of :func:`mtrain_env.core.scoring.session_sort_key`
+(``rounds > 1``) by the R25 order of :func:`mtrain_env.mexican_train.core.scoring.session_sort_key`
 (total, then rounds scored 0, then lowest non-zero round).
 
 When ``|A| < P`` one agent holds several seats of a game. Each seat is then rated as a
@@ -21,7 +21,7 @@ import numpy as np
 from openskill.models import PlackettLuce
 
 from agents.tournament.stats import Game
-from mtrain_env.core.scoring import session_sort_key
+from mtrain_env.mexican_train.core.scoring import session_sort_key
 
 #: ordinal = mu - Z * sigma (openskill's default conservative estimate)
 ORDINAL_Z = 3.0

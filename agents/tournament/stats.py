@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from agents.tournament.harness import Row
-from mtrain_env.core.scoring import session_winners
+from mtrain_env.mexican_train.core.scoring import session_winners
 
 #: confidence level of every interval
 LEVEL = 0.95

@@ -2,11 +2,11 @@
 
 ``mtrain_env.block.env(**config)`` is the wrapped env (also ``mtrain_env.block_dominoes_env``),
 ``mtrain_env.block.raw_env`` the bare one, registered as ``partnership_dominoes_v0``.
-Rules B1-B13: :mod:`mtrain_env.block.rules`; configuration: :mod:`mtrain_env.block.config`.
+Rules B1-B13: :mod:`mtrain_env.block.core.rules`; configuration: :mod:`mtrain_env.block.core.config`.
 """
 
-from mtrain_env.block.config import BlockConfig
+from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.env import env, raw_env
-from mtrain_env.block.rules import BlockDominoes
 
 __all__ = ["BlockConfig", "BlockDominoes", "env", "raw_env"]

@@ -6,7 +6,7 @@
     PASS   = 2 * T                    (= 56 for double six)
 
 ``tile_id(a, b)`` with ``a <= b`` is ``a * (2N + 3 - a) / 2 + (b - a)`` (``N = 6``), the
-lexicographic numbering of :class:`mtrain_env.core.tiles.TileSet`. Ends are ABSOLUTE
+lexicographic numbering of :class:`mtrain_env.tilegame.tiles.TileSet`. Ends are ABSOLUTE
 (both ends are shared by every seat), so the env action IS the rules-core move. The
 opening tile is always ``end 0``; when both ends show the same pip only ``end 0`` is legal
 (the two placements are mirror images, B8). Decoding is a table lookup (O(1)).
@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mtrain_env.block.config import BlockConfig
-from mtrain_env.core.tiles import Tile
+from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.tilegame.tiles import Tile
 
 __all__ = ["BlockAction", "BlockCodec"]
 

@@ -40,11 +40,11 @@ from typing import Any
 
 import numpy as np
 
-from mtrain_env.block.config import BlockConfig
-from mtrain_env.block.dealing import BlockDeal
-from mtrain_env.block.rules import BlockDominoes
-from mtrain_env.block.state import DOMINO, BlockState, Phase
-from mtrain_env.core.tiles import bits_list
+from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.dealing import BlockDeal
+from mtrain_env.block.core.rules import BlockDominoes
+from mtrain_env.block.core.state import DOMINO, BlockState, Phase
+from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["CrossCheckReport", "crosscheck", "main", "openspiel_rule_returns"]
 

@@ -17,8 +17,8 @@ The dominó of ``reference/001``: a double-six set, four players in two pairs si
 opposite, seven tiles each and no boneyard; one line with two open ends; a player who
 cannot play passes; a hand ends on "dominó" (a player goes out) or "cierre" (nobody can
 play); the pair that reaches the target (100) loses the match. Rules B1-B13 and their
-flags are listed in :mod:`mtrain_env.block.rules`; the keywords are those of
-:class:`mtrain_env.block.config.BlockConfig` (``rules="openspiel"`` is the mode that
+flags are listed in :mod:`mtrain_env.block.core.rules`; the keywords are those of
+:class:`mtrain_env.block.core.config.BlockConfig` (``rules="openspiel"`` is the mode that
 plays exactly as OpenSpiel's ``python_team_dominoes``). The environment never acts for
 a seat: a player who cannot lay a tile steps ``PASS`` (B9).
 
@@ -68,18 +68,18 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from mtrain_env.block.codec import BlockAction, BlockCodec
-from mtrain_env.block.config import BlockConfig
-from mtrain_env.block.dealing import parse_deal
+from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.dealing import parse_deal
+from mtrain_env.block.core.public import BlockView, public_view
+from mtrain_env.block.core.rules import BlockDominoes
+from mtrain_env.block.core.serialize import state_from_dict, state_to_dict
+from mtrain_env.block.core.state import BlockState, Phase
 from mtrain_env.block.observation import BlockObservationEncoder, BlockObservationLayout
-from mtrain_env.block.public import BlockView, public_view
 from mtrain_env.block.render import render_text
 from mtrain_env.block.rewards import REWARD_MODES, hand_rewards
-from mtrain_env.block.rules import BlockDominoes
-from mtrain_env.block.serialize import state_from_dict, state_to_dict
-from mtrain_env.block.state import BlockState, Phase
-from mtrain_env.common_env import TileGameEnv
-from mtrain_env.core.tiles import Tile
-from mtrain_env.wrappers import wrap
+from mtrain_env.tilegame.aec import TileGameEnv
+from mtrain_env.tilegame.tiles import Tile
+from mtrain_env.tilegame.wrappers import wrap
 
 RENDER_MODES = ["ansi", "human"]
 

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtrain_env.block.config import BlockConfig
-from mtrain_env.block.rules import BlockDominoes
-from mtrain_env.block.state import BlockState, Phase
-from mtrain_env.layout import FlatLayout
+from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.rules import BlockDominoes
+from mtrain_env.block.core.state import BlockState, Phase
+from mtrain_env.tilegame.layout import FlatLayout
 
 __all__ = ["BlockObservationEncoder", "BlockObservationLayout"]
 

@@ -7,9 +7,9 @@ every hand is shown (001: the pairs count their tiles face up).
 
 from __future__ import annotations
 
-from mtrain_env.block.rules import BlockDominoes
-from mtrain_env.block.state import DOMINO, BlockState, Phase
-from mtrain_env.core.tiles import bits_list
+from mtrain_env.block.core.rules import BlockDominoes
+from mtrain_env.block.core.state import DOMINO, BlockState, Phase
+from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["render_text"]
 

@@ -13,8 +13,8 @@ scored this hand minus the points pair ``p`` scored (points are penalties, B10-B
 
 from __future__ import annotations
 
-from mtrain_env.block.config import BlockConfig
-from mtrain_env.block.state import BlockState, Phase
+from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.state import BlockState, Phase
 
 REWARD_MODES: tuple[str, ...] = ("points", "raw", "match")
 

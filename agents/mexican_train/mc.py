@@ -1,0 +1,339 @@
+"""``mc``: determinized Monte Carlo search (perfect-information Monte Carlo).
+
+For each decision with more than one legal action:
+
+1. sample a full state consistent with everything the seat knows
+   (:func:`mtrain_env.mexican_train.core.public.sample_state`: opponents' hand counts and shown voids,
+   the boneyard in random order) — a determinization;
+2. for each candidate action, copy that state, apply the candidate and play the rest of
+   the ROUND with a fast default policy, straight on the rules core (no env, no
+   observation): ``chain`` (default, :class:`ChainPolicy`, the planner's plan in a few
+   bit operations per step) or ``greedy`` (the highest-value tile);
+3. score the round for this seat: the table's mean penalty minus its own (the zero-sum
+   result), or its positive score minus the mean with ``positive_scoring``;
+4. choose the candidate with the best mean (ties: the lowest action id) — but with the
+   planner as prior (default), its move stays unless the best beats it by more than ``z``
+   standard errors of their paired differences.
+
+Why the prior: a round's result has a standard deviation of ~16-20 pips, and the paired
+difference of two candidates on one determinization hardly less (the games diverge after
+the first move: different draws, different blocks), while good and bad moves differ by a
+few pips. At ~100 rollouts per decision most gaps are noise; gating keeps the planner's
+sound default and takes the search's corrections where they are clear.
+
+Candidates are compared on the same determinizations (common random numbers; the rollout
+policies are deterministic), so their differences are not drowned in deal noise. The
+budget is spent by successive halving: ``ceil(log2(k))`` stages over the ``k`` candidates,
+each with an equal share of the budget; after each stage the better half (by mean over
+every determinization so far, all shared by the survivors) goes on.
+
+Budget: ``rollouts`` = rollouts per decision in total; ``ms`` = wall-clock milliseconds
+per decision (checked before each rollout; every stage runs at least one determinization,
+and a determinization counts only once every surviving candidate has its rollout on it).
+With both, whichever ends first. A budget below one rollout per candidate still runs one
+each. With one legal action there is no search.
+
+Seeded (``reset(seed)``) and deterministic with ``rollouts`` only; with ``ms`` the number
+of samples, hence the choice, depends on the machine's speed and load.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from agents.mexican_train.base import Agent, Decision
+from agents.mexican_train.chains import ChainSolver
+from agents.mexican_train.greedy import value_table
+from agents.mexican_train.planner import PlannerAgent
+from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.core.public import sample_state
+from mtrain_env.mexican_train.core.rules import MexicanTrain
+from mtrain_env.mexican_train.core.state import GameState, Phase
+
+#: rollouts per decision when neither ``rollouts`` nor ``ms`` is given
+DEFAULT_ROLLOUTS = 200
+#: rollout policies
+POLICIES = ("chain", "greedy")
+
+_ROUND_OVER = Phase.ROUND_OVER
+
+
+@cache
+def greedy_keys(config: GameConfig) -> tuple[tuple[int, ...], ...]:
+    """Per seat, a key per absolute move for the greedy rollout policy (higher is better).
+
+    Value of the tile (R2, ``blank_penalty``) first, the seat's own train on ties, then the
+    lowest move id (``max`` keeps the first); DRAW and PASS rank below every play, so an R9
+    opening chain is never stopped early.
+    """
+    values = value_table(config.max_pips, config.blank_penalty)
+    width = config.num_trains
+    out = []
+    for seat in range(config.num_players):
+        keys = [values[m // width] * 2 + (m % width == seat) for m in range(config.draw_action)]
+        keys += [-1, -1]  # DRAW, PASS
+        out.append(tuple(keys))
+    return tuple(out)
+
+
+class GreedyPolicy:
+    """Rollout policy: the highest-value legal tile (:func:`greedy_keys`). Deterministic."""
+
+    def __init__(self, game: MexicanTrain) -> None:
+        self.game = game
+        self.keys = greedy_keys(game.config)
+
+    def rollout(self, s: GameState) -> None:
+        """Play ``s`` to the end of its round (in place)."""
+        legal_moves = self.game.legal_moves
+        apply = self.game.apply
+        keys = self.keys
+        while s.phase < _ROUND_OVER:
+            moves = legal_moves(s)
+            if len(moves) == 1:
+                apply(s, moves[0])
+            else:
+                apply(s, max(moves, key=keys[s.current].__getitem__))
+
+
+class ChainPolicy:
+    """Rollout policy after the planner (:mod:`agents.mexican_train.planner`), cheap enough for rollouts.
+
+    When a rollout starts, every seat's longest own-train chain is reserved
+    (:class:`agents.mexican_train.chains.ChainSolver`, a small node budget). Then each seat lays, by
+    preference: a follower on the double it just laid (R18); the heaviest tile if an
+    opponent holds 2 tiles or fewer; no double it cannot follow; a play that lifts its own
+    marker (R17); an unreserved tile (extra) off its own train; a reserved tile on its own
+    train; another own-train tile; a reserved tile elsewhere; more pips first within a
+    class. In the R9 opening it lays reserved tiles and stops when none fits.
+    Deterministic.
+    """
+
+    def __init__(self, game: MexicanTrain, danger: int = 2) -> None:
+        config = game.config
+        self.game = game
+        self.danger = danger
+        self.solver = ChainSolver(config.tiles, config.blank_penalty, node_limit=500)
+        self.values = value_table(config.max_pips, config.blank_penalty)
+        self.multi_opening = config.multi_tile_opening
+        self.lift_matters = not config.marker_off_by_owner_play_anywhere
+
+    def rollout(self, s: GameState) -> None:
+        """Play ``s`` to the end of its round (in place)."""
+        game = self.game
+        legal_moves = game.legal_moves
+        apply = game.apply
+        width = game.width
+        draw = game.draw
+        pass_ = game.pass_
+        match = game.tiles.match
+        pairs = game.tiles.tiles
+        values = self.values
+        danger = self.danger
+        lift_matters = self.lift_matters
+        longest = self.solver.longest
+        reserved = []
+        for q in range(game.n):
+            m = 0
+            for t in longest(s.ends[q], s.hands[q]):
+                m |= 1 << t
+            reserved.append(m)
+        while s.phase < _ROUND_OVER:
+            moves = legal_moves(s)
+            if len(moves) == 1:
+                apply(s, moves[0])
+                continue
+            p = s.current
+            res = reserved[p]
+            if s.phase == Phase.OPENING and self.multi_opening:
+                pick = -1
+                for m in moves:
+                    if m < draw and res >> (m // width) & 1:
+                        pick = m
+                        break
+                if pick < 0:
+                    pick = pass_ if pass_ in moves else moves[0]
+                apply(s, pick)
+                continue
+            hand = s.hands[p]
+            owed = s.turn_doubles[-1] if s.owes and s.turn_doubles else -1
+            lift = lift_matters and s.markers[p]
+            shed = any(h.bit_count() <= danger for q, h in enumerate(s.hands) if q != p)
+            best = moves[0]
+            best_key = -1
+            for m in moves:
+                if m >= draw:
+                    continue
+                t, tr = divmod(m, width)
+                a, b = pairs[t]
+                v = values[t]
+                key = v
+                if tr == owed:
+                    key |= 1 << 27
+                if shed:
+                    key |= v << 20
+                if a != b or hand & ~(1 << t) & match[a]:
+                    key |= 1 << 19
+                if tr == p:
+                    if lift:
+                        key |= 1 << 11
+                    key |= (3 if res >> t & 1 else 2) << 8
+                else:
+                    key |= (4 if not res >> t & 1 else 1) << 8
+                if key > best_key:
+                    best_key, best = key, m
+            apply(s, best)
+
+
+def round_result(config: GameConfig, s: GameState, seat: int) -> float:
+    """The finished round's zero-sum result for ``seat`` (higher is better)."""
+    scores = s.round_scores[-1]
+    mean = sum(scores) / len(scores)
+    own = scores[seat]
+    return own - mean if config.positive_scoring else mean - own
+
+
+class MCAgent(Agent):
+    """Determinized Monte Carlo with rollouts to the end of the round.
+
+    Args:
+        seed: seeds the determinizations.
+        rollouts: total rollouts per decision (default ``DEFAULT_ROLLOUTS`` when ``ms`` is
+            not given either).
+        ms: wall-clock milliseconds per decision (not reproducible).
+        policy: rollout policy, ``"chain"`` (default) or ``"greedy"``.
+        prior: ``"planner"`` (default): the planner's move is the default, kept unless
+            another beats it significantly; ``None``: the best mean, however small the gap.
+        z: the margin, in standard errors of the paired differences, by which a move must
+            beat the prior's move to be chosen instead.
+    """
+
+    name = "mc"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        rollouts: int | None = None,
+        ms: float | None = None,
+        policy: str = "chain",
+        prior: str | None = "planner",
+        z: float = 1.0,
+    ) -> None:
+        super().__init__(seed)
+        if rollouts is None and ms is None:
+            rollouts = DEFAULT_ROLLOUTS
+        if rollouts is not None and rollouts < 1:
+            raise ValueError(f"rollouts must be >= 1, got {rollouts}")
+        if ms is not None and ms <= 0:
+            raise ValueError(f"ms must be > 0, got {ms}")
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        self.rollouts = rollouts
+        self.ms = ms
+        self.policy = policy
+        if prior not in (None, "planner"):
+            raise ValueError(f"prior must be None or 'planner', got {prior!r}")
+        self.prior = prior
+        self.z = z
+        self._prior = None if prior is None else PlannerAgent()
+        self._policies: dict[GameConfig, GreedyPolicy | ChainPolicy] = {}
+        self.last_rollouts = 0  #: rollouts run for the last decision
+        self.last_samples = 0  #: determinizations used for the last decision
+        self.last_values: dict[int, float] = {}  #: mean result per action still in the race
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "rollouts": self.rollouts,
+            "ms": self.ms,
+            "policy": self.policy,
+            "prior": self.prior,
+            "z": self.z,
+        }
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._policies.clear()  # fresh chain memos: nothing carries over between games
+        if self._prior is not None:
+            self._prior.reset()
+
+    def _policy(self, game: MexicanTrain) -> GreedyPolicy | ChainPolicy:
+        policy = self._policies.get(game.config)
+        if policy is None:
+            cls = ChainPolicy if self.policy == "chain" else GreedyPolicy
+            policy = self._policies[game.config] = cls(game)
+        return policy
+
+    def act(self, decision: Decision) -> int:
+        legal = decision.legal_actions
+        self.last_rollouts = 0
+        self.last_samples = 0
+        self.last_values = {}
+        if len(legal) == 1:
+            return int(legal[0])
+        start = time.perf_counter()
+        game = decision.game
+        config = game.config
+        view = decision.view
+        seat = view.seat
+        policy = self._policy(game)
+        moves = [decision.to_move(a) for a in legal]
+        k = len(moves)
+        stages = max(1, math.ceil(math.log2(k)))
+        if self.rollouts is not None:
+            stages = max(1, min(stages, self.rollouts // k))  # every stage affords a rollout each
+        base = int(self.rng.integers(1 << 62))
+        alive = list(range(k))
+        totals = [0.0] * k
+        scores: list[list[float]] = [[] for _ in range(k)]  # per candidate, per determinization
+        default = -1 if self._prior is None else legal.index(self._prior.act(decision))
+        done = 0  # determinizations every survivor has been scored on
+        for stage in range(stages):
+            quota = None if self.rollouts is None else max(1, self.rollouts // stages // len(alive))
+            deadline = None if self.ms is None else start + self.ms * (stage + 1) / stages / 1000.0
+            stage_done = 0
+            while quota is None or stage_done < quota:
+                root = sample_state(game, view, np.random.default_rng([base, done]))
+                results = []
+                for i in alive:
+                    if deadline is not None and stage_done and time.perf_counter() >= deadline:
+                        break
+                    s = root.copy()
+                    game.apply(s, moves[i])
+                    policy.rollout(s)
+                    results.append(round_result(config, s, seat))
+                    self.last_rollouts += 1
+                if len(results) < len(alive):
+                    break  # out of time: the partial determinization is dropped
+                for i, r in zip(alive, results, strict=True):
+                    totals[i] += r
+                    scores[i].append(r)
+                done += 1
+                stage_done += 1
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+            if stage < stages - 1:
+                # successive halving: the better half goes on (ties: lower action id)
+                alive.sort(key=lambda i: (-totals[i], i))
+                kept = alive[: (len(alive) + 1) // 2]
+                if default >= 0 and default not in kept:
+                    kept.append(default)  # the prior's move stays in the race
+                alive = sorted(kept)
+        self.last_samples = done
+        self.last_values = {legal[i]: totals[i] / done for i in alive}
+        best = max(alive, key=lambda i: (totals[i], -i))
+        if default >= 0 and best != default and not self._significant(scores[best], scores[default]):
+            best = default
+        return int(legal[best])
+
+    def _significant(self, better: list[float], default: list[float]) -> bool:
+        """Whether ``better`` beats ``default`` by more than ``z`` standard errors (paired)."""
+        diffs = np.subtract(better, default)
+        if len(diffs) < 2:
+            return False
+        se = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
+        return float(diffs.mean()) > self.z * se

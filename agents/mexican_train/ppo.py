@@ -1,0 +1,244 @@
+"""``ppo``: a trained MaskablePPO policy playing through the common agent interface.
+
+It reads only :attr:`Decision.observation` and :attr:`Decision.action_mask` (the seat's
+own observation, exactly what the training wrapper gave the learner), computes the
+policy's action logits and picks the best legal action (``deterministic=True``, the
+default) or samples the masked softmax with its own seeded generator.
+
+The policy file (``path``) is either a MaskablePPO archive (``model.zip`` as written by
+``mtrain train``) or a policy-only file (``*.pt``, ``policy.save``, as league snapshots
+are); a training run's output directory means its ``policy.pt`` (else
+``final_model.zip``). The default is the repository's reference policy
+``agents/policies/reference.pt``. A policy only fits the game configuration it was
+trained on (same observation size and action count); a mismatch raises a ``ValueError``
+naming both.
+
+Policies are loaded once per process and path (a small cache shared by all ``ppo``
+agents), and pickling an agent keeps its path and generator, not the network.
+
+Importing this module registers the agent as ``"ppo"`` (``agents.make_agent("ppo",
+path=...)``); the import needs torch and stable-baselines3 only when a policy is loaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.mexican_train.base import Agent, Decision
+from agents.mexican_train.features import FeatureEncoder
+
+#: the repository's reference policy (default ``path``)
+REFERENCE_POLICY = Path(__file__).resolve().parent.parent / "policies" / "reference.pt"
+
+_CACHE: dict[str, Any] = {}
+
+
+def _constant_zero(_progress: float) -> float:
+    return 0.0
+
+
+class NumpyActor:
+    """The actor path of an MLP policy (flatten -> hidden layers -> action net) in numpy.
+
+    One observation at a time, numpy beats torch's per-call overhead several times over
+    (this is what league opponents and tournaments run). Built only for the plain
+    ``MlpExtractor`` with ``Tanh`` or ``ReLU`` activations; :func:`numpy_actor` returns
+    ``None`` for anything else and the agent falls back to torch.
+    """
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str, bound: float) -> None:
+        self.layers = layers  #: (weight.T, bias) per linear layer, the last one the action net
+        self.activation = np.tanh if activation == "tanh" else (lambda x: np.maximum(x, 0.0))
+        self.bound = bound
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        x = obs.astype(np.float32, copy=False)
+        for w, b in self.layers[:-1]:
+            x = self.activation(x @ w + b)
+        w, b = self.layers[-1]
+        logits = x @ w + b
+        if self.bound > 0:  # the same guard as agents.policy_net.bound_logits
+            logits = self.bound * np.tanh(np.nan_to_num(logits, nan=0.0) / self.bound)
+        return logits
+
+
+def numpy_actor(policy: Any) -> NumpyActor | None:
+    """A :class:`NumpyActor` equal to ``policy``'s actor, or ``None`` if its shape is not plain."""
+    import torch as th
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    if not isinstance(policy.pi_features_extractor, FlattenExtractor):
+        return None
+    layers: list[tuple[np.ndarray, np.ndarray]] = []
+    activation = None
+    for module in policy.mlp_extractor.policy_net:
+        if isinstance(module, th.nn.Linear):
+            layers.append((module.weight.detach().numpy().T.copy(), module.bias.detach().numpy().copy()))
+        elif isinstance(module, (th.nn.Tanh, th.nn.ReLU)):
+            kind = "tanh" if isinstance(module, th.nn.Tanh) else "relu"
+            if activation not in (None, kind):
+                return None
+            activation = kind
+        else:
+            return None
+    net = policy.action_net
+    if not isinstance(net, th.nn.Linear):
+        return None
+    layers.append((net.weight.detach().numpy().T.copy(), net.bias.detach().numpy().copy()))
+    return NumpyActor(layers, activation or "tanh", float(getattr(policy, "logit_bound", 0.0)))
+
+
+def load_policy(path: str | Path) -> Any:
+    """The maskable actor-critic policy stored at ``path`` (cached per process, CPU, eval mode)."""
+    return _load(path)[0]
+
+
+def _load(path: str | Path) -> tuple[Any, NumpyActor | None]:
+    key = str(Path(path).resolve())
+    entry = _CACHE.get(key)
+    if entry is None:
+        import torch as th
+        from sb3_contrib import MaskablePPO
+
+        from agents.policy_net import GuardedMaskablePolicy
+
+        p = Path(path)
+        if p.is_dir():  # a training run's output directory
+            p = p / "policy.pt" if (p / "policy.pt").exists() else p / "final_model.zip"
+        if not p.exists():
+            raise FileNotFoundError(f"no policy file at {p}")
+        # building the network draws initial weights from torch's global generator: keep
+        # that generator untouched, so loading an opponent never changes a learner's run
+        with th.random.fork_rng(devices=[]):
+            if p.suffix == ".zip":
+                # only the policy is needed: the trainer's pickled class, schedules and
+                # optimizer settings are replaced, so loading never imports the training code
+                # (SB3's documented way to load a model for inference whatever wrote it)
+                overrides = {
+                    "policy_class": GuardedMaskablePolicy,
+                    "learning_rate": 0.0,
+                    "lr_schedule": _constant_zero,
+                    "clip_range": _constant_zero,
+                }
+                policy = MaskablePPO.load(p, device="cpu", custom_objects=overrides).policy
+            else:
+                policy = GuardedMaskablePolicy.load(str(p), device="cpu")
+        policy.set_training_mode(False)
+        for param in policy.parameters():
+            param.requires_grad_(False)
+        entry = (policy, numpy_actor(policy))
+        _CACHE[key] = entry
+    return entry
+
+
+def clear_cache(keep: set[str] | None = None) -> None:
+    """Forget cached policies (all, or all but the resolved paths in ``keep``)."""
+    for key in list(_CACHE):
+        if keep is None or key not in keep:
+            del _CACHE[key]
+
+
+class PPOAgent(Agent):
+    """A saved MaskablePPO policy (see the module docstring).
+
+    Args:
+        seed: seed of the generator used when ``deterministic=False``.
+        path: policy file (``.zip`` model archive or ``.pt`` policy); default the reference policy.
+        deterministic: argmax over the legal logits (default) or sample the masked softmax.
+        policy: an in-memory policy to use instead of loading ``path`` (training evaluation).
+    """
+
+    name = "ppo"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        path: str | Path | None = None,
+        deterministic: bool = True,
+        policy: Any = None,
+    ) -> None:
+        super().__init__(seed)
+        self.path = str(path) if path is not None else str(REFERENCE_POLICY)
+        self.deterministic = bool(deterministic)
+        self._policy = policy
+        self._actor: NumpyActor | None = None
+        self._encoder: FeatureEncoder | None = None
+        self._from_path = policy is None  #: the network can be reloaded from ``path``
+
+    @property
+    def policy(self) -> Any:
+        """The underlying policy (loaded on first use)."""
+        if self._policy is None:
+            self._policy, self._actor = _load(self.path)
+        return self._policy
+
+    @property
+    def features(self) -> FeatureEncoder:
+        """The input builder of the policy's feature set (saved with the policy)."""
+        if self._encoder is None:
+            self._encoder = FeatureEncoder(getattr(self.policy, "features", "env"))
+        return self._encoder
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """Action logits (before masking) of one observation vector."""
+        import torch as th
+
+        from agents.policy_net import policy_logits
+
+        policy = self.policy
+        expected = policy.observation_space.shape
+        if observation.shape != expected:
+            raise ValueError(
+                f"policy {self.path} expects observations of shape {expected}, got {observation.shape} "
+                "(it was trained on another game configuration)"
+            )
+        if self._actor is not None:  # policies loaded from a file run in numpy
+            return self._actor(observation)
+        with th.no_grad():
+            obs = th.as_tensor(observation, dtype=th.float32).reshape(1, -1)
+            return policy_logits(policy, obs)[0].numpy()
+
+    def act(self, decision: Decision) -> int:
+        mask = decision.action_mask
+        if mask.shape[0] != int(self.policy.action_space.n):
+            raise ValueError(
+                f"policy {self.path} has {self.policy.action_space.n} actions, the game has {mask.shape[0]}"
+            )
+        logits = self.logits(self.features(decision))
+        if self.deterministic:
+            return masked_argmax(logits, mask)
+        return masked_sample(logits, mask, self.rng)
+
+    def params(self) -> dict[str, Any]:
+        return {"path": self.path, "deterministic": self.deterministic}
+
+    def __getstate__(self) -> dict[str, Any]:
+        d = self.__dict__.copy()
+        if self._from_path:
+            d["_policy"] = None
+            d["_actor"] = None  # reloaded from the path (and the per-process cache) on use
+        d["_encoder"] = None  # rebuilt on use
+        return d
+
+
+def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> int:
+    """Index of the largest logit among the legal actions (first one on ties)."""
+    legal = np.flatnonzero(mask)
+    if legal.size == 0:
+        raise ValueError("no legal action in the mask")
+    return int(legal[int(np.argmax(logits[legal]))])
+
+
+def masked_sample(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+    """A legal action drawn from the masked softmax with ``rng``."""
+    legal = np.flatnonzero(mask)
+    if legal.size == 0:
+        raise ValueError("no legal action in the mask")
+    z = logits[legal].astype(np.float64)
+    z = np.nan_to_num(z, nan=0.0)
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    return int(legal[int(rng.choice(legal.size, p=p))])

@@ -1,0 +1,84 @@
+"""Agents by name, one table per game.
+
+Built-in agents are listed as ``"module:Class"`` paths and imported on first use, so
+looking up ``random`` never imports torch (``ppo``) and no agent module has to import
+this one to register itself. :func:`register` adds an agent class at run time (tests,
+plugins); ``"module:Class"`` names an agent outside the tables (a tournament entrant).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from agents.base import BaseAgent
+
+#: the games agents exist for (keys of :data:`REGISTRIES`)
+GAMES: tuple[str, ...] = ("mexican_train", "block")
+#: the default game of every lookup
+DEFAULT_GAME = "mexican_train"
+
+#: game -> agent name -> class, or its ``"module:Class"`` path until first use
+REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
+    "mexican_train": {
+        "random": "agents.mexican_train.random_agent:RandomAgent",
+        "greedy": "agents.mexican_train.greedy:GreedyAgent",
+        "planner": "agents.mexican_train.planner:PlannerAgent",
+        "mc": "agents.mexican_train.mc:MCAgent",
+        "ppo": "agents.mexican_train.ppo:PPOAgent",
+    },
+    "block": {
+        "random": "agents.block.simple:RandomBlockAgent",
+        "greedy": "agents.block.simple:GreedyBlockAgent",
+        "classic": "agents.block.classic:ClassicBlockAgent",
+    },
+}
+
+
+def _table(game: str) -> dict[str, type[BaseAgent[Any]] | str]:
+    if game not in REGISTRIES:
+        raise ValueError(f"game must be one of {GAMES}, got {game!r}")
+    return REGISTRIES[game]
+
+
+def agent_names(game: str = DEFAULT_GAME) -> list[str]:
+    """The registered agent names of ``game``, sorted."""
+    return sorted(_table(game))
+
+
+def register(cls: type[BaseAgent[Any]], game: str = DEFAULT_GAME) -> type[BaseAgent[Any]]:
+    """Add an agent class to ``game``'s table under ``cls.name`` (usable as a decorator)."""
+    _table(game)[cls.name] = cls
+    return cls
+
+
+def import_class(path: str) -> type[BaseAgent[Any]]:
+    """The agent class at ``"package.module:ClassName"``; ``ValueError`` if it is not one."""
+    module_name, sep, cls_name = path.partition(":")
+    if not sep:
+        raise ValueError(f"an agent path must look like 'package.module:ClassName', got {path!r}")
+    cls = getattr(importlib.import_module(module_name), cls_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseAgent)):
+        raise ValueError(f"{path!r} does not name an agents.base.BaseAgent subclass")
+    return cls
+
+
+def agent_class(name: str, game: str = DEFAULT_GAME) -> type[BaseAgent[Any]]:
+    """The class of a registered agent name or of a ``"module:Class"`` path.
+
+    Raises ``ValueError`` naming the known agents of ``game`` for an unknown name.
+    """
+    table = _table(game)
+    entry = table.get(name)
+    if entry is None:
+        if ":" in name:
+            return import_class(name)
+        raise ValueError(f"unknown agent {name!r} ({game}); known: {agent_names(game)}")
+    if isinstance(entry, str):
+        entry = table[name] = import_class(entry)
+    return entry
+
+
+def make_agent(name: str, seed: int | None = None, game: str = DEFAULT_GAME, **params: Any) -> Any:
+    """Instantiate an agent of ``game`` by name (see :func:`agent_class`) with its parameters."""
+    return agent_class(name, game)(seed=seed, **params)

@@ -1,0 +1,99 @@
+"""The action codec: ``Discrete(T * (n + 1) + 2)`` with trains RELATIVE to the acting seat.
+
+::
+
+    action = tile_id * (n + 1) + train      train 0 = own, k = seat (seat + k) mod n, n = Mexican
+    DRAW   = T * (n + 1)
+    PASS   = T * (n + 1) + 1
+
+``tile_id`` is :func:`mtrain_env.tilegame.tiles.TileSet.tile_id` (lexicographic ``(a, b)``,
+``a <= b``). The rules core speaks ABSOLUTE trains (train k = seat k's); this module
+converts both ways with per-seat lookup tables, so every conversion is O(1).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.tilegame.tiles import Tile
+
+
+class Action(NamedTuple):
+    """A decoded action: ``kind`` is ``"play"``, ``"draw"`` or ``"pass"``."""
+
+    kind: str
+    tile: Tile | None = None
+    train: int | None = None  #: relative train index (0 own, n Mexican)
+
+
+class ActionCodec:
+    """Encode/decode actions and convert between relative and absolute trains."""
+
+    def __init__(self, config: GameConfig) -> None:
+        self.config = config
+        self.n = n = config.num_players
+        self.width = w = config.num_trains
+        self.num_tiles = t = config.num_tiles
+        self.num_actions = config.num_actions
+        self.DRAW = config.draw_action
+        self.PASS = config.pass_action
+        self._tiles = config.tiles
+        # rel_to_abs[seat][action] and abs_to_rel[seat][action], as numpy arrays (for masks)
+        # and as lists (for scalar lookups, which are faster on lists)
+        rel_to_abs = np.empty((n, self.num_actions), dtype=np.int64)
+        tile_base = np.repeat(np.arange(t) * w, w)
+        rel_train = np.tile(np.arange(w), t)
+        for seat in range(n):
+            abs_train = np.where(rel_train == n, n, (rel_train + seat) % n)
+            rel_to_abs[seat, : t * w] = tile_base + abs_train
+            rel_to_abs[seat, t * w :] = [self.DRAW, self.PASS]
+        abs_to_rel = np.empty_like(rel_to_abs)
+        for seat in range(n):
+            abs_to_rel[seat, rel_to_abs[seat]] = np.arange(self.num_actions)
+        self.rel_to_abs_np = rel_to_abs
+        self.abs_to_rel_np = abs_to_rel
+        self.rel_to_abs = [row.tolist() for row in rel_to_abs]
+        self.abs_to_rel = [row.tolist() for row in abs_to_rel]
+
+    def encode_action(self, tile: Tile, train: int) -> int:
+        """Action id of laying ``tile`` (``(a, b)`` in either order) on relative ``train``."""
+        if not isinstance(tile, (tuple, list)) or len(tile) != 2:
+            raise TypeError(f"tile must be a pair (a, b), got {tile!r}")
+        tile_id = self._tiles.tile_id(int(tile[0]), int(tile[1]))
+        if isinstance(train, bool) or not isinstance(train, (int, np.integer)):
+            raise TypeError(f"train must be an int, got {train!r}")
+        if not 0 <= train <= self.n:
+            raise ValueError(
+                f"train must be 0 (own) .. {self.n - 1} (other seats) or {self.n} (Mexican), got {train}"
+            )
+        return tile_id * self.width + int(train)
+
+    def decode_action(self, action: int) -> Action:
+        """Inverse of :meth:`encode_action` (and DRAW / PASS)."""
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"an action must be an int, got {action!r}")
+        if not 0 <= action < self.num_actions:
+            raise ValueError(f"action {action} is outside Discrete({self.num_actions})")
+        if action == self.DRAW:
+            return Action("draw")
+        if action == self.PASS:
+            return Action("pass")
+        tile_id, train = divmod(int(action), self.width)
+        return Action("play", self._tiles.tiles[tile_id], train)
+
+    def describe(self, action: int) -> str:
+        """Short text for an action, e.g. ``"(5, 12) on own train"``."""
+        a = self.decode_action(action)
+        if a.kind != "play":
+            return a.kind.upper()
+        assert a.train is not None
+        if a.train == 0:
+            where = "own train"
+        elif a.train == self.n:
+            where = "Mexican train"
+        else:
+            where = f"train +{a.train}"
+        return f"{a.tile} on {where}"

@@ -1,0 +1,92 @@
+"""Deals (R4, R5, R8): random deals from a seeded generator, and validated fixed deals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.tilegame.deal import shuffled_hands, tile_from_json
+
+
+class Deal:
+    """Hands (tile bitmasks by seat) and the boneyard (tile ids, top LAST)."""
+
+    __slots__ = ("boneyard", "hands")
+
+    def __init__(self, hands: list[int], boneyard: list[int]) -> None:
+        self.hands = hands
+        self.boneyard = boneyard
+
+
+def random_deal(config: GameConfig, engine_value: int, rng: np.random.Generator) -> Deal:
+    """Shuffle with ``rng`` and deal ``hand_size`` tiles per seat (R4).
+
+    The engine is set aside first (R5) unless ``engine_holder_opens``, where it is
+    shuffled in. The rest forms the boneyard (R8).
+    """
+    tiles = config.tiles
+    engine_id = tiles.double_id(engine_value)
+    pool = list(range(tiles.num_tiles))
+    if not config.engine_holder_opens:
+        del pool[engine_id]
+    hands, rest = shuffled_hands(pool, config.num_players, config.hand_size, rng)
+    # the shuffled order is the draw order: the first remaining tile is drawn first
+    return Deal(hands, rest[::-1])
+
+
+def parse_deal(config: GameConfig, engine_value: int, deal: Any) -> Deal:
+    """Validate a fixed deal ``{"hands": [[[a, b], ...], ...], "boneyard": [[a, b], ...]}``.
+
+    Hands are by seat, any sizes; the boneyard is listed top first (draw order). Hands,
+    boneyard and the engine must be exactly the set (R1, R5), each tile once; with
+    ``engine_holder_opens`` the engine is one of the dealt tiles. Raises ``TypeError``
+    for malformed input and ``ValueError`` for a deal that is not the set.
+    """
+    if not isinstance(deal, dict):
+        raise TypeError(f"deal must be a dict with 'hands' and 'boneyard', got {type(deal).__name__}")
+    extra = sorted(set(deal) - {"hands", "boneyard"})
+    if extra or "hands" not in deal or "boneyard" not in deal:
+        raise ValueError(f"deal needs exactly the keys 'hands' and 'boneyard' (got {sorted(deal)})")
+    tiles = config.tiles
+    hands_in = deal["hands"]
+    if not isinstance(hands_in, Sequence) or isinstance(hands_in, str):
+        raise TypeError("deal['hands'] must be a list of hands, one per seat")
+    if len(hands_in) != config.num_players:
+        raise ValueError(f"deal['hands'] has {len(hands_in)} hands for {config.num_players} players (R3)")
+    seen: dict[int, str] = {}
+    engine_id = tiles.double_id(engine_value)
+
+    def take(tile: Any, where: str) -> int:
+        i = tile_from_json(tiles, tile, where)
+        if i in seen:
+            raise ValueError(f"R1: tile {tiles.tiles[i]} is dealt twice ({seen[i]} and {where})")
+        if i == engine_id and not config.engine_holder_opens:
+            raise ValueError(
+                f"R5: the engine {tiles.tiles[i]} is set aside before the deal; it cannot be in {where}"
+            )
+        seen[i] = where
+        return i
+
+    hands = []
+    for seat, hand in enumerate(hands_in):
+        if not isinstance(hand, Sequence) or isinstance(hand, str):
+            raise TypeError(f"deal['hands'][{seat}] must be a list of [a, b] tiles")
+        mask = 0
+        for tile in hand:
+            mask |= 1 << take(tile, f"hand {seat}")
+        hands.append(mask)
+    bone_in = deal["boneyard"]
+    if not isinstance(bone_in, Sequence) or isinstance(bone_in, str):
+        raise TypeError("deal['boneyard'] must be a list of [a, b] tiles, top first")
+    boneyard = [take(tile, "the boneyard") for tile in bone_in]
+    expected = tiles.num_tiles - (0 if config.engine_holder_opens else 1)
+    if len(seen) != expected:
+        missing = [tiles.tiles[i] for i in range(tiles.num_tiles) if i not in seen and i != engine_id]
+        raise ValueError(
+            f"R1: hands + boneyard + engine must be exactly the double-{config.max_pips} set; "
+            f"missing {missing[:10]}{'...' if len(missing) > 10 else ''}"
+        )
+    return Deal(hands, boneyard[::-1])

@@ -1,0 +1,237 @@
+"""What one seat may know: the public table plus its own hand, and determinization.
+
+:func:`public_state` redacts a :class:`GameState` for one seat: the other hands become
+counts and the boneyard a count; everything else on the table (trains, markers, pending
+doubles, turn flags, shown voids, scores) is public. Agents see only this.
+
+:func:`sample_state` turns a :class:`PublicState` back into a full :class:`GameState` by
+dealing the unseen tiles at random among the opponents' hands (respecting their counts
+and the pips each has shown it lacks) and the boneyard (random order) — the
+determinization step of Monte Carlo search (a guess, never the truth).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.core.rules import MexicanTrain
+from mtrain_env.mexican_train.core.state import GameState, Phase
+from mtrain_env.tilegame.tiles import bits_list
+
+
+@dataclass(frozen=True)
+class PublicState:
+    """A seat's leak-free view. Trains and seats are ABSOLUTE (train ``n`` = Mexican)."""
+
+    config: GameConfig
+    seat: int  #: the observing seat
+    hand: int  #: its own hand (tile bitmask)
+    hand_counts: tuple[int, ...]  #: tiles in each seat's hand
+    boneyard_count: int
+    round_index: int
+    engine: int
+    engine_placed: bool
+    phase: Phase
+    first_player: int
+    current: int  #: seat on turn
+    trains: tuple[tuple[int, ...], ...]  #: tile ids from the station outward, per train
+    ends: tuple[int, ...]  #: open-end pip value per train
+    markers: tuple[bool, ...]
+    table: int  #: bitmask of the tiles on the table
+    pending: tuple[int, ...]  #: trains with a binding unsatisfied double, satisfaction order
+    turn_doubles: tuple[int, ...]  #: trains ending in a double laid this turn
+    first_turn_done: tuple[bool, ...]
+    tiles_this_turn: int
+    doubles_this_turn: int
+    owes: bool
+    has_drawn: bool
+    obliged_this_turn: bool
+    voids: tuple[int, ...]  #: per seat, pip bitmask it has shown it lacks
+    scores: tuple[float, ...]
+    round_scores: tuple[tuple[float, ...], ...]
+
+    @property
+    def unseen(self) -> int:
+        """Tiles this seat cannot see: the other hands and the boneyard (bitmask)."""
+        mask = self.config.tiles.full & ~self.table & ~self.hand
+        if not self.engine_placed:
+            mask |= 1 << self.config.tiles.double_id(self.engine)
+        return mask
+
+    @property
+    def on_turn(self) -> bool:
+        return self.current == self.seat and self.phase < Phase.ROUND_OVER
+
+
+def public_state(s: GameState, config: GameConfig, seat: int) -> PublicState:
+    """The view of ``seat``: public state and its own hand, nothing hidden."""
+    return PublicState(
+        config=config,
+        seat=seat,
+        hand=s.hands[seat],
+        hand_counts=tuple(h.bit_count() for h in s.hands),
+        boneyard_count=len(s.boneyard),
+        round_index=s.round_index,
+        engine=s.engine,
+        engine_placed=s.engine_placed,
+        phase=s.phase,
+        first_player=s.first_player,
+        current=s.current,
+        trains=tuple(tuple(t) for t in s.trains),
+        ends=tuple(s.ends),
+        markers=tuple(s.markers),
+        table=s.table,
+        pending=tuple(s.pending),
+        turn_doubles=tuple(s.turn_doubles),
+        first_turn_done=tuple(s.first_turn_done),
+        tiles_this_turn=s.tiles_this_turn,
+        doubles_this_turn=s.doubles_this_turn,
+        owes=s.owes,
+        has_drawn=s.has_drawn,
+        obliged_this_turn=s.obliged_this_turn,
+        # the seat on turn right after its own draw: its voids are reset, keep them so
+        voids=tuple(s.voids),
+        scores=tuple(s.scores),
+        round_scores=tuple(tuple(r) for r in s.round_scores),
+    )
+
+
+def sample_state(game: MexicanTrain, view: PublicState, rng: np.random.Generator) -> GameState:
+    """A full state consistent with ``view``: unseen tiles dealt at random (determinization).
+
+    Opponents get exactly their hand counts and never a tile with a pip they have shown
+    they lack; the rest is the boneyard in random order. Seats are dealt most-constrained
+    first; a dead end is retried with a fresh shuffle, and after 64 dead ends (late in a
+    round, with a small boneyard and several shown voids, a valid deal can be that rare)
+    :func:`_exact_deal` deals by Hall's condition, which cannot fail. ``ValueError`` if
+    the view admits no deal at all (its voids contradict its hand counts).
+    """
+    tiles = game.tiles
+    n = game.n
+    unseen = bits_list(view.unseen)
+    engine_id = tiles.double_id(view.engine)
+    opponents = [q for q in range(n) if q != view.seat]
+    allowed: dict[int, int] = {}
+    for q in opponents:
+        banned = 0
+        for v in bits_list(view.voids[q]):
+            banned |= tiles.match[v]
+        if not view.engine_placed:
+            banned |= 1 << engine_id  # the engine is still in the boneyard (R5 variant)
+        allowed[q] = ~banned
+    order = sorted(
+        opponents, key=lambda q: sum(1 for i in unseen if allowed[q] >> i & 1) - view.hand_counts[q]
+    )
+    for _attempt in range(64):
+        pool = [unseen[int(j)] for j in rng.permutation(len(unseen))]
+        hands = [0] * n
+        hands[view.seat] = view.hand
+        taken: set[int] = set()
+        ok = True
+        for q in order:
+            need = view.hand_counts[q]
+            got = 0
+            for i in pool:
+                if got == need:
+                    break
+                if i not in taken and allowed[q] >> i & 1:
+                    hands[q] |= 1 << i
+                    taken.add(i)
+                    got += 1
+            if got < need:
+                ok = False
+                break
+        if ok:
+            boneyard = [i for i in pool if i not in taken]
+            return _assemble(view, hands, boneyard)
+    return _exact_deal(game, view, rng)
+
+
+def _exact_deal(game: MexicanTrain, view: PublicState, rng: np.random.Generator) -> GameState:
+    """The fallback of :func:`sample_state` that cannot fail on a consistent view.
+
+    Every opponent's tile is drawn uniformly among the tiles that keep the rest dealable:
+    Hall's condition over the subsets ``S`` of opponents, ``|unseen tiles some seat of S
+    may hold| >= sum of their hand counts``, is kept as a margin per subset,
+    and a tile is refused when it would take the last slack of a subset not containing the
+    receiving seat. The boneyard gets the rest, in random order. Slower than the greedy
+    dealer (used only after it fails); not exactly uniform over deals.
+    """
+    tiles = game.tiles
+    unseen = view.unseen
+    opponents = [q for q in range(game.n) if q != view.seat]
+    banned_all = 0 if view.engine_placed else 1 << tiles.double_id(view.engine)
+    allowed = []
+    for q in opponents:
+        banned = banned_all
+        for v in bits_list(view.voids[q]):
+            banned |= tiles.match[v]
+        allowed.append(unseen & ~banned)
+    m = len(opponents)
+    subsets = range(1, 1 << m)
+    union = [0] * (1 << m)
+    need_sum = [0] * (1 << m)
+    for sub in subsets:
+        low = (sub & -sub).bit_length() - 1
+        union[sub] = union[sub & (sub - 1)] | allowed[low]
+        need_sum[sub] = need_sum[sub & (sub - 1)] + view.hand_counts[opponents[low]]
+    margin = [0] * (1 << m)
+    for sub in subsets:
+        margin[sub] = (union[sub]).bit_count() - need_sum[sub]
+        if margin[sub] < 0:
+            raise ValueError("the view admits no deal: shown voids contradict the hand counts")
+    hands = [0] * game.n
+    hands[view.seat] = view.hand
+    left = unseen
+    for j, q in enumerate(opponents):
+        bit = 1 << j
+        for _ in range(view.hand_counts[q]):
+            forbidden = 0
+            for sub in subsets:
+                if margin[sub] == 0 and not sub & bit:
+                    forbidden |= union[sub]
+            choices = bits_list(left & allowed[j] & ~forbidden)
+            t = choices[int(rng.integers(len(choices)))]
+            tbit = 1 << t
+            left ^= tbit
+            hands[q] |= tbit
+            for sub in subsets:
+                if union[sub] & tbit and not sub & bit:
+                    margin[sub] -= 1
+    boneyard = bits_list(left)
+    order = rng.permutation(len(boneyard))
+    return _assemble(view, hands, [boneyard[int(i)] for i in order])
+
+
+def _assemble(view: PublicState, hands: list[int], boneyard: list[int]) -> GameState:
+    n = len(hands)
+    s = GameState(n)
+    s.round_index = view.round_index
+    s.engine = view.engine
+    s.engine_placed = view.engine_placed
+    s.phase = view.phase
+    s.first_player = view.first_player
+    s.seat_offset = (view.first_player - view.round_index) % n
+    s.current = view.current
+    s.hands = hands
+    s.boneyard = boneyard
+    s.trains = [list(t) for t in view.trains]
+    s.ends = list(view.ends)
+    s.markers = list(view.markers)
+    s.table = view.table
+    s.pending = list(view.pending)
+    s.turn_doubles = list(view.turn_doubles)
+    s.first_turn_done = list(view.first_turn_done)
+    s.tiles_this_turn = view.tiles_this_turn
+    s.doubles_this_turn = view.doubles_this_turn
+    s.owes = view.owes
+    s.has_drawn = view.has_drawn
+    s.obliged_this_turn = view.obliged_this_turn
+    s.voids = list(view.voids)
+    s.pre_draw_voids = list(view.voids)
+    s.scores = list(view.scores)
+    s.round_scores = [list(r) for r in view.round_scores]
+    return s

@@ -1,0 +1,217 @@
+"""
+# Mexican Train
+
+| Import             | `import mtrain_env; env = mtrain_env.env()`                |
+|--------------------|------------------------------------------------------------|
+| Actions            | Discrete                                                   |
+| Parallel API       | No                                                         |
+| Manual Control     | No                                                         |
+| Agents             | `agents= ['player_0', 'player_1', 'player_2', 'player_3']` |
+| Agents             | 2-8 (more with double-15/18 sets)                          |
+| Action Shape       | (1,)                                                       |
+| Action Values      | Discrete(T * (n + 1) + 2)                                  |
+| Observation Shape  | (`observation_layout` size,) float32 + mask                |
+| Observation Values | [0, 1] (counts and session scores may exceed 1)            |
+
+Mexican Train with a double-12 set by default, every rule of RULES.md (R1-R25) and its
+variants as keyword flags. Seat ``i`` is agent ``player_i``; play goes clockwise
+(``i`` -> ``i + 1``). The rules core (:mod:`mtrain_env.mexican_train.core`) decides who is on turn: a
+seat keeps the turn during its first-turn chain (R9), after a double (R18) and after a
+draw (R16). The environment never acts for a seat (R15): forced draws and passes are
+that seat's own ``DRAW`` / ``PASS`` steps.
+
+### Action Space
+
+``T = (N + 1)(N + 2) / 2`` tiles, ``n`` seats::
+
+    action = tile_id * (n + 1) + train     (lay tile_id on a train)
+    DRAW   = T * (n + 1)
+    PASS   = T * (n + 1) + 1               (also ends a first-turn chain, R9)
+
+``train`` is RELATIVE to the acting seat: 0 its own train, ``k`` (1..n-1) the train of
+seat ``(seat + k) mod n``, ``n`` the Mexican train. ``tile_id(a, b)`` with ``a <= b`` is
+``a * (2N + 3 - a) / 2 + (b - a)``. Use ``env.unwrapped.encode_action((a, b), train)``,
+``decode_action(action)``, ``DRAW`` and ``PASS``.
+
+### Observation Space
+
+``{"observation": float32 vector, "action_mask": int8 vector}``. The vector is relative
+to the observing seat and filled through named views; ``env.unwrapped.observation_layout``
+maps each name to ``(slice, shape)`` (the table is in the README). The mask (also in
+``infos[agent]["action_mask"]``) is all-zero for seats not on turn and never all-zero for
+the seat on turn.
+
+### Rewards
+
+Given to every agent at each round's end (see :mod:`mtrain_env.mexican_train.rewards`):
+``reward="zero_sum"`` (default), ``"penalty"`` or ``"win"``.
+
+### Version History
+
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+
+from mtrain_env.mexican_train.codec import Action, ActionCodec
+from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.core.dealing import parse_deal
+from mtrain_env.mexican_train.core.public import PublicState, public_state
+from mtrain_env.mexican_train.core.rules import MexicanTrain
+from mtrain_env.mexican_train.core.serialize import state_from_dict, state_to_dict
+from mtrain_env.mexican_train.core.state import GameState, Phase
+from mtrain_env.mexican_train.observation import ObservationEncoder, ObservationLayout
+from mtrain_env.mexican_train.rewards import REWARD_MODES, round_rewards
+from mtrain_env.tilegame.aec import TileGameEnv
+from mtrain_env.tilegame.tiles import Tile
+from mtrain_env.tilegame.wrappers import wrap
+
+RENDER_MODES = ["ansi", "human", "rgb_array"]
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Mexican Train AEC env wrapped as PettingZoo classic envs are.
+
+    An illegal action ends the game with reward -1 for the offender
+    (``TerminateIllegalWrapper``), out-of-space actions assert, and calls out of order
+    raise (``OrderEnforcingWrapper``). Keywords are those of :class:`raw_env`.
+    """
+    return wrap(raw_env(**kwargs), illegal_reward=-1)
+
+
+class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
+    """The bare Mexican Train AEC environment (illegal actions raise ``ValueError``).
+
+    Args:
+        num_players: seats (R3), default 4.
+        max_pips: N of the double-N set (R1), default 12.
+        hand_size: tiles per hand; default from the preset's table (R4).
+        rules: preset, ``"pagat"`` (default), ``"wikipedia"`` or ``"cardinal"``.
+        rounds: rounds per episode: 1 (default) up to ``max_pips + 1``, a full session (R25).
+        reward: ``"zero_sum"`` (default), ``"penalty"`` or ``"win"``.
+        render_mode: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"``.
+        **flags: RULES.md variant flags (``one_tile_opening=True``, ...), overriding the preset.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "mexican_train_v0",
+        "render_modes": RENDER_MODES,
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+    reward_modes = REWARD_MODES
+    round_over_phase = Phase.ROUND_OVER
+    option_keys = ("deal", "first_player")
+    legal_label = "legal actions (relative encoding)"
+
+    def __init__(
+        self,
+        num_players: int = 4,
+        max_pips: int = 12,
+        hand_size: int | None = None,
+        rules: str = "pagat",
+        rounds: int = 1,
+        reward: str = "zero_sum",
+        render_mode: str | None = None,
+        **flags: bool,
+    ) -> None:
+        EzPickle.__init__(
+            self,
+            num_players=num_players,
+            max_pips=max_pips,
+            hand_size=hand_size,
+            rules=rules,
+            rounds=rounds,
+            reward=reward,
+            render_mode=render_mode,
+            **flags,
+        )
+        config = GameConfig.make(
+            num_players=num_players,
+            max_pips=max_pips,
+            hand_size=hand_size,
+            rules=rules,
+            rounds=rounds,
+            **flags,
+        )
+        game = MexicanTrain(config)
+        layout = ObservationLayout(config)
+        self.codec = codec = ActionCodec(config)
+        self.DRAW = codec.DRAW
+        self.PASS = codec.PASS
+        self._setup(
+            config,
+            game,
+            layout,
+            ObservationEncoder(game, layout),
+            config.num_actions,
+            codec.rel_to_abs,
+            codec.abs_to_rel,
+            reward,
+            render_mode,
+        )
+
+    # ------------------------------------------------------------------- codec
+    def encode_action(self, tile: Tile, train: int) -> int:
+        """Action of laying ``tile`` (either order) on ``train`` relative to the acting seat."""
+        return self.codec.encode_action(tile, train)
+
+    def decode_action(self, action: int) -> Action:
+        """``Action(kind, tile, train)`` of an action id (inverse of :meth:`encode_action`)."""
+        return self.codec.decode_action(action)
+
+    def public_view(self, agent: str) -> PublicState:
+        """What ``agent`` may know: the public table and its own hand (for agents).
+
+        Never contains another seat's hand or the boneyard; see :mod:`mtrain_env.mexican_train.core.public`.
+        """
+        return public_state(self.state_obj, self.config, self.agent_name_mapping[agent])
+
+    # ------------------------------------------------------------------- hooks
+    def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> GameState:
+        deal = (
+            parse_deal(self.config, self.config.engine_value(0), options["deal"])
+            if "deal" in options
+            else None
+        )
+        first_player = None
+        if "first_player" in options:
+            fp = options["first_player"]
+            if isinstance(fp, bool) or not isinstance(fp, (int, np.integer)):
+                raise TypeError(f"options['first_player'] must be an int seat, got {fp!r}")
+            if not 0 <= fp < self.config.num_players:
+                raise ValueError(
+                    f"R6: options['first_player'] must be a seat 0..{self.config.num_players - 1}, got {fp}"
+                )
+            first_player = int(fp)
+        return self.game.new_game(rng, deal, first_player)
+
+    def _round_result(self, s: GameState) -> tuple[list[float], bool]:
+        over = s.phase == Phase.GAME_OVER
+        # R24/R25: every seat is rewarded at each round's end
+        return round_rewards(self.reward_mode, self.config, s.round_scores, over), over
+
+    def _next_round(self, s: GameState, rng: np.random.Generator) -> None:
+        self.game.next_round(s, rng)
+
+    def _state_to_dict(self, s: GameState) -> dict[str, Any]:
+        return state_to_dict(self.game, s)
+
+    def _state_from_dict(self, d: dict[str, Any]) -> GameState:
+        return state_from_dict(self.game, d)
+
+    def _render_text(self, s: GameState) -> str:
+        from mtrain_env.mexican_train.render import render_text
+
+        return render_text(self.game, s)
+
+    def _render_rgb(self, s: GameState) -> np.ndarray:
+        from mtrain_env.mexican_train.render import render_rgb
+
+        return render_rgb(self.game, s)

@@ -1,0 +1,87 @@
+"""Rendering: the table as text (``ansi``/``human``) and as a picture (``rgb_array``).
+
+Both show only public information plus the hand of the seat ON TURN (never another
+seat's hand, never the boneyard order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mtrain_env.mexican_train.core.rules import MexicanTrain
+from mtrain_env.mexican_train.core.state import GameState, Phase
+from mtrain_env.tilegame.tiles import bits_list
+
+
+def _tile_text(a: int, b: int) -> str:
+    return f"[{a}|{b}]"
+
+
+def oriented_train(game: MexicanTrain, s: GameState, t: int) -> list[tuple[int, int]]:
+    """Tiles of train ``t`` oriented from the station outward."""
+    out = []
+    end = s.engine
+    for i in s.trains[t]:
+        a, b = game.tiles.tiles[i]
+        if a != end:
+            a, b = b, a
+        out.append((a, b))
+        end = b
+    return out
+
+
+def render_text(game: MexicanTrain, s: GameState) -> str:
+    """The table as text: station, trains with markers and pending doubles, counts, the hand on turn."""
+    c = game.config
+    n = c.num_players
+    lines = []
+    head = f"Round {s.round_index + 1}/{c.rounds}  engine [{s.engine}|{s.engine}]"
+    if not s.engine_placed:
+        head += " (not found yet: seats draw in turn, R5)"
+    head += f"  phase {s.phase.name.lower()}  boneyard {len(s.boneyard)}"
+    lines.append(head)
+    unsatisfied = s.pending + s.turn_doubles
+    for t in range(n + 1):
+        name = "Mexican " if t == n else f"player_{t}"
+        tiles = " ".join(_tile_text(a, b) for a, b in oriented_train(game, s, t)) or "(not started)"
+        tags = []
+        if t < n:
+            if s.markers[t]:
+                tags.append("MARKER")
+            tags.append(f"{s.hands[t].bit_count()} in hand")
+        if t in unsatisfied:
+            tags.append("UNSATISFIED DOUBLE" + (" (next to satisfy)" if _is_head(game, s, t) else ""))
+        tag = f"  <{', '.join(tags)}>" if tags else ""
+        lines.append(f"  {name:9s}: {tiles}{tag}")
+    if s.phase < Phase.ROUND_OVER:
+        p = s.current
+        hand = " ".join(_tile_text(*game.tiles.tiles[i]) for i in bits_list(s.hands[p]))
+        turn = []
+        if s.owes:
+            turn.append("owes a tile after a double")
+        if s.has_drawn:
+            turn.append("has drawn")
+        extra = f" ({'; '.join(turn)})" if turn else ""
+        lines.append(f"  to play: player_{p}{extra}  hand: {hand}")
+    else:
+        outcome = "blocked" if s.blocked else "went out"
+        scores = ", ".join(f"player_{p}: {x:g}" for p, x in enumerate(s.round_scores[-1]))
+        lines.append(f"  round over ({outcome}); round scores {scores}")
+        if c.rounds > 1:
+            lines.append(
+                "  session totals " + ", ".join(f"player_{p}: {x:g}" for p, x in enumerate(s.scores))
+            )
+    return "\n".join(lines)
+
+
+def _is_head(game: MexicanTrain, s: GameState, t: int) -> bool:
+    if not s.pending or s.phase != Phase.NORMAL:
+        return False
+    return t == game.first_pending(s)
+
+
+def render_rgb(game: MexicanTrain, s: GameState) -> np.ndarray:
+    """The table as an RGB ``uint8`` image (H, W, 3)."""
+    from mtrain_env.mexican_train.render_image import draw_table
+
+    return draw_table(game, s)

@@ -1,0 +1,432 @@
+"""Pieces every AEC adapter of this package needs, independent of the game.
+
+* :class:`FastDiscrete`: ``Discrete`` with an O(1) ``contains`` for plain ints (PettingZoo's
+  ``AssertOutOfBoundsWrapper`` calls it on every step, and gymnasium's version costs more
+  than a whole game step).
+* :func:`coerce_action`: the one validation of an incoming action (type, then range).
+* :func:`rng_state` / :func:`rng_from_state`: a ``numpy.random.Generator`` as JSON and back,
+  for ``state_dict``.
+* :func:`check_options`: ``reset(options=...)`` must be a dict; unknown keys warn (the
+  PettingZoo test suite passes arbitrary options).
+* :func:`dict_observation_space`: the ``{"observation", "action_mask"}`` space.
+* :class:`TileGameEnv`: the AEC adapter itself, shared by every game of the package.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+
+from mtrain_env.tilegame.layout import FlatLayout, View
+
+__all__ = [
+    "ENV_STATE_KEY",
+    "FastDiscrete",
+    "TileGameEnv",
+    "check_options",
+    "coerce_action",
+    "dict_observation_space",
+    "rng_from_state",
+    "rng_state",
+]
+
+
+#: key of the AEC bookkeeping section in a ``state_dict``
+ENV_STATE_KEY = "env"
+
+
+class FastDiscrete(spaces.Discrete):
+    """``Discrete(n)`` whose ``contains`` is a plain range check for Python ints."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self._size = int(n)
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return 0 <= x < self._size
+        return super().contains(x)
+
+
+def coerce_action(action: Any, num_actions: int) -> int:
+    """``action`` as a Python int in ``0 .. num_actions - 1``.
+
+    Accepts Python ints, numpy integer scalars and 0-d integer arrays; raises ``TypeError``
+    for anything else (``None``, floats, bools) and ``ValueError`` out of range.
+    """
+    if type(action) is not int:
+        if isinstance(action, np.integer) or (
+            isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
+        ):
+            action = int(action)
+        else:
+            raise TypeError(f"an action must be an int in Discrete({num_actions}), got {action!r}")
+    if not 0 <= action < num_actions:
+        raise ValueError(f"action {action} is outside the action space Discrete({num_actions})")
+    return action
+
+
+def rng_state(rng: np.random.Generator) -> dict[str, Any]:
+    """A JSON-serializable copy of the generator's bit-generator state."""
+    return copy.deepcopy(dict(rng.bit_generator.state))
+
+
+def rng_from_state(state: Any) -> np.random.Generator:
+    """A new generator restored from :func:`rng_state` output; ``ValueError`` if malformed."""
+    rng = np.random.default_rng()
+    try:
+        rng.bit_generator.state = copy.deepcopy(state)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"not a numpy bit-generator state: {err}") from None
+    return rng
+
+
+def check_options(options: Any, known: Iterable[str]) -> dict[str, Any]:
+    """``options`` (``None`` -> ``{}``) checked to be a dict; unknown keys warn and are dropped."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict, got {type(options).__name__}")
+    known = tuple(known)
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        warnings.warn(f"ignoring unknown reset option(s) {unknown}; known: {list(known)}", stacklevel=3)
+    return {k: v for k, v in options.items() if k in known}
+
+
+def dict_observation_space(high: np.ndarray, num_actions: int) -> spaces.Dict:
+    """``{"observation": Box(0, high) float32, "action_mask": Box(0, 1) int8}``."""
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(low=0.0, high=high, shape=high.shape, dtype=np.float32),
+            "action_mask": spaces.Box(low=0, high=1, shape=(num_actions,), dtype=np.int8),
+        }
+    )
+
+
+class TileGameEnv(AECEnv, EzPickle):
+    """The AEC adapter shared by the package's games (Mexican Train, partnership dominoes).
+
+    A subclass hands over its rules core and codec tables and implements a few hooks;
+    everything else — spaces, masks and infos, validation of actions (state untouched
+    on error), rewards at each round's end, the episode's end, JSON snapshots with the
+    RNG and the AEC bookkeeping, pickling with state, and render dispatch — lives here,
+    written once.
+
+    The core (``self.game``) must offer ``new_game``, ``legal_moves``, ``apply`` and
+    ``explain_illegal``; actions map to core moves per seat through
+    ``self._action_to_move[seat][action]`` and back through ``self._move_to_action``.
+    """
+
+    metadata: ClassVar[dict[str, Any]]
+    #: reward modes the subclass accepts
+    reward_modes: ClassVar[tuple[str, ...]]
+    #: the ``reset(options=...)`` keys the subclass understands
+    option_keys: ClassVar[tuple[str, ...]]
+    #: how error messages introduce the legal actions
+    legal_label: ClassVar[str] = "legal actions"
+    #: the core's phases from this value on mean "the round is over" (checked every step)
+    round_over_phase: ClassVar[int]
+
+    def _setup(
+        self,
+        config: Any,
+        game: Any,
+        layout: FlatLayout,
+        encoder: Any,
+        num_actions: int,
+        action_to_move: list[list[int]],
+        move_to_action: list[list[int]],
+        reward: str,
+        render_mode: str | None,
+    ) -> None:
+        """Common construction; subclasses call it from ``__init__`` after ``EzPickle.__init__``."""
+        if reward not in self.reward_modes:
+            raise ValueError(f"reward must be one of {self.reward_modes}, got {reward!r}")
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and render_mode not in modes:
+            raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
+        AECEnv.__init__(self)
+        self.config = config
+        self.game = game
+        self.layout = layout
+        self._encoder = encoder
+        self.reward_mode = reward
+        self.render_mode = render_mode
+        self.possible_agents = [f"player_{i}" for i in range(config.num_players)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        self._num_actions = num_actions
+        self._action_to_move = action_to_move
+        self._move_to_action = move_to_action
+        obs_space = dict_observation_space(layout.high, num_actions)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
+        self.action_spaces = {a: FastDiscrete(num_actions) for a in self.possible_agents}
+        self._zero_mask = np.zeros(num_actions, dtype=np.int8)
+        self._zero_mask.flags.writeable = False
+        self._state: Any = None
+        self._rng: np.random.Generator | None = None
+        self._legal: list[int] = []  # legal core moves of the seat on turn
+        self._mask = self._zero_mask
+        self._rewards_given = False
+        self.agent_selection = self.possible_agents[0]
+
+    # ------------------------------------------------------------------ hooks
+    def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> Any:
+        """A fresh episode's core state from validated ``reset`` options."""
+        raise NotImplementedError
+
+    def _round_result(self, s: Any) -> tuple[list[float], bool]:
+        """(rewards by seat, is the episode over?) of the round that just ended."""
+        raise NotImplementedError
+
+    def _next_round(self, s: Any, rng: np.random.Generator) -> None:
+        """Deal the next round of the episode into ``s``."""
+        raise NotImplementedError
+
+    def _state_to_dict(self, s: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _state_from_dict(self, d: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def _render_text(self, s: Any) -> str:
+        raise NotImplementedError
+
+    def _render_rgb(self, s: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    @property
+    def observation_layout(self) -> dict[str, View]:
+        """Observation views: name -> ``View(slice, shape)``."""
+        return self.layout.views
+
+    @property
+    def state_obj(self) -> Any:
+        """The live core state (hidden information included; for tooling, never for agents)."""
+        if self._state is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self._state
+
+    @property
+    def current_seat(self) -> int:
+        """Seat index on turn."""
+        return int(self.state_obj.current)
+
+    def legal_actions(self) -> list[int]:
+        """Legal actions of the agent on turn, increasing."""
+        return np.flatnonzero(self._mask).tolist()
+
+    def observe_mask(self, agent: str) -> np.ndarray:
+        """The int8 action mask of ``agent`` (all-zero off turn), without an observation."""
+        s = self.state_obj
+        return self._mask if self.agent_name_mapping[agent] == s.current else self._zero_mask
+
+    # --------------------------------------------------------------- AEC API
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        # unknown keys warn, not raise: pettingzoo.test.api_test passes arbitrary options
+        opts = check_options(options, self.option_keys)
+        rng = self._rng
+        if seed is not None:
+            rng = np.random.default_rng(seed)
+        elif rng is None:
+            rng = np.random.default_rng()
+        state = self._new_state(rng, opts)  # validates the options before any change
+        self._rng = rng
+        self._state = state
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._rewards_given = False
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {"action_mask": self._zero_mask} for a in self.agents}
+        self._settle(state)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        s = self._state
+        if s is None:
+            raise RuntimeError("call reset() before observe()")
+        seat = self.agent_name_mapping[agent]
+        return {
+            "observation": self._encoder.encode(s, seat),
+            # _mask is the zero mask whenever nobody is on turn
+            "action_mask": self._mask if seat == s.current else self._zero_mask,
+        }
+
+    def step(self, action: int | None) -> None:
+        s = self._state
+        if s is None:
+            raise RuntimeError("call reset() before step()")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        # the common case inline (a legal plain int); anything else is checked by _to_move
+        if type(action) is int and 0 <= action < self._num_actions:
+            move = self._action_to_move[s.current][action]
+            if move not in self._legal:
+                move = self._to_move(s, action)  # raises before any change
+        else:
+            move = self._to_move(s, action)  # validates; raises before any change
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewards_given:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._rewards_given = False
+        self.game.apply(s, move)
+        if s.phase >= self.round_over_phase:
+            # every seat is rewarded at each round's end
+            values, episode_over = self._round_result(s)
+            self.rewards = dict(zip(self.possible_agents, values, strict=True))
+            self._rewards_given = True
+            if episode_over:
+                self.terminations = dict.fromkeys(self.agents, True)
+            else:
+                self._next_round(s, self._rng)  # type: ignore[arg-type]
+            self._accumulate_rewards()
+        self._settle(s)
+        if self.render_mode == "human":
+            self.render()
+
+    def _to_move(self, s: Any, action: Any) -> int:
+        """Validate an action and return the core move (state untouched)."""
+        if type(action) is not int or not 0 <= action < self._num_actions:
+            try:
+                action = coerce_action(action, self._num_actions)
+            except ValueError as err:
+                raise ValueError(
+                    f"{self.agent_selection}: {err} (a seat lays a tile, draws or passes) -> "
+                    f"{self.legal_label}: {self.legal_actions()}"
+                ) from None
+        move = self._action_to_move[s.current][action]
+        if move not in self._legal:
+            reason = self.game.explain_illegal(s, move, self._legal)
+            raise ValueError(
+                f"{self.agent_selection}: {reason} -> {self.legal_label}: {self.legal_actions()}"
+            )
+        return move
+
+    def _settle(self, s: Any) -> None:
+        """Refresh legal moves, mask, turn and infos after the state changed."""
+        seat = s.current
+        infos = self.infos
+        previous = self.agent_selection
+        self._legal = legal = self.game.legal_moves(s)
+        if legal:
+            buf = bytearray(self._num_actions)
+            to_action = self._move_to_action[seat]
+            for m in legal:
+                buf[to_action[m]] = 1
+            self._mask = np.frombuffer(buf, np.int8)
+        else:
+            self._mask = self._zero_mask
+        self.agent_selection = agent = self.possible_agents[seat]
+        if previous != agent and previous in infos:
+            infos[previous] = {"action_mask": self._zero_mask}
+        if agent in infos:
+            infos[agent] = {"action_mask": self._mask}
+
+    # -------------------------------------------------------------- snapshots
+    def state_dict(self) -> dict[str, Any]:
+        """A JSON-serializable snapshot of the whole env (hidden state, RNG, AEC bookkeeping)."""
+        d = self._state_to_dict(self.state_obj)
+        d[ENV_STATE_KEY] = {
+            "reward_mode": self.reward_mode,
+            "rng": rng_state(self._rng),  # type: ignore[arg-type]
+            "agents": list(self.agents),
+            "rewards": dict(self.rewards),
+            "cumulative_rewards": dict(self._cumulative_rewards),
+            "terminations": dict(self.terminations),
+            "truncations": dict(self.truncations),
+            "agent_selection": self.agent_selection,
+        }
+        return d
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict` output exactly; on any error nothing changes."""
+        if not isinstance(d, dict):
+            raise TypeError(f"a state dict must be a dict, got {type(d).__name__}")
+        state = self._state_from_dict({k: v for k, v in d.items() if k != ENV_STATE_KEY})
+        e = d.get(ENV_STATE_KEY)
+        if not isinstance(e, dict):
+            raise ValueError(f"state dict is missing its {ENV_STATE_KEY!r} section")
+        if e.get("reward_mode") != self.reward_mode:
+            raise ValueError(
+                f"state dict was saved with reward={e.get('reward_mode')!r}, "
+                f"this env uses {self.reward_mode!r}"
+            )
+        try:
+            rng = rng_from_state(e["rng"])
+        except (KeyError, ValueError) as err:
+            raise ValueError(f"state dict 'env.rng' is not a numpy bit-generator state: {err}") from None
+        agents = e.get("agents")
+        if not isinstance(agents, list) or not set(agents) <= set(self.possible_agents):
+            raise ValueError("state dict 'env.agents' must list agents of this env")
+        books = {}
+        for key in ("rewards", "cumulative_rewards", "terminations", "truncations"):
+            value = e.get(key)
+            if not isinstance(value, dict) or (set(value) != set(agents) and key != "rewards"):
+                raise ValueError(f"state dict 'env.{key}' must map every live agent")
+            books[key] = dict(value)
+        selection = e.get("agent_selection")
+        if selection not in self.possible_agents:
+            raise ValueError(f"state dict 'env.agent_selection' {selection!r} is not an agent")
+        if self.game.legal_moves(state) and selection != self.possible_agents[state.current]:
+            raise ValueError("state dict 'env.agent_selection' is not the seat on turn")
+        # everything validated: swap in at once
+        self._state = state
+        self._rng = rng
+        self.agents = list(agents)
+        self.rewards = books["rewards"]
+        self._rewards_given = any(self.rewards.values())
+        self._cumulative_rewards = books["cumulative_rewards"]
+        self.terminations = books["terminations"]
+        self.truncations = books["truncations"]
+        self.infos = {a: {"action_mask": self._zero_mask} for a in self.agents}
+        self._settle(state)
+        self.agent_selection = selection
+
+    def __getstate__(self) -> dict[str, Any]:
+        d = EzPickle.__getstate__(self)
+        d["_game_state"] = self.state_dict() if self._state is not None else None
+        return d
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        snapshot = d.pop("_game_state", None)
+        EzPickle.__setstate__(self, d)
+        if snapshot is not None:
+            self.load_state_dict(snapshot)
+
+    # ----------------------------------------------------------------- render
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the table as text; ``human``: printed; ``rgb_array``: a picture.
+
+        Only public information and the hand of the seat on turn are shown.
+        """
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.render_mode == "rgb_array":
+            return self._render_rgb(self.state_obj)
+        text = self._render_text(self.state_obj)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
