@@ -36,7 +36,7 @@ def test_agents_play_legal_and_deterministic(kwargs: dict[str, Any]) -> None:
                 env.step(action)
             runs.append(actions)
         assert runs[0] == runs[1]
-    with pytest.raises(ValueError, match="unknown block agent"):
+    with pytest.raises(ValueError, match=r"unknown agent 'minimax' \(block\)"):
         make_agent("minimax")
     with pytest.raises(ValueError, match="unknown weight"):
         ClassicBlockAgent(aggression=1.0)
