@@ -17,7 +17,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import mtrain_env
 from mtrain_env.block import raw_env
-from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.state import Phase
 from mtrain_env.block.render import render_text
 from mtrain_env.block.rewards import REWARD_MODES
@@ -325,12 +325,12 @@ def test_bad_config(kwargs: dict[str, Any], error: type[Exception]) -> None:
 
 def test_config_presets_and_explicit_override() -> None:
     """Presets resolve; an explicit keyword wins; None keeps the preset (but means 'off' for redeal)."""
-    c = BlockConfig.make(rules="openspiel")
+    c = GameConfig.make(rules="openspiel")
     assert c.first_opener == "seat0" and c.redeal_doubles is None
-    assert BlockConfig.make(rules="openspiel", redeal_doubles=5).redeal_doubles == 5
-    assert BlockConfig.make(redeal_doubles=None).redeal_doubles is None
-    assert BlockConfig.make(opener=None).opener == "winner"
-    assert BlockConfig.make(scoring="ten", target=30).target == 30
+    assert GameConfig.make(rules="openspiel", redeal_doubles=5).redeal_doubles == 5
+    assert GameConfig.make(redeal_doubles=None).redeal_doubles is None
+    assert GameConfig.make(opener=None).opener == "winner"
+    assert GameConfig.make(scoring="ten", target=30).target == 30
 
 
 @pytest.mark.parametrize(
@@ -432,7 +432,7 @@ def test_bad_state_dicts_never_half_load() -> None:
 
 
 def test_state_copy_is_independent() -> None:
-    """BlockState.copy (for search agents): playing on the copy leaves the original untouched."""
+    """GameState.copy (for search agents): playing on the copy leaves the original untouched."""
     env = raw_env(match=True)
     env.reset(seed=8)
     s = env.state_obj

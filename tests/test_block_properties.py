@@ -17,9 +17,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.rules import BlockDominoes
-from mtrain_env.block.core.state import BlockState, Phase
+from mtrain_env.block.core.state import GameState, Phase
 
 TILES = [(a, b) for a in range(7) for b in range(a, 7)]
 
@@ -47,7 +47,7 @@ def _bits(mask: int) -> set[int]:
     return {i for i in range(28) if mask >> i & 1}
 
 
-def _oracle(config: BlockConfig, kind: str, seat: int, opener: int, hands: list[set[int]]) -> dict[str, Any]:
+def _oracle(config: GameConfig, kind: str, seat: int, opener: int, hands: list[set[int]]) -> dict[str, Any]:
     """B10-B12 from the rule text, independent of the engine's scoring module."""
     pips = [sum(sum(TILES[t]) for t in h) for h in hands]
     pair = [sum(pips[0::2]), sum(pips[1::2])]
@@ -69,7 +69,7 @@ def _oracle(config: BlockConfig, kind: str, seat: int, opener: int, hands: list[
     return {"winner": winner, "points": points, "pair_pips": pair, "pips": pips}
 
 
-def _check_invariants(game: BlockDominoes, s: BlockState) -> None:
+def _check_invariants(game: BlockDominoes, s: GameState) -> None:
     full = (1 << 28) - 1
     parts = [*s.hands, s.table, s.sleeping]
     assert sum(parts) == full and all(a & b == 0 for i, a in enumerate(parts) for b in parts[i + 1 :])
@@ -92,7 +92,7 @@ def _check_invariants(game: BlockDominoes, s: BlockState) -> None:
 @settings(max_examples=120, deadline=None)
 @given(config=configs, seed=st.integers(0, 2**32 - 1))
 def test_random_episodes_keep_every_invariant(config: dict[str, Any], seed: int) -> None:
-    c = BlockConfig.make(**config)
+    c = GameConfig.make(**config)
     game = BlockDominoes(c)
     rng = np.random.default_rng(seed)
     s = game.new_game(rng)
@@ -154,7 +154,7 @@ def test_random_episodes_keep_every_invariant(config: dict[str, Any], seed: int)
 @given(seed=st.integers(0, 2**32 - 1), players=st.sampled_from([2, 4]))
 def test_legal_moves_are_exactly_the_fitting_placements(seed: int, players: int) -> None:
     """B8/B9: the legal set is every (tile, end) that fits, with one placement when ends are equal."""
-    c = BlockConfig.make(num_players=players, rules="openspiel")
+    c = GameConfig.make(num_players=players, rules="openspiel")
     game = BlockDominoes(c)
     rng = np.random.default_rng(seed)
     s = game.new_game(rng)

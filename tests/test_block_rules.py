@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from mtrain_env.block import raw_env
-from mtrain_env.block.core.config import BlockConfig, points
+from mtrain_env.block.core.config import GameConfig, points
 
 ALL_TILES = [f"{a}-{b}" for a in range(7) for b in range(a, 7)]
 
@@ -267,7 +267,7 @@ def test_b4_seven_doubles() -> None:
 
 def test_b4_default_threshold_is_five_and_fixed_deals_obey_it() -> None:
     """B4: 001's standard threshold is 5; a fixed deal it would throw back is refused."""
-    assert BlockConfig.make().redeal_doubles == 5
+    assert GameConfig.make().redeal_doubles == 5
     hands = ["0-0 1-1 2-2 3-3 4-4 0-1 0-2", "5-5 6-6 0-3 0-4 0-5 0-6 1-2"]
     env = raw_env(redeal_doubles=5, num_players=2)
     with pytest.raises(ValueError, match="B4"):
@@ -544,8 +544,8 @@ def test_b11_two_players_cierre() -> None:
 # ----------------------------------------------------------------------------- B12
 def test_b12_ten_scoring_rounds_up() -> None:
     """B12 'ten': points = pips / 10 rounded up; default target 40."""
-    c = BlockConfig.make(scoring="ten")
-    assert c.target == 40 and BlockConfig.make().target == 100
+    c = GameConfig.make(scoring="ten")
+    assert c.target == 40 and GameConfig.make().target == 100
     for p in (0, 1, 9, 10, 11, 58, 68, 168):
         assert points(c, p) == math.ceil(p / 10)
     env = position(CIERRE_LINE, CIERRE_SPLIT, current=1, scoring="ten", closed_scoring="both")

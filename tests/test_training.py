@@ -192,7 +192,7 @@ def test_opponents_are_the_pools_agents_and_play_every_other_turn(test_agents: N
 
 
 def test_no_leak_opponents_get_only_their_own_seats_information(test_agents: None) -> None:
-    from mtrain_env.mexican_train.core.public import PublicState
+    from mtrain_env.mexican_train.core.public import PublicView
 
     env = SingleAgentEnv(env_kwargs=SMALL, opponents=["spy"])
     Spy.env = env  # the spy asserts its decision equals its own seat's observation at call time
@@ -201,7 +201,7 @@ def test_no_leak_opponents_get_only_their_own_seats_information(test_agents: Non
         env.reset(seed=seed)
         play_episode(env, rng)
     assert len(Spy.log) > 20
-    fields = set(PublicState.__dataclass_fields__)
+    fields = set(PublicView.__dataclass_fields__)
     assert "hands" not in fields and "boneyard" not in fields  # only counts of hidden tiles
     for seat, d in Spy.log:
         assert d.view.seat == seat

@@ -2,7 +2,7 @@
 
 An agent decides from a :class:`BlockDecision`: the seat's observation vector and action
 mask (exactly what the env gives that seat), a decoded leak-free
-:class:`~mtrain_env.block.core.public.BlockView` (public table + own hand) and the static rules
+:class:`~mtrain_env.block.core.public.PublicView` (public table + own hand) and the static rules
 (:class:`~mtrain_env.block.core.rules.BlockDominoes`, no state). No agent ever receives the
 hidden state. Agents are seeded: ``reset(seed)`` fixes all their randomness.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents.base import BaseAgent, SeatDecision
-from mtrain_env.block.codec import BlockCodec
-from mtrain_env.block.core.public import BlockView
+from mtrain_env.block.codec import ActionCodec
+from mtrain_env.block.core.public import PublicView
 from mtrain_env.block.core.rules import BlockDominoes
 
 __all__ = ["BlockAgent", "BlockDecision", "decision_for", "new_ends"]
@@ -24,15 +24,15 @@ class BlockDecision(SeatDecision):
 
     __slots__ = ()
     game: BlockDominoes
-    codec: BlockCodec
+    codec: ActionCodec
 
     @property
-    def view(self) -> BlockView:
+    def view(self) -> PublicView:
         """Leak-free public table + own hand (:func:`mtrain_env.block.core.public.public_view`)."""
         return super().view
 
 
-def new_ends(view: BlockView, action: int) -> tuple[int, int]:
+def new_ends(view: PublicView, action: int) -> tuple[int, int]:
     """The line's open ends after laying ``action`` (B8); unchanged for PASS."""
     if action == 2 * view.config.num_tiles:
         return view.ends

@@ -1,7 +1,7 @@
 """The Mexican Train side of the agent interface (:mod:`agents.base`).
 
 A :class:`Decision` carries a Mexican Train seat's observation, mask and leak-free
-:class:`~mtrain_env.mexican_train.core.public.PublicState`; trains in its actions are
+:class:`~mtrain_env.mexican_train.core.public.PublicView`; trains in its actions are
 relative to the seat, and :meth:`Decision.to_move` / :meth:`Decision.to_action` convert
 to and from the rules core's absolute moves (for search agents that simulate).
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from agents.base import BaseAgent, SeatDecision
 from mtrain_env.mexican_train.codec import ActionCodec
-from mtrain_env.mexican_train.core.public import PublicState
+from mtrain_env.mexican_train.core.public import PublicView
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 
 __all__ = ["Agent", "Decision", "decision_for"]
@@ -26,8 +26,8 @@ class Decision(SeatDecision):
     codec: ActionCodec
 
     @property
-    def view(self) -> PublicState:
-        """Leak-free public table + own hand (:func:`mtrain_env.mexican_train.core.public.public_state`)."""
+    def view(self) -> PublicView:
+        """Leak-free public table + own hand (:func:`mtrain_env.mexican_train.core.public.public_view`)."""
         return super().view
 
     def to_move(self, action: int) -> int:

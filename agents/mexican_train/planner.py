@@ -27,7 +27,7 @@ from typing import Any
 from agents.mexican_train.base import Agent, Decision
 from agents.mexican_train.chains import ChainSolver
 from agents.mexican_train.greedy import value_table
-from mtrain_env.mexican_train.core.public import PublicState
+from mtrain_env.mexican_train.core.public import PublicView
 from mtrain_env.mexican_train.core.state import Phase
 
 Key = tuple[int, ...]
@@ -141,7 +141,7 @@ class PlannerAgent(Agent):
         shed = int(self._danger(view)) * values[tile]
         return (covers, shed, double_ok, lifts, -damage, int(train != seat), values[tile], -action)
 
-    def _danger(self, view: PublicState) -> bool:
+    def _danger(self, view: PublicView) -> bool:
         if view.phase != Phase.NORMAL:
             return False
         return any(c <= self.danger for q, c in enumerate(view.hand_counts) if q != view.seat)

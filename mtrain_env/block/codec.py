@@ -18,13 +18,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.config import GameConfig
 from mtrain_env.tilegame.tiles import Tile
 
-__all__ = ["BlockAction", "BlockCodec"]
+__all__ = ["Action", "ActionCodec"]
 
 
-class BlockAction(NamedTuple):
+class Action(NamedTuple):
     """A decoded action: ``kind`` is ``"play"`` or ``"pass"``."""
 
     kind: str
@@ -32,16 +32,16 @@ class BlockAction(NamedTuple):
     end: int | None = None
 
 
-class BlockCodec:
+class ActionCodec:
     """Encode/decode actions of one config (tables built once)."""
 
-    def __init__(self, config: BlockConfig) -> None:
+    def __init__(self, config: GameConfig) -> None:
         self.config = config
         self._tiles = config.tiles
         self.num_actions = config.num_actions
         self.PASS = config.pass_action
-        self._decoded = [BlockAction("play", self._tiles.tiles[a >> 1], a & 1) for a in range(self.PASS)] + [
-            BlockAction("pass")
+        self._decoded = [Action("play", self._tiles.tiles[a >> 1], a & 1) for a in range(self.PASS)] + [
+            Action("pass")
         ]
 
     def encode_action(self, tile: Tile, end: int) -> int:
@@ -58,7 +58,7 @@ class BlockCodec:
             raise ValueError(f"end must be 0 (left) or 1 (right), got {end}")
         return tile_id * 2 + int(end)
 
-    def decode_action(self, action: int) -> BlockAction:
+    def decode_action(self, action: int) -> Action:
         """Inverse of :meth:`encode_action` (and PASS)."""
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise TypeError(f"an action must be an int, got {action!r}")

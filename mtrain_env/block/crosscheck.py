@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from mtrain_env.block.core.config import BlockConfig
-from mtrain_env.block.core.dealing import BlockDeal
+from mtrain_env.block.core.config import GameConfig
+from mtrain_env.block.core.dealing import Deal
 from mtrain_env.block.core.rules import BlockDominoes
-from mtrain_env.block.core.state import DOMINO, BlockState, Phase
+from mtrain_env.block.core.state import DOMINO, GameState, Phase
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["CrossCheckReport", "crosscheck", "main", "openspiel_rule_returns"]
@@ -125,7 +125,7 @@ class _OpenSpielTables:
             from open_spiel.python.games import block_dominoes as mod
         self.module: Any = mod
         self.game = pyspiel.load_game(_GAMES[players])
-        tiles = BlockConfig.make().tiles
+        tiles = GameConfig.make().tiles
         self.decode: list[tuple[int, int, int]] = []
         self.encode: dict[tuple[int, int, int], int] = {}
         for k, action in enumerate(mod._ACTIONS):
@@ -149,7 +149,7 @@ def _deal_openspiel(st: Any, hands: list[list[int]], players: int) -> None:
                 st.apply_action(t)
 
 
-def _ours_as_keys(game: BlockDominoes, s: BlockState, moves: list[int]) -> set[tuple[int, int, int]]:
+def _ours_as_keys(game: BlockDominoes, s: GameState, moves: list[int]) -> set[tuple[int, int, int]]:
     seat = s.current
     out = set()
     for m in moves:
@@ -162,7 +162,7 @@ def crosscheck(hands: int, seed: int = 0, players: int = 4, max_mismatches: int 
     """Play ``hands`` random hands in both engines and count agreements (see module doc)."""
     start = time.perf_counter()
     os_tables = _OpenSpielTables(players)
-    config = BlockConfig.make(rules="openspiel", num_players=players)
+    config = GameConfig.make(rules="openspiel", num_players=players)
     game = BlockDominoes(config)
     rng = np.random.default_rng(seed)
     report = CrossCheckReport(players=players)
@@ -175,7 +175,7 @@ def crosscheck(hands: int, seed: int = 0, players: int = 4, max_mismatches: int 
         _deal_openspiel(st, deal_order, players)
         masks = [sum(1 << t for t in ts) for ts in seat_tiles]
         sleeping = config.tiles.full & ~sum(masks)
-        s = game.new_game(rng, BlockDeal(masks, sleeping, 0))
+        s = game.new_game(rng, Deal(masks, sleeping, 0))
         report.hands += 1
         problem = _play_one(game, s, st, os_tables, rng, report)
         if problem and len(report.mismatches) < max_mismatches:
@@ -186,7 +186,7 @@ def crosscheck(hands: int, seed: int = 0, players: int = 4, max_mismatches: int 
 
 def _play_one(
     game: BlockDominoes,
-    s: BlockState,
+    s: GameState,
     st: Any,
     os_tables: _OpenSpielTables,
     rng: np.random.Generator,

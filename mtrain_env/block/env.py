@@ -18,7 +18,7 @@ opposite, seven tiles each and no boneyard; one line with two open ends; a playe
 cannot play passes; a hand ends on "dominó" (a player goes out) or "cierre" (nobody can
 play); the pair that reaches the target (100) loses the match. Rules B1-B13 and their
 flags are listed in :mod:`mtrain_env.block.core.rules`; the keywords are those of
-:class:`mtrain_env.block.core.config.BlockConfig` (``rules="openspiel"`` is the mode that
+:class:`mtrain_env.block.core.config.GameConfig` (``rules="openspiel"`` is the mode that
 plays exactly as OpenSpiel's ``python_team_dominoes``). The environment never acts for
 a seat: a player who cannot lay a tile steps ``PASS`` (B9).
 
@@ -67,14 +67,14 @@ import numpy as np
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from mtrain_env.block.codec import BlockAction, BlockCodec
-from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.codec import Action, ActionCodec
+from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.dealing import parse_deal
-from mtrain_env.block.core.public import BlockView, public_view
+from mtrain_env.block.core.public import PublicView, public_view
 from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.serialize import state_from_dict, state_to_dict
-from mtrain_env.block.core.state import BlockState, Phase
-from mtrain_env.block.observation import BlockObservationEncoder, BlockObservationLayout
+from mtrain_env.block.core.state import GameState, Phase
+from mtrain_env.block.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.block.render import render_text
 from mtrain_env.block.rewards import REWARD_MODES, hand_rewards
 from mtrain_env.tilegame.aec import TileGameEnv
@@ -102,7 +102,7 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
     Args:
         reward: ``"points"`` (default), ``"raw"`` or ``"match"`` (:mod:`mtrain_env.block.rewards`).
         render_mode: ``None``, ``"ansi"`` or ``"human"``.
-        **config: :meth:`BlockConfig.make` keywords: ``rules`` (``"001"``/``"openspiel"``),
+        **config: :meth:`GameConfig.make` keywords: ``rules`` (``"001"``/``"openspiel"``),
             ``num_players``, ``first_opener``, ``opener``, ``double_opening``,
             ``redeal_doubles``, ``closed_scoring``, ``closed_tie``, ``scoring``, ``target``,
             ``counter_clockwise``, ``match``.
@@ -120,17 +120,17 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def __init__(self, reward: str = "points", render_mode: str | None = None, **config: Any) -> None:
         EzPickle.__init__(self, reward=reward, render_mode=render_mode, **config)
-        block_config = BlockConfig.make(**config)
+        block_config = GameConfig.make(**config)
         game = BlockDominoes(block_config)
-        layout = BlockObservationLayout(block_config)
-        self.codec = BlockCodec(block_config)
+        layout = ObservationLayout(block_config)
+        self.codec = ActionCodec(block_config)
         self.PASS = self.codec.PASS
         identity = list(range(block_config.num_actions))  # actions are core moves (no relative trains)
         self._setup(
             block_config,
             game,
             layout,
-            BlockObservationEncoder(game, layout),
+            ObservationEncoder(game, layout),
             block_config.num_actions,
             [identity] * block_config.num_players,
             [identity] * block_config.num_players,
@@ -143,11 +143,11 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         """Action of laying ``tile`` (either order) on ``end`` (0 left, 1 right)."""
         return self.codec.encode_action(tile, end)
 
-    def decode_action(self, action: int) -> BlockAction:
-        """``BlockAction(kind, tile, end)`` of an action id."""
+    def decode_action(self, action: int) -> Action:
+        """``Action(kind, tile, end)`` of an action id."""
         return self.codec.decode_action(action)
 
-    def public_view(self, agent: str) -> BlockView:
+    def public_view(self, agent: str) -> PublicView:
         """What ``agent`` may know: the public table and its own hand (for agents)."""
         return public_view(self.state_obj, self.config, self.agent_name_mapping[agent])
 
@@ -156,7 +156,7 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         return self.observe_mask(self.agent_selection if agent is None else agent)
 
     # ------------------------------------------------------------------- hooks
-    def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> BlockState:
+    def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> GameState:
         """``options``: ``{"deal": {"hands": [...]}}`` and/or ``{"opener": k}``.
 
         A fixed deal is validated (B1-B4); ``opener`` makes seat ``k`` open the first hand
@@ -175,17 +175,17 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             opener = int(k)
         return self.game.new_game(rng, deal, opener)
 
-    def _round_result(self, s: BlockState) -> tuple[list[float], bool]:
+    def _round_result(self, s: GameState) -> tuple[list[float], bool]:
         return hand_rewards(self.reward_mode, self.config, s), s.phase == Phase.GAME_OVER
 
-    def _next_round(self, s: BlockState, rng: np.random.Generator) -> None:
+    def _next_round(self, s: GameState, rng: np.random.Generator) -> None:
         self.game.next_hand(s, rng)
 
-    def _state_to_dict(self, s: BlockState) -> dict[str, Any]:
+    def _state_to_dict(self, s: GameState) -> dict[str, Any]:
         return state_to_dict(self.game, s)
 
-    def _state_from_dict(self, d: dict[str, Any]) -> BlockState:
+    def _state_from_dict(self, d: dict[str, Any]) -> GameState:
         return state_from_dict(self.game, d)
 
-    def _render_text(self, s: BlockState) -> str:
+    def _render_text(self, s: GameState) -> str:
         return render_text(self.game, s)

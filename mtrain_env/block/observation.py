@@ -5,7 +5,7 @@ next player, ... With 4 players index 2 is always the partner and 1 and 3 the op
 whichever direction play goes. Pairs are relative too: 0 the observer's, 1 the other.
 Only public information and the observer's own hand are encoded.
 
-``BlockObservationLayout(config).views`` maps each name to ``(slice, shape)``:
+``ObservationLayout(config).views`` maps each name to ``(slice, shape)``:
 
 ====================  ==========  =====================================================
 name                  shape       meaning
@@ -28,18 +28,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtrain_env.block.core.config import BlockConfig
+from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.rules import BlockDominoes
-from mtrain_env.block.core.state import BlockState, Phase
+from mtrain_env.block.core.state import GameState, Phase
 from mtrain_env.tilegame.layout import FlatLayout
 
-__all__ = ["BlockObservationEncoder", "BlockObservationLayout"]
+__all__ = ["ObservationEncoder", "ObservationLayout"]
 
 
-class BlockObservationLayout(FlatLayout):
+class ObservationLayout(FlatLayout):
     """Names, offsets and shapes of the observation for one config."""
 
-    def __init__(self, config: BlockConfig) -> None:
+    def __init__(self, config: GameConfig) -> None:
         n, t, p = config.num_players, config.num_tiles, config.max_pips + 1
         super().__init__(
             binary=[
@@ -58,10 +58,10 @@ class BlockObservationLayout(FlatLayout):
         )
 
 
-class BlockObservationEncoder:
+class ObservationEncoder:
     """Fills observation vectors; every offset is precomputed once."""
 
-    def __init__(self, game: BlockDominoes, layout: BlockObservationLayout) -> None:
+    def __init__(self, game: BlockDominoes, layout: ObservationLayout) -> None:
         c = game.config
         self.layout = layout
         self.n = n = c.num_players
@@ -83,7 +83,7 @@ class BlockObservationEncoder:
         self._opener_bit = [{q: 1 << (start["opener"] + k) for k, q in enumerate(order[s])} for s in range(n)]
         self._turn_bit = [{q: 1 << (start["turn"] + k) for k, q in enumerate(order[s])} for s in range(n)]
 
-    def encode(self, s: BlockState, seat: int) -> np.ndarray:
+    def encode(self, s: GameState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (public state + its own hand only)."""
         bits = s.hands[seat] << self._o_hand | s.table << self._o_played
         played_by = s.played_by

@@ -8,7 +8,7 @@ every hand is shown (001: the pairs count their tiles face up).
 from __future__ import annotations
 
 from mtrain_env.block.core.rules import BlockDominoes
-from mtrain_env.block.core.state import DOMINO, BlockState, Phase
+from mtrain_env.block.core.state import DOMINO, GameState, Phase
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["render_text"]
@@ -22,7 +22,7 @@ def _hand(game: BlockDominoes, mask: int) -> str:
     return " ".join(_tile(*game.tiles.tiles[i]) for i in bits_list(mask)) or "-"
 
 
-def render_text(game: BlockDominoes, s: BlockState, seat: int | None = None) -> str:
+def render_text(game: BlockDominoes, s: GameState, seat: int | None = None) -> str:
     """The table as text, with the hand of ``seat`` (default: the seat on turn)."""
     c = game.config
     n = c.num_players

@@ -13,15 +13,15 @@ scored this hand minus the points pair ``p`` scored (points are penalties, B10-B
 
 from __future__ import annotations
 
-from mtrain_env.block.core.config import BlockConfig
-from mtrain_env.block.core.state import BlockState, Phase
+from mtrain_env.block.core.config import GameConfig
+from mtrain_env.block.core.state import GameState, Phase
 
 REWARD_MODES: tuple[str, ...] = ("points", "raw", "match")
 
 __all__ = ["REWARD_MODES", "hand_rewards"]
 
 
-def hand_rewards(mode: str, config: BlockConfig, s: BlockState) -> list[float]:
+def hand_rewards(mode: str, config: GameConfig, s: GameState) -> list[float]:
     """Rewards of every seat for the hand that just ended (``s.results[-1]``)."""
     n = config.num_players
     result = s.results[-1]

@@ -62,7 +62,7 @@ from pettingzoo import AECEnv
 from mtrain_env.mexican_train.codec import Action, ActionCodec
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.dealing import parse_deal
-from mtrain_env.mexican_train.core.public import PublicState, public_state
+from mtrain_env.mexican_train.core.public import PublicView, public_view
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.serialize import state_from_dict, state_to_dict
 from mtrain_env.mexican_train.core.state import GameState, Phase
@@ -166,12 +166,12 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         """``Action(kind, tile, train)`` of an action id (inverse of :meth:`encode_action`)."""
         return self.codec.decode_action(action)
 
-    def public_view(self, agent: str) -> PublicState:
+    def public_view(self, agent: str) -> PublicView:
         """What ``agent`` may know: the public table and its own hand (for agents).
 
         Never contains another seat's hand or the boneyard; see :mod:`mtrain_env.mexican_train.core.public`.
         """
-        return public_state(self.state_obj, self.config, self.agent_name_mapping[agent])
+        return public_view(self.state_obj, self.config, self.agent_name_mapping[agent])
 
     # ------------------------------------------------------------------- hooks
     def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> GameState:

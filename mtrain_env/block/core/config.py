@@ -1,7 +1,7 @@
 """The static configuration of partnership block dominoes: one frozen, validated object.
 
 Every rule flag of ``RULES.md`` (last section) and ``reference/001`` lives here; what
-changes during play lives in :class:`mtrain_env.block.core.state.BlockState`. Derived sizes
+changes during play lives in :class:`mtrain_env.block.core.state.GameState`. Derived sizes
 (tiles, actions, pairs, the longest possible hand) are computed here, in one place.
 
 Presets (``rules=``):
@@ -51,7 +51,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 @dataclass(frozen=True)
-class BlockConfig:
+class GameConfig:
     """Frozen, validated configuration (build it with :meth:`make` to resolve presets).
 
     Args:
@@ -87,7 +87,7 @@ class BlockConfig:
     match: bool = False
 
     @classmethod
-    def make(cls, rules: str = "001", **kwargs: Any) -> BlockConfig:
+    def make(cls, rules: str = "001", **kwargs: Any) -> GameConfig:
         """Resolve the preset, then explicit keywords (``None`` = keep the preset / default).
 
         ``target=None`` takes the scoring system's default (B13). Unknown keywords raise
@@ -191,6 +191,6 @@ class BlockConfig:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def points(config: BlockConfig, pips: int) -> int:
+def points(config: GameConfig, pips: int) -> int:
     """B12: the points ``pips`` are worth: the pips, or ``ceil(pips / 10)`` under ``"ten"``."""
     return math.ceil(pips / 10) if config.scoring == "ten" else pips

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from mtrain_env.block.core.config import HAND_SIZE, BlockConfig
+from mtrain_env.block.core.config import HAND_SIZE, GameConfig
 from mtrain_env.tilegame.deal import shuffled_hands, tile_from_json
 
-__all__ = ["BlockDeal", "parse_deal", "random_deal", "too_many_doubles"]
+__all__ = ["Deal", "parse_deal", "random_deal", "too_many_doubles"]
 
 
-class BlockDeal:
+class Deal:
     """Hands (tile bitmasks by seat), the sleeping tiles (bitmask) and the redeal count."""
 
     __slots__ = ("hands", "redeals", "sleeping")
@@ -24,7 +24,7 @@ class BlockDeal:
         self.redeals = redeals
 
 
-def too_many_doubles(config: BlockConfig, hands: Sequence[int]) -> int:
+def too_many_doubles(config: GameConfig, hands: Sequence[int]) -> int:
     """B4: the first seat holding ``redeal_doubles`` or more doubles, or -1 (always -1 when off)."""
     threshold = config.redeal_doubles
     if threshold is None:
@@ -36,7 +36,7 @@ def too_many_doubles(config: BlockConfig, hands: Sequence[int]) -> int:
     return -1
 
 
-def random_deal(config: BlockConfig, rng: np.random.Generator) -> BlockDeal:
+def random_deal(config: GameConfig, rng: np.random.Generator) -> Deal:
     """B3/B4: shuffle the 28 tiles with ``rng``, 7 per seat; redeal while a hand shows too many doubles.
 
     With 2 players the 14 undealt tiles sleep (out of play). Each (re)deal is one
@@ -52,10 +52,10 @@ def random_deal(config: BlockConfig, rng: np.random.Generator) -> BlockDeal:
     sleeping = 0
     for i in rest:
         sleeping |= 1 << i
-    return BlockDeal(hands, sleeping, redeals)
+    return Deal(hands, sleeping, redeals)
 
 
-def parse_deal(config: BlockConfig, deal: Any) -> BlockDeal:
+def parse_deal(config: GameConfig, deal: Any) -> Deal:
     """Validate a fixed deal ``{"hands": [[[a, b], ...] per seat]}``.
 
     Hands may have any non-zero sizes. With 4 players they must hold the whole set (B3);
@@ -98,4 +98,4 @@ def parse_deal(config: BlockConfig, deal: Any) -> BlockDeal:
             f"B4: hand {seat} holds {config.redeal_doubles} or more doubles and would be redealt "
             f"(pass redeal_doubles=None to play such a deal)"
         )
-    return BlockDeal(hands, sleeping, 0)
+    return Deal(hands, sleeping, 0)

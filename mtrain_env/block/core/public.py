@@ -1,6 +1,6 @@
 """What one seat may know: the public table plus its own hand (for agents and tooling).
 
-:func:`public_view` redacts a :class:`BlockState` for one seat: the other hands become
+:func:`public_view` redacts a :class:`GameState` for one seat: the other hands become
 counts and the sleeping tiles (2 players) vanish; the line, who laid what, the passes
 ("voids"), the opener, the scores and finished hands (all hands are shown when a hand
 ends) are public.
@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mtrain_env.block.core.config import BlockConfig
-from mtrain_env.block.core.state import BlockState, HandResult, Phase
+from mtrain_env.block.core.config import GameConfig
+from mtrain_env.block.core.state import GameState, HandResult, Phase
 
-__all__ = ["BlockView", "public_view"]
+__all__ = ["PublicView", "public_view"]
 
 
 @dataclass(frozen=True)
-class BlockView:
+class PublicView:
     """A seat's leak-free view; seats and pairs ABSOLUTE."""
 
-    config: BlockConfig
+    config: GameConfig
     seat: int  #: the observing seat
     hand: int  #: its own hand (tile bitmask)
     hand_counts: tuple[int, ...]  #: tiles in each seat's hand
@@ -59,9 +59,9 @@ class BlockView:
         return self.config.tiles.full & ~self.table & ~self.hand
 
 
-def public_view(s: BlockState, config: BlockConfig, seat: int) -> BlockView:
+def public_view(s: GameState, config: GameConfig, seat: int) -> PublicView:
     """The view of ``seat``: public state and its own hand, nothing hidden."""
-    return BlockView(
+    return PublicView(
         config=config,
         seat=seat,
         hand=s.hands[seat],

@@ -55,10 +55,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mtrain_env.block.core.config import BlockConfig
-from mtrain_env.block.core.dealing import BlockDeal, random_deal
+from mtrain_env.block.core.config import GameConfig
+from mtrain_env.block.core.dealing import Deal, random_deal
 from mtrain_env.block.core.scoring import score_hand, settle_match
-from mtrain_env.block.core.state import CIERRE, DOMINO, BlockState, Phase
+from mtrain_env.block.core.state import CIERRE, DOMINO, GameState, Phase
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["BlockDominoes"]
@@ -73,7 +73,7 @@ class BlockDominoes:
         PASS = 2 * T
     """
 
-    def __init__(self, config: BlockConfig) -> None:
+    def __init__(self, config: GameConfig) -> None:
         self.config = c = config
         self.tiles = t = c.tiles
         self.n = n = c.num_players
@@ -100,21 +100,21 @@ class BlockDominoes:
 
     # ------------------------------------------------------------------ hands
     def new_game(
-        self, rng: np.random.Generator, deal: BlockDeal | None = None, opener: int | None = None
-    ) -> BlockState:
+        self, rng: np.random.Generator, deal: Deal | None = None, opener: int | None = None
+    ) -> GameState:
         """The first hand of an episode (B3-B5), dealt with ``rng`` unless ``deal`` is given.
 
         ``opener`` overrides B5/B6: that seat opens with any tile (``double_opening`` still applies).
         """
-        s = BlockState(self.n)
+        s = GameState(self.n)
         self._start_hand(s, deal if deal is not None else random_deal(self.config, rng), opener)
         return s
 
     def next_hand(
         self,
-        s: BlockState,
+        s: GameState,
         rng: np.random.Generator,
-        deal: BlockDeal | None = None,
+        deal: Deal | None = None,
         opener: int | None = None,
     ) -> None:
         """Deal the next hand of a match (after ``HAND_OVER``); the opener follows B6."""
@@ -123,7 +123,7 @@ class BlockDominoes:
         s.hand_index += 1
         self._start_hand(s, deal if deal is not None else random_deal(self.config, rng), opener)
 
-    def _start_hand(self, s: BlockState, deal: BlockDeal, opener: int | None) -> None:
+    def _start_hand(self, s: GameState, deal: Deal, opener: int | None) -> None:
         n = self.n
         s.phase = Phase.PLAYING
         s.hands = list(deal.hands)
@@ -143,7 +143,7 @@ class BlockDominoes:
             s.opener, s.forced_opening = self._opener(s)
         s.current = s.opener
 
-    def _opener(self, s: BlockState) -> tuple[int, int]:
+    def _opener(self, s: GameState) -> tuple[int, int]:
         """B5/B6: (opening seat, forced opening tile or -1)."""
         c = self.config
         first = s.hand_index == 0
@@ -167,7 +167,7 @@ class BlockDominoes:
         return holder, tile
 
     # ------------------------------------------------------------------- play
-    def legal_moves(self, s: BlockState) -> list[int]:
+    def legal_moves(self, s: GameState) -> list[int]:
         """Legal moves of the seat on turn, increasing (B5, B6, B8, B9); ``[]`` once the hand is over."""
         if s.phase != Phase.PLAYING:
             return []
@@ -186,12 +186,12 @@ class BlockDominoes:
             out = sorted(out + rights) if out and rights else out or rights
         return out or [self.PASS]
 
-    def can_play(self, s: BlockState, seat: int) -> bool:
+    def can_play(self, s: GameState, seat: int) -> bool:
         """Whether ``seat`` holds a tile that fits an open end (the line is not empty)."""
         left, right = s.ends
         return bool(s.hands[seat] & (self._match[left] | self._match[right]))
 
-    def apply(self, s: BlockState, move: int) -> None:
+    def apply(self, s: GameState, move: int) -> None:
         """Apply a LEGAL move of the seat on turn (unchecked; see :meth:`checked_apply`)."""
         seat = s.current
         s.moves += 1
@@ -233,14 +233,14 @@ class BlockDominoes:
             return
         s.current = self.next_seat[seat]
 
-    def checked_apply(self, s: BlockState, move: int) -> None:
+    def checked_apply(self, s: GameState, move: int) -> None:
         """:meth:`apply` after checking legality; ``ValueError`` naming the rule otherwise."""
         legal = self.legal_moves(s)
         if move not in legal:
             raise ValueError(self.explain_illegal(s, move, legal))
         self.apply(s, move)
 
-    def explain_illegal(self, s: BlockState, move: int, legal: list[int] | None = None) -> str:
+    def explain_illegal(self, s: GameState, move: int, legal: list[int] | None = None) -> str:
         """Why ``move`` is not legal now (rule id first)."""
         if s.phase != Phase.PLAYING:
             return f"the hand is over (phase {s.phase.name}); no move is legal"
@@ -267,7 +267,7 @@ class BlockDominoes:
         pip = s.ends[end]
         return f"B8: {tile} does not match end {end}, which shows {pip}"
 
-    def _end_hand(self, s: BlockState, kind: str, seat: int) -> None:
+    def _end_hand(self, s: GameState, kind: str, seat: int) -> None:
         c = self.config
         pips_table = self.tiles.pips
         pips = [sum(pips_table[i] for i in bits_list(h)) for h in s.hands]
@@ -285,7 +285,7 @@ class BlockDominoes:
         else:
             s.phase = Phase.HAND_OVER
 
-    def hand_pips(self, s: BlockState) -> list[int]:
+    def hand_pips(self, s: GameState) -> list[int]:
         """Pips left in each seat's hand (B1)."""
         pips_table = self.tiles.pips
         return [sum(pips_table[i] for i in bits_list(h)) for h in s.hands]

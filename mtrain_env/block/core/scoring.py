@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mtrain_env.block.core.config import BlockConfig, points
+from mtrain_env.block.core.config import GameConfig, points
 from mtrain_env.block.core.state import DOMINO, HandResult
 
 __all__ = ["score_hand", "settle_match"]
 
 
 def score_hand(
-    config: BlockConfig, kind: str, seat: int, opener: int, pips: Sequence[int], order: Sequence[int]
+    config: GameConfig, kind: str, seat: int, opener: int, pips: Sequence[int], order: Sequence[int]
 ) -> HandResult:
     """The :class:`HandResult` of a hand that ended.
 
@@ -70,7 +70,7 @@ def score_hand(
 
 
 def settle_match(
-    config: BlockConfig, scores: Sequence[int], result: HandResult, tiebreak: bool
+    config: GameConfig, scores: Sequence[int], result: HandResult, tiebreak: bool
 ) -> tuple[int, bool]:
     """B13 after a hand (``scores`` already include it): ``(match loser or -1, tie-break next)``.
 

@@ -1,4 +1,4 @@
-"""BlockState <-> JSON-serializable dict, with full validation on the way in.
+"""GameState <-> JSON-serializable dict, with full validation on the way in.
 
 :func:`state_from_dict` builds a NEW state and raises ``TypeError``/``ValueError`` (naming
 the rule) on anything inconsistent, so a corrupt dict never half-loads.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mtrain_env.block.core.rules import BlockDominoes
-from mtrain_env.block.core.state import CIERRE, DOMINO, BlockState, HandResult, Phase
+from mtrain_env.block.core.state import CIERRE, DOMINO, GameState, HandResult, Phase
 from mtrain_env.tilegame.deal import tile_from_json
 from mtrain_env.tilegame.snapshot import req, req_int
 from mtrain_env.tilegame.tiles import bits_list
@@ -38,7 +38,7 @@ def _result_to_dict(r: HandResult) -> dict[str, Any]:
     }
 
 
-def state_to_dict(game: BlockDominoes, s: BlockState) -> dict[str, Any]:
+def state_to_dict(game: BlockDominoes, s: GameState) -> dict[str, Any]:
     """A JSON-serializable snapshot of ``s`` (hidden information included)."""
     tiles = game.tiles.tiles
     return {
@@ -102,8 +102,8 @@ def _result_from_dict(game: BlockDominoes, d: Any, index: int) -> HandResult:
     return result
 
 
-def state_from_dict(game: BlockDominoes, d: Any) -> BlockState:
-    """Rebuild a validated :class:`BlockState` from :func:`state_to_dict` output."""
+def state_from_dict(game: BlockDominoes, d: Any) -> GameState:
+    """Rebuild a validated :class:`GameState` from :func:`state_to_dict` output."""
     c = game.config
     n = game.n
     tiles = game.tiles
@@ -113,7 +113,7 @@ def state_from_dict(game: BlockDominoes, d: Any) -> BlockState:
         raise ValueError(f"not a {GAME_NAME} state dict of format {FORMAT_VERSION}")
     if req(d, "config", dict) != c.to_dict():
         raise ValueError("state dict was saved under a different config; build the env with it first")
-    s = BlockState(n)
+    s = GameState(n)
     s.hand_index = req_int(d, "hand_index", 0, 2**31)
     phase_name = req(d, "phase", str)
     if phase_name not in Phase.__members__:

@@ -53,7 +53,7 @@ class HandResult:
     tie: bool = False
 
 
-class BlockState:
+class GameState:
     """All mutable state of one episode (a hand, or a match of hands)."""
 
     __slots__ = (
@@ -100,9 +100,9 @@ class BlockState:
         self.tiebreak = False  #: the next/current hand breaks a both-over-target tie (B13)
         self.moves = 0  #: actions applied in this hand (plays and passes)
 
-    def copy(self) -> BlockState:
+    def copy(self) -> GameState:
         """An independent copy (lists copied; ints and results are immutable)."""
-        c = BlockState.__new__(BlockState)
+        c = GameState.__new__(GameState)
         for name in self.__slots__:
             value = getattr(self, name)
             setattr(c, name, value[:] if isinstance(value, list) else value)

@@ -1,10 +1,10 @@
 """What one seat may know: the public table plus its own hand, and determinization.
 
-:func:`public_state` redacts a :class:`GameState` for one seat: the other hands become
+:func:`public_view` redacts a :class:`GameState` for one seat: the other hands become
 counts and the boneyard a count; everything else on the table (trains, markers, pending
 doubles, turn flags, shown voids, scores) is public. Agents see only this.
 
-:func:`sample_state` turns a :class:`PublicState` back into a full :class:`GameState` by
+:func:`sample_state` turns a :class:`PublicView` back into a full :class:`GameState` by
 dealing the unseen tiles at random among the opponents' hands (respecting their counts
 and the pips each has shown it lacks) and the boneyard (random order) — the
 determinization step of Monte Carlo search (a guess, never the truth).
@@ -23,7 +23,7 @@ from mtrain_env.tilegame.tiles import bits_list
 
 
 @dataclass(frozen=True)
-class PublicState:
+class PublicView:
     """A seat's leak-free view. Trains and seats are ABSOLUTE (train ``n`` = Mexican)."""
 
     config: GameConfig
@@ -66,9 +66,9 @@ class PublicState:
         return self.current == self.seat and self.phase < Phase.ROUND_OVER
 
 
-def public_state(s: GameState, config: GameConfig, seat: int) -> PublicState:
+def public_view(s: GameState, config: GameConfig, seat: int) -> PublicView:
     """The view of ``seat``: public state and its own hand, nothing hidden."""
-    return PublicState(
+    return PublicView(
         config=config,
         seat=seat,
         hand=s.hands[seat],
@@ -99,7 +99,7 @@ def public_state(s: GameState, config: GameConfig, seat: int) -> PublicState:
     )
 
 
-def sample_state(game: MexicanTrain, view: PublicState, rng: np.random.Generator) -> GameState:
+def sample_state(game: MexicanTrain, view: PublicView, rng: np.random.Generator) -> GameState:
     """A full state consistent with ``view``: unseen tiles dealt at random (determinization).
 
     Opponents get exactly their hand counts and never a tile with a pip they have shown
@@ -150,7 +150,7 @@ def sample_state(game: MexicanTrain, view: PublicState, rng: np.random.Generator
     return _exact_deal(game, view, rng)
 
 
-def _exact_deal(game: MexicanTrain, view: PublicState, rng: np.random.Generator) -> GameState:
+def _exact_deal(game: MexicanTrain, view: PublicView, rng: np.random.Generator) -> GameState:
     """The fallback of :func:`sample_state` that cannot fail on a consistent view.
 
     Every opponent's tile is drawn uniformly among the tiles that keep the rest dealable:
@@ -206,7 +206,7 @@ def _exact_deal(game: MexicanTrain, view: PublicState, rng: np.random.Generator)
     return _assemble(view, hands, [boneyard[int(i)] for i in order])
 
 
-def _assemble(view: PublicState, hands: list[int], boneyard: list[int]) -> GameState:
+def _assemble(view: PublicView, hands: list[int], boneyard: list[int]) -> GameState:
     n = len(hands)
     s = GameState(n)
     s.round_index = view.round_index
