@@ -14,7 +14,7 @@ Agents are seeded: ``reset(seed)`` fixes all their randomness (a
 from __future__ import annotations
 
 import abc
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
@@ -69,6 +69,9 @@ class BaseAgent(abc.ABC, Generic[DecisionT]):
 
     #: short registry name, e.g. ``"greedy"``
     name: str = "agent"
+    #: the decision type this agent reads (its game's :class:`SeatDecision` subclass); the
+    #: play loop builds one per decision as ``decision_class(env, agent_id)``
+    decision_class: ClassVar[type[SeatDecision]] = SeatDecision
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)

@@ -1,8 +1,9 @@
 """``mtrain demo``: the README's main job.
 
 1. One seeded 4-player round between the reference policy and the baselines
-   (``ppo planner greedy random`` by default), the table rendered after every step (ansi;
-   only the hand of the seat on turn is shown, R15 hidden information), then the scores.
+   (``ppo planner greedy random`` by default), one line per turn (``--verbose``: the
+   table rendered after every step, showing only the hand of the seat on turn, R15
+   hidden information), then every hand as scored (R24).
 2. A short duplicate-deal tournament between the same agents (:mod:`agents.tournament`),
    its table printed and its CSV / JSON / PNG plots written to ``--out``.
 
@@ -16,7 +17,9 @@ import argparse
 import sys
 from typing import Any
 
-from agents import decision_for, make_agent
+from agents.play import Step, play_game
+from agents.registry import agent_class, make_agent
+from mtrain_env.mexican_train import GameConfig, raw_env
 
 DEFAULT_AGENTS = ("ppo", "planner", "greedy", "random")
 
@@ -25,61 +28,79 @@ def register(subparsers: Any) -> None:
     """Add the ``demo`` subcommand to the ``mtrain`` parser."""
     p = subparsers.add_parser(
         "demo",
-        help="a rendered game between the reference policy and the baselines, then a short tournament",
+        help="a game between the reference policy and the baselines, then a short tournament",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS), help="one registered agent per seat")
-    p.add_argument("--rules", default="pagat")
+    p.add_argument("--rules", default="pagat", help="preset: pagat (default), wikipedia, cardinal")
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--every", type=int, default=1, help="print the table every N steps")
+    p.add_argument("--verbose", action="store_true", help="render the whole table after every step")
     p.add_argument("--deals", type=int, default=25, help="duplicate deals of the tournament (0: none)")
     p.add_argument("--workers", type=int, default=1, help="tournament processes (0 = every core)")
     p.add_argument("--out", default="results/demo", help="tournament output directory (overwritten)")
     p.set_defaults(func=demo)
 
 
-def play_game(names: list[str], rules: str, seed: int, every: int) -> list[float]:
-    """Play and print one round between agents ``names`` (seat order); returns the penalties."""
-    import mtrain_env
-
-    env = mtrain_env.env(num_players=len(names), rules=rules, render_mode="ansi")
-    env.reset(seed=seed)
-    players = {f"player_{i}": make_agent(name, seed=seed + i) for i, name in enumerate(names)}
-    codec = env.unwrapped.codec
-    print("Seats: " + ", ".join(f"{seat} = {name}" for seat, name in zip(players, names, strict=True)))
-    print(env.render())
+def play_shown_game(names: list[str], config: GameConfig, seed: int, verbose: bool = False) -> list[int]:
+    """Play and print one round between agents ``names`` (seat order); returns the penalty pips."""
+    env = raw_env(**config.to_dict(), render_mode="ansi" if verbose else None)
+    players = [make_agent(name) for name in names]
+    agent_ids = env.possible_agents
+    print("Seats: " + ", ".join(f"{a} = {name}" for a, name in zip(agent_ids, names, strict=True)))
+    print(f"{config.num_players} players, double-{config.max_pips}, {config.rules} rules, seed {seed}")
     steps = 0
-    seat_names = dict(zip(players, names, strict=True))
-    for seat in env.agent_iter():
-        _obs, _reward, term, trunc, _info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        action = players[seat].act(decision_for(env, seat))
-        env.step(action)
+
+    def show(step: Step) -> None:
+        nonlocal steps
         steps += 1
-        if every > 0 and steps % every == 0:
-            print(f"\n-- step {steps}: {seat} ({seat_names[seat]}) plays {codec.describe(action)}")
+        seat_text = f"{agent_ids[step.seat]} ({names[step.seat]})"
+        print(f"{steps:4d}  {seat_text:22s} {env.codec.describe(step.action)}")
+        if verbose:
             print(env.render())
-    state = env.unwrapped.state_obj
-    print(f"\nRound over after {steps} steps ({'blocked' if state.blocked else 'a player went out'}).")
-    for i, score in enumerate(state.scores):
-        print(f"  player_{i} ({names[i]}): {score:g} penalty pips")
-    return [float(s) for s in state.scores]
+
+    record = play_game(
+        env, players, seed=seed, agent_seeds=[seed + i for i in range(len(names))], observer=show
+    )
+    result = record.rounds[-1].result
+    out = [agent_ids[s] for s, gone in enumerate(result["went_out"]) if gone]
+    how = "blocked (R23)" if result["blocked"] else f"{', '.join(out)} went out (R19)"
+    print(f"\nRound over after {record.steps} steps: {how}.")
+    for seat, pips in enumerate(result["pips"]):
+        hand = " ".join(f"[{a}|{b}]" for a, b in result["hands"][seat]) or "-"
+        print(f"  {agent_ids[seat] + ' (' + names[seat] + '):':24s}{pips:4d} penalty pips  {hand}")
+    return [int(x) for x in result["pips"]]
+
+
+def check_args(args: argparse.Namespace) -> GameConfig:
+    """Validate every option before anything is played or written (``ValueError``/``TypeError``)."""
+    if not 2 <= len(args.agents) <= 8:
+        raise ValueError(f"--agents: one agent per seat, 2 to 8 (R3), got {len(args.agents)}")
+    for name in args.agents:
+        try:
+            agent_class(name)
+        except ValueError as err:
+            raise ValueError(f"--agents: {err}") from None
+    for flag, value in (("--deals", args.deals), ("--workers", args.workers)):
+        if value < 0:
+            raise ValueError(f"{flag} must be >= 0, got {value}")
+    try:
+        return GameConfig.make(num_players=len(args.agents), rules=args.rules)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"--rules/--agents: {err}") from None
 
 
 def demo(args: argparse.Namespace) -> int:
     """The game, then the tournament."""
     from agents.tournament import AgentSpec, TournamentConfig, run_tournament
 
-    names = list(args.agents)
-    if not 2 <= len(names) <= 8:
-        print(
-            f"mtrain demo: --agents takes one agent per seat, 2 to 8 (R3), got {len(names)}", file=sys.stderr
-        )
+    try:
+        config = check_args(args)
+    except (ValueError, TypeError) as err:
+        print(f"mtrain demo: {err}", file=sys.stderr)
         return 2
-    play_game(names, args.rules, args.seed, args.every)
+    names = list(args.agents)
+    play_shown_game(names, config, args.seed, args.verbose)
     if args.deals <= 0:
         return 0
     distinct = list(dict.fromkeys(names))
@@ -87,8 +108,7 @@ def demo(args: argparse.Namespace) -> int:
     result = run_tournament(
         TournamentConfig(
             agents=[AgentSpec(name) for name in distinct],
-            num_players=len(names),
-            rules=args.rules,
+            game=config,
             deals=args.deals,
             seed=args.seed,
             lineup=names,

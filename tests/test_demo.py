@@ -15,22 +15,43 @@ def test_demo_plays_a_rendered_game_then_a_tournament(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "demo"
-    assert (
-        main(["demo", "--agents", "planner", "random", "--deals", "2", "--every", "5", "--out", str(out)])
-        == 0
-    )
+    assert main(["demo", "--agents", "planner", "random", "--deals", "2", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "Seats: player_0 = planner, player_1 = random" in text
-    assert "-- step 5: player_" in text  # the table is rendered as the game goes
+    assert "   5  player_" in text  # one line per turn
+    assert "to play:" not in text  # the table is rendered only with --verbose
     assert "Round over after" in text
     assert "penalty/round [95% CI]" in text  # the tournament table
     for name in ("results.csv", "summary.json", "penalty.png", "rating.png"):
         assert (out / name).is_file(), name
 
 
-def test_demo_refuses_a_bad_seat_count(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--agents", "random"]) == 2
-    assert "R3" in capsys.readouterr().err
+def test_demo_verbose_renders_the_table_after_every_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["demo", "--agents", "random", "random", "--deals", "0", "--verbose"]) == 0
+    text = capsys.readouterr().out
+    lines = [line for line in text.splitlines() if line[:4].strip().isdigit()]
+    assert text.count("to play:") >= len(lines) - 1  # a table after every step but the last
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--agents", "random"], "R3"),
+        (["--agents", "random", "planer"], "--agents"),
+        (["--agents", "random", "random", "--rules", "nope"], "--rules"),
+        (["--agents", "random", "random", "--deals", "-1"], "--deals"),
+    ],
+)
+def test_demo_refuses_bad_input_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
+) -> None:
+    out = tmp_path / "never"
+    assert main(["demo", *argv, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert flag in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert captured.out == "" and not out.exists()
 
 
 def test_demo_default_lineup_has_the_reference_policy() -> None:

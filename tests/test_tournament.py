@@ -35,8 +35,8 @@ from agents.tournament import (
     run_tournament,
 )
 from agents.tournament.cli import config_from_args, register
+from agents.tournament.games import MexicanTrainGame
 from agents.tournament.harness import (
-    deal_to_json,
     make_lineups,
     make_plan,
     rotations,
@@ -44,8 +44,7 @@ from agents.tournament.harness import (
 )
 from agents.tournament.rating import game_ranks
 from agents.tournament.stats import agent_stats, group_games, mean_ci, pairwise, t_quantile
-from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.mexican_train.core.dealing import random_deal
+from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
 from mtrain_env.mexican_train.env import raw_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -93,10 +92,18 @@ class AlwaysPass(Agent):
         return int(decision.codec.PASS)
 
 
+GAME_KEYS = ("num_players", "max_pips", "hand_size", "rules", "rounds")
+
+
 def _config(tmp: Path | None, **kw) -> TournamentConfig:
-    base = {"agents": ["random", LOWEST], "num_players": 3, "deals": 3, "seed": 7, "progress": False}
+    """A small tournament; game keywords (``num_players``, ``rounds``, flags...) build its GameConfig."""
+    base = {"agents": ["random", LOWEST], "deals": 3, "seed": 7, "progress": False}
+    game = {"num_players": 3, **kw.pop("flags", {})}
+    for key in list(kw):
+        if key in GAME_KEYS or key in VARIANT_FLAGS:
+            game[key] = kw.pop(key)
     base.update(kw)
-    return TournamentConfig(out_dir=tmp, **base)
+    return TournamentConfig(out_dir=tmp, game=GameConfig.make(**game), **base)
 
 
 # ------------------------------------------------------------------- seating
@@ -210,9 +217,7 @@ def test_small_tournament_writes_sane_files(tmp_path: Path, players: int) -> Non
 def test_session_tournament_follows_r6_and_r25(tmp_path: Path) -> None:
     """Full sessions (R25): N + 1 rounds per game, the opener rotating each round (R6),
     R25 session results whose shares sum to one per game."""
-    result = run_tournament(
-        _config(tmp_path, num_players=2, max_pips=6, rounds_per_game=7, deals=2, plots=False)
-    )
+    result = run_tournament(_config(tmp_path, num_players=2, max_pips=6, rounds=7, deals=2, plots=False))
     rows = result.rows
     games = _rows_by(rows, "deal", "lineup", "rotation")
     assert len(games) == 2 * 2
@@ -245,7 +250,7 @@ def test_sessions_are_duplicated_after_round_0() -> None:
     """The env deals rounds 1.. from its seeded generator only, so a session replayed with
     other play gets the same later deals (what duplicate sessions rely on)."""
     config = GameConfig.make(num_players=3, max_pips=9, rounds=3)
-    deal = deal_to_json(config, random_deal(config, 9, np.random.default_rng(1)))
+    deal = MexicanTrainGame().deal_options(config, np.random.default_rng(1))["deal"]
     seen = []
     for play_seed in (1, 2):
         env = raw_env(num_players=3, max_pips=9, rounds=3)
@@ -465,8 +470,8 @@ def test_cli_arguments_build_the_config() -> None:
     args = _bench_args(argv.split())
     config = config_from_args(args)
     assert config.agents == (AgentSpec("random"), AgentSpec("mc", {"rollouts": 8, "depth": 2}))
-    assert config.rounds_per_game == 10 and config.num_players == 3 and config.deals == 5
-    assert dict(config.flags) == {"one_tile_opening": True, "blank_penalty": False}
+    assert config.game.rounds == 10 and config.num_players == 3 and config.deals == 5
+    assert config.game.one_tile_opening and not config.game.blank_penalty
     assert args.func.__name__ == "bench"
     with pytest.raises(ValueError, match="no agent named"):
         config_from_args(_bench_args(["--agents", "random", "--agent-param", "mc.depth=2", "--out", "x"]))

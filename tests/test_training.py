@@ -484,9 +484,9 @@ def test_ppo_agent_refuses_another_game_configuration(saved_policy: dict[str, Pa
 
 # ------------------------------------------------------------------------ evaluation
 def test_duplicate_evaluation_of_identical_strategies_is_an_exact_tie(test_agents: None) -> None:
-    from training.evaluate import evaluate_local
+    from training.evaluate import evaluate_agent
 
-    res = evaluate_local(FirstLegal(), "first_legal", deals=3, seed=0, env_kwargs=SMALL)
+    res = evaluate_agent("first_legal", "first_legal", deals=3, seed=0, game=SMALL)
     assert res.games == 3 * 3  # deals x seats (one round each)
     assert res.diff == 0.0  # the learner plays every hand of each deal once
     assert res.learner_score == pytest.approx(res.opponent_score)
@@ -494,23 +494,18 @@ def test_duplicate_evaluation_of_identical_strategies_is_an_exact_tie(test_agent
 
 def test_evaluation_sees_a_weaker_learner(test_agents: None) -> None:
     """The random learner against first_legal on duplicate deals: numbers are consistent."""
-    from agents.mexican_train.random_agent import RandomAgent
-    from training.evaluate import evaluate_local
+    from training.evaluate import evaluate_agent
 
-    res = evaluate_local(RandomAgent(0), "first_legal", deals=4, seed=1, env_kwargs=SMALL)
+    res = evaluate_agent("random", "first_legal", deals=4, seed=1, game=SMALL)
     assert res.diff == pytest.approx(res.learner_score - res.opponent_score)
     assert 0.0 <= res.lowest_rate <= 1.0 and np.isfinite(res.diff_se)
 
 
-@pytest.mark.skipif(
-    not __import__("training.evaluate", fromlist=["_harness_available"])._harness_available(),
-    reason="tournament harness not installed",
-)
-def test_evaluation_through_the_harness(saved_policy: dict[str, Path]) -> None:
+def test_evaluation_of_a_policy_file(saved_policy: dict[str, Path]) -> None:
     from training.evaluate import evaluate
 
-    (res,) = evaluate(["random"], deals=2, seed=0, env_kwargs=SMALL, policy_path=saved_policy["pt"])
-    assert res.backend == "harness" and res.games == 2 * 3
+    (res,) = evaluate(["random"], deals=2, seed=0, game=SMALL, policy_path=saved_policy["pt"])
+    assert res.opponent == "random" and res.games == 2 * 3
     assert np.isfinite(res.learner_score) and np.isfinite(res.diff)
 
 
@@ -633,7 +628,7 @@ def test_tiny_runs_are_deterministic(tmp_path: Path) -> None:
     assert all(th.equal(x, y) for x, y in zip(a, b, strict=True))
     assert not all(th.equal(x, y) for x, y in zip(a, c, strict=True))
     # evaluations (which load policies and play games) leave the training run untouched
-    d = params(tmp_path / "d", 0, eval_every=128, eval_deals=1, eval_backend="local")
+    d = params(tmp_path / "d", 0, eval_every=128, eval_deals=1)
     assert all(th.equal(x, y) for x, y in zip(a, d, strict=True))
     assert len((tmp_path / "d" / "curve.csv").read_text().splitlines()) == 1 + 3  # steps 0, 128, 256
 
@@ -713,9 +708,7 @@ def test_resumed_run_equals_the_uninterrupted_run(tmp_path: Path) -> None:
     """Stop after a checkpoint, resume (in worker processes), and compare with one straight run."""
     from training.train import Trainer
 
-    kw: dict[str, Any] = dict(
-        checkpoint_every=128, snapshot_every=128, eval_every=128, eval_deals=1, eval_backend="local"
-    )
+    kw: dict[str, Any] = dict(checkpoint_every=128, snapshot_every=128, eval_every=128, eval_deals=1)
     straight = Trainer(_tiny(tmp_path / "s", steps=384, **kw)).run()
     Trainer(_tiny(tmp_path / "k", steps=256, **kw)).run()  # a finished run, then extended
     # resumed in worker processes: vec and workers change the speed, never the run

@@ -55,6 +55,7 @@ from gymnasium import spaces
 import agents
 from agents.mexican_train.base import Agent, Decision, decision_for
 from agents.mexican_train.features import FeatureEncoder, feature_size
+from agents.play import play_until
 from mtrain_env.mexican_train.env import raw_env
 from training.league import HEURISTIC, League, OpponentSpec, snapshot_path
 
@@ -322,20 +323,10 @@ class SingleAgentEnv(gymnasium.Env):
         return obs, reward, terminated, False, self._info()
 
     def _advance(self) -> float:
-        """Opponents play until the learner is on turn or the episode ends; learner's rewards meanwhile."""
-        raw = self._raw
-        learner = self._learner_id
-        total = 0.0
-        terminations = raw.terminations
-        while not terminations[learner]:
-            agent_id = raw.agent_selection
-            if agent_id == learner:
-                break
-            opponent = self.opponents[raw.agent_name_mapping[agent_id]]
-            raw.step(opponent.act(decision_for(raw, agent_id)))
-            total += float(raw.rewards[learner])
-            terminations = raw.terminations
-        return total
+        """Opponents play (:func:`agents.play.play_until`) until the learner is on turn or the
+        episode ends; returns the learner's rewards meanwhile."""
+        seats: list[Agent | None] = [self.opponents.get(s) for s in range(self.num_players)]
+        return play_until(self._raw, seats).returns[self.learner_seat]
 
     def _observe(self) -> np.ndarray:
         if self.features == "env":

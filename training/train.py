@@ -582,7 +582,6 @@ class Trainer:
                     c.eval_seed,
                     c.env_kwargs(),
                     policy_path=path,
-                    backend=c.eval_backend,
                 )
         finally:
             from agents.mexican_train import ppo

@@ -48,6 +48,8 @@ def new_ends(view: PublicView, action: int) -> tuple[int, int]:
 class BlockAgent(BaseAgent[BlockDecision]):
     """Base class of every block-dominoes agent."""
 
+    decision_class = BlockDecision
+
 
 def decision_for(env: Any, agent_id: str) -> BlockDecision:
     """The :class:`BlockDecision` of ``agent_id`` from a (wrapped or raw) block env."""

@@ -42,6 +42,8 @@ class Decision(SeatDecision):
 class Agent(BaseAgent[Decision]):
     """Base class of every Mexican Train agent (baselines, search, trained policies)."""
 
+    decision_class = Decision
+
 
 def decision_for(env: Any, agent_id: str) -> Decision:
     """The :class:`Decision` of ``agent_id`` in a (wrapped or raw) Mexican Train env.

@@ -3,11 +3,13 @@
 Python API::
 
     from agents.tournament import AgentSpec, TournamentConfig, run_tournament
+    from mtrain_env import mexican_train
 
     result = run_tournament(TournamentConfig(
         agents=[AgentSpec("greedy"), AgentSpec("mc", {"rollouts": 64}), "random"],
-        num_players=4, max_pips=12, rules="pagat", flags={"one_tile_opening": True},
-        rounds_per_game=1,          # 13 = a full double-12 session (R25)
+        game=mexican_train.GameConfig.make(num_players=4, max_pips=12, rules="pagat",
+                                           one_tile_opening=True,
+                                           rounds=1),  # 13 = a full double-12 session (R25)
         deals=500, seed=0, workers=2, out_dir="results/x",
     ))
     print(result.table)
@@ -15,8 +17,12 @@ Python API::
     result.pairwise          # a vs b: mean difference with CI, share of deals won
     result.variance_reduction
 
+The same harness plays partnership block dominoes (``game=mtrain_env.block.GameConfig.make()``,
+block agents, one hand per game; see :mod:`agents.tournament.games`).
+
 Command line: ``mtrain bench --agents greedy random --players 4 --deals 500 --seed 0
---workers 2 --out results/x`` (see :mod:`agents.tournament.cli`).
+--workers 2 --out results/x`` (``--game block`` for block dominoes; see
+:mod:`agents.tournament.cli`).
 
 Files in ``out_dir``: ``results.csv`` (one row per seat per round, see
 :class:`~agents.tournament.harness.Row`), ``run.json`` (the run's identity, checked on
@@ -122,7 +128,7 @@ def run_tournament(config: TournamentConfig) -> TournamentResult:
             progress.close()
     all_rows = read_results(out / "results.csv") if out is not None else sorted(new_rows)
     games = group_games(all_rows)
-    positive = bool(plan.game["positive_scoring"])
+    positive = plan.adapter.positive(plan.game_config)
     per_agent = agent_stats(games, plan.labels, positive)
     pairs = pairwise(games, plan.labels)
     ratings = rate_games(games, plan.labels, positive)

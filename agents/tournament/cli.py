@@ -6,8 +6,15 @@ Example::
         --workers 2 --out results/x --rules pagat --flag one_tile_opening \\
         --agent-param mc.rollouts=64 [--session] [--lineup planner random random random]
 
+    mtrain bench --game block --agents classic greedy random --deals 500 --out results/b
+
 Rerunning the same command after an interruption resumes it; a larger ``--deals``
 extends a finished run; any other change is refused unless ``--overwrite``.
+
+Seats: with fewer agents than seats, the seats are filled by cycling the agent list
+(``--agents planner greedy --players 3`` seats ``planner greedy planner``, said on
+stderr); with more agents than seats, every choice of ``--players`` agents plays;
+``--lineup`` names the agent of each seat instead.
 """
 
 from __future__ import annotations
@@ -16,7 +23,17 @@ import argparse
 import sys
 from typing import Any
 
-from agents.tournament.harness import AgentSpec, ConfigMismatchError, TournamentConfig, make_plan, parse_param
+from agents.tournament.games import GAMES, make_game_config
+from agents.tournament.harness import (
+    AgentSpec,
+    ConfigMismatchError,
+    Plan,
+    TournamentConfig,
+    make_plan,
+    parse_param,
+)
+
+GAME_NAMES = tuple(GAMES)
 
 
 def register(subparsers: Any) -> None:
@@ -41,19 +58,25 @@ def register(subparsers: Any) -> None:
         metavar="AGENT.KEY=VALUE",
         help="constructor parameter for every agent with that name or label (repeatable; JSON values)",
     )
+    p.add_argument(
+        "--game", choices=GAME_NAMES, default="mexican_train", help="mexican_train (default) or block"
+    )
     p.add_argument("--players", type=int, default=4)
-    p.add_argument("--max-pips", type=int, default=12, help="N of the double-N set (R1)")
+    p.add_argument("--max-pips", type=int, default=None, help="N of the double-N set (R1), default 12")
     p.add_argument("--hand-size", type=int, default=None, help="default: the preset's table (R4)")
-    p.add_argument("--rules", default="pagat", help="preset: pagat, wikipedia, cardinal")
+    p.add_argument(
+        "--rules", default=None, help="preset: pagat (default), wikipedia, cardinal; block: 001, openspiel"
+    )
     p.add_argument(
         "--flag",
         action="append",
         default=[],
-        metavar="NAME[=true|false]",
-        help="RULES.md variant flag (repeatable), e.g. --flag one_tile_opening",
+        metavar="NAME[=VALUE]",
+        help="RULES.md variant flag (repeatable), e.g. --flag one_tile_opening; block: any config "
+        "keyword, e.g. --flag scoring=ten",
     )
     rounds = p.add_mutually_exclusive_group()
-    rounds.add_argument("--rounds", type=int, default=1, help="rounds per game (default 1)")
+    rounds.add_argument("--rounds", type=int, default=None, help="rounds per game (default 1)")
     rounds.add_argument("--session", action="store_true", help="full sessions: max_pips + 1 rounds (R25)")
     p.add_argument("--deals", type=int, default=100, help="duplicate deals (each played P times)")
     p.add_argument("--seed", type=int, default=0)
@@ -69,6 +92,43 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=bench)
 
 
+def game_from_args(args: argparse.Namespace) -> Any:
+    """The frozen game config of ``--game`` and its rule options (raises naming the option)."""
+    flags: dict[str, Any] = {}
+    for item in args.flag:
+        name, eq, value = item.partition("=")
+        if args.game == "mexican_train":
+            if eq and value.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(f"--flag {item!r}: the value must be true or false")
+            flags[name] = not eq or value.lower() in ("true", "1")
+        else:
+            flags[name] = parse_param(item)[1] if eq else True
+    if args.game == "block":
+        given = [
+            opt
+            for opt, value in (
+                ("--max-pips", args.max_pips),
+                ("--hand-size", args.hand_size),
+                ("--rounds", args.rounds),
+                ("--session", args.session or None),
+            )
+            if value is not None
+        ]
+        if given:
+            raise ValueError(f"{', '.join(given)}: not an option of --game block (double-6, 7 tiles, B1-B3)")
+        return make_game_config("block", num_players=args.players, rules=args.rules or "001", **flags)
+    max_pips = 12 if args.max_pips is None else args.max_pips
+    return make_game_config(
+        "mexican_train",
+        num_players=args.players,
+        max_pips=max_pips,
+        hand_size=args.hand_size,
+        rules=args.rules or "pagat",
+        rounds=max_pips + 1 if args.session else (args.rounds or 1),
+        **flags,
+    )
+
+
 def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     """The :class:`TournamentConfig` of parsed ``bench`` arguments."""
     specs = [AgentSpec.parse(text) for text in args.agents]
@@ -82,20 +142,9 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
             raise ValueError(f"--agent-param {item!r}: no agent named {target!r} in --agents")
         for i in hits:
             specs[i] = AgentSpec(specs[i].name, {**specs[i].params, key: value}, specs[i].label)
-    flags: dict[str, bool] = {}
-    for item in args.flag:
-        name, eq, value = item.partition("=")
-        if eq and value.lower() not in ("true", "false", "1", "0"):
-            raise ValueError(f"--flag {item!r}: the value must be true or false")
-        flags[name] = not eq or value.lower() in ("true", "1")
     return TournamentConfig(
         agents=specs,
-        num_players=args.players,
-        max_pips=args.max_pips,
-        hand_size=args.hand_size,
-        rules=args.rules,
-        flags=flags,
-        rounds_per_game=args.max_pips + 1 if args.session else args.rounds,
+        game=game_from_args(args),
         deals=args.deals,
         seed=args.seed,
         lineup=args.lineup,
@@ -108,16 +157,32 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     )
 
 
+def seating_note(plan: Plan) -> str | None:
+    """The line telling how seats were filled when agents were cycled unevenly over them."""
+    if len(plan.lineups) != 1 or len(plan.names) >= plan.num_players:
+        return None
+    if plan.num_players % len(plan.names) == 0 and len(plan.names) > 1:
+        return None  # an even cycle (a b a b): every agent holds as many seats
+    seats = " ".join(plan.labels[i] for i in plan.lineups[0])
+    return (
+        f"{len(plan.names)} agent(s) for {plan.num_players} seats: seats filled by cycling the agent list "
+        f"({seats}); give --lineup to choose"
+    )
+
+
 def bench(args: argparse.Namespace) -> int:
     """Run the tournament, print the table and where the files are."""
     from agents.tournament import run_tournament
 
     try:
         config = config_from_args(args)
-        make_plan(config)  # validates rules, agents and params before any file is touched
+        plan = make_plan(config)  # validates rules, agents and params before any file is touched
     except (ValueError, TypeError) as err:
         print(f"mtrain bench: invalid configuration: {err}", file=sys.stderr)
         return 2
+    note = seating_note(plan)
+    if note is not None:
+        print(f"mtrain bench: {note}", file=sys.stderr)
     try:
         result = run_tournament(config)
     except ConfigMismatchError as err:

@@ -38,20 +38,17 @@ import multiprocessing as mp
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, get_type_hints
 
 import numpy as np
 
-from agents import Agent, agent_class, decision_for
-from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.mexican_train.core.dealing import Deal, random_deal
-from mtrain_env.mexican_train.core.scoring import positive_scores
-from mtrain_env.mexican_train.core.state import Phase
-from mtrain_env.mexican_train.env import raw_env
-from mtrain_env.tilegame.tiles import bits_list
+from agents.play import AgentError, RoundRecord, play_game
+from agents.registry import agent_class
+from agents.tournament.games import TournamentGame, game_of
+from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
 FORMAT_VERSION = 1
@@ -72,8 +69,10 @@ class Row(NamedTuple):
     agent: str  #: agent label
     deal_seed: int  #: seed of the round-0 deal (the same in every rotation)
     agent_seed: int  #: seed given to this seat's ``agent.reset()`` for this game
-    first_player: int  #: seat that opened this round (R6)
-    penalty: int  #: pips left in hand at the round's end (R24, blank_penalty aware)
+    first_player: int  #: seat that opened this round (R6; block: the hand's opener)
+    #: the seat's cost of the round, lower is better: pips left in hand (Mexican Train,
+    #: R24, blank_penalty aware) or the points its pair scored (block, B10-B12)
+    penalty: int
     score: float  #: the engine's round score (= penalty, or the positive_scoring share)
     went_out: int  #: 1 if the hand was emptied
     lowest: int  #: 1 if the penalty is the round's minimum (ties included)
@@ -147,16 +146,15 @@ def _compact(value: Any) -> str:
 
 @dataclass(frozen=True)
 class TournamentConfig:
-    """A tournament: who plays, under which rules, on how many duplicate deals.
+    """A tournament: who plays which game, on how many duplicate deals.
 
     Args:
-        agents: the entrants (``AgentSpec`` or plain names).
-        num_players: seats P (R3).
-        max_pips: N of the double-N set (R1).
-        hand_size: tiles per hand; default from the preset's table (R4).
-        rules: preset (``"pagat"``, ``"wikipedia"``, ``"cardinal"``).
-        flags: RULES.md variant flags overriding the preset.
-        rounds_per_game: 1 for single rounds; ``max_pips + 1`` for a full session (R25).
+        agents: the entrants (``AgentSpec`` or plain names) of the game's agent table.
+        game: the game and its rules, one frozen config object:
+            ``mtrain_env.mexican_train.GameConfig.make(num_players=4, rounds=13, ...)``
+            (the default: 4 players, double-12, pagat, single rounds) or
+            ``mtrain_env.block.GameConfig.make(...)`` (partnership block dominoes, one
+            hand per game).
         deals: number of duplicate deals (deal ids ``0..deals-1``).
         seed: the run's root seed (>= 0); everything random derives from it.
         lineup: optional agent labels, one per seat; default: see :func:`make_lineups`.
@@ -171,12 +169,7 @@ class TournamentConfig:
     """
 
     agents: Sequence[AgentSpec | str]
-    num_players: int = 4
-    max_pips: int = 12
-    hand_size: int | None = None
-    rules: str = "pagat"
-    flags: Mapping[str, bool] = field(default_factory=dict)
-    rounds_per_game: int = 1
+    game: Any = field(default_factory=MexicanTrainConfig)
     deals: int = 100
     seed: int = 0
     lineup: Sequence[str] | None = None
@@ -192,21 +185,14 @@ class TournamentConfig:
         object.__setattr__(self, "agents", specs)
         if not specs:
             raise ValueError("a tournament needs at least one agent")
+        game_of(self.game).check(self.game)  # TypeError for anything but a game config
         for key, value in (("deals", self.deals), ("seed", self.seed), ("workers", self.workers)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"{key} must be an int >= 0, got {value!r}")
 
-
-def game_config(config: TournamentConfig) -> GameConfig:
-    """The validated :class:`GameConfig` of a tournament (raises before any play)."""
-    return GameConfig.make(
-        num_players=config.num_players,
-        max_pips=config.max_pips,
-        hand_size=config.hand_size,
-        rules=config.rules,
-        rounds=config.rounds_per_game,
-        **dict(config.flags),
-    )
+    @property
+    def num_players(self) -> int:
+        return int(self.game.num_players)
 
 
 def make_lineups(num_agents: int, num_players: int) -> list[tuple[int, ...]]:
@@ -253,16 +239,16 @@ def agent_seed(seed: int, deal: int, lineup: int, rotation: int, seat: int) -> i
     return derive_seed(seed, _TAG_AGENT, deal, lineup, rotation, seat)
 
 
-def agent_factory(name: str) -> Callable[..., Any]:
-    """Constructor of an agent: a registry name, or ``"module:Class"`` for agents outside it."""
-    return agent_class(name)
+def agent_factory(name: str, game: str = "mexican_train") -> Callable[..., Any]:
+    """Constructor of an agent of ``game``: a registry name, or ``"module:Class"`` outside it."""
+    return agent_class(name, game)
 
 
 @dataclass(frozen=True)
 class Plan:
     """The resolved, picklable description of a run (what every worker needs)."""
 
-    env_kwargs: dict[str, Any]
+    game_config: Any  #: the frozen game config (:class:`TournamentConfig`'s ``game``)
     names: tuple[str, ...]
     params: tuple[dict[str, Any], ...]
     labels: tuple[str, ...]
@@ -270,15 +256,28 @@ class Plan:
     lineups: tuple[tuple[int, ...], ...]
     seed: int
     duplicate: bool
-    game: dict[str, Any]  #: resolved ``GameConfig.to_dict()``
+
+    @property
+    def adapter(self) -> TournamentGame:
+        """What the harness needs to know of the game (:mod:`agents.tournament.games`)."""
+        return game_of(self.game_config)
+
+    @property
+    def game(self) -> dict[str, Any]:
+        """The resolved game config as JSON (``GameConfig.to_dict()``)."""
+        return dict(self.game_config.to_dict())
+
+    @property
+    def game_name(self) -> str:
+        return self.adapter.name
 
     @property
     def num_players(self) -> int:
-        return int(self.game["num_players"])
+        return int(self.game_config.num_players)
 
     @property
     def rounds(self) -> int:
-        return int(self.game["rounds"])
+        return self.adapter.rounds(self.game_config)
 
     def games(self, deal: int) -> list[tuple[int, int]]:
         """``(lineup, rotation)`` of every game of ``deal``, in play (and file) order.
@@ -307,6 +306,7 @@ class Plan:
         return {
             "format_version": FORMAT_VERSION,
             "mtrain_env": __version__,
+            "game_name": self.game_name,
             "game": self.game,
             "agents": [
                 {"name": n, "label": lab, "params": p, "agent_params": ap}
@@ -320,7 +320,8 @@ class Plan:
 
 def make_plan(config: TournamentConfig) -> Plan:
     """Validate a config and resolve agents, labels and lineups (builds each agent once)."""
-    gc = game_config(config)
+    gc = config.game
+    game = game_of(gc).name
     specs: tuple[AgentSpec, ...] = tuple(config.agents)  # type: ignore[arg-type]  # normalized in __post_init__
     labels: list[str] = []
     for spec in specs:
@@ -330,7 +331,7 @@ def make_plan(config: TournamentConfig) -> Plan:
         labels.append(label)
     agent_params = []
     for spec in specs:
-        agent = agent_factory(spec.name)(seed=0, **dict(spec.params))
+        agent = agent_factory(spec.name, game)(seed=0, **dict(spec.params))
         agent_params.append(_jsonable(agent.params()))
     p = gc.num_players
     if config.lineup is not None:
@@ -345,17 +346,8 @@ def make_plan(config: TournamentConfig) -> Plan:
         lineups = [tuple(labels.index(x) for x in config.lineup)]
     else:
         lineups = make_lineups(len(specs), p)
-    env_kwargs = {
-        "num_players": p,
-        "max_pips": gc.max_pips,
-        "hand_size": gc.hand_size,
-        "rules": gc.rules,
-        "rounds": gc.rounds,
-        "reward": "penalty",
-        **gc.flags(),
-    }
     return Plan(
-        env_kwargs=env_kwargs,
+        game_config=gc,
         names=tuple(s.name for s in specs),
         params=tuple(_jsonable(dict(s.params)) for s in specs),
         labels=tuple(labels),
@@ -363,7 +355,6 @@ def make_plan(config: TournamentConfig) -> Plan:
         lineups=tuple(lineups),
         seed=int(config.seed),
         duplicate=bool(config.duplicate),
-        game=gc.to_dict(),
     )
 
 
@@ -384,168 +375,92 @@ class DealResult:
     actions: int
 
 
-def deal_to_json(config: GameConfig, deal: Deal) -> dict[str, Any]:
-    """A core :class:`Deal` as the env's ``options["deal"]`` (boneyard top first)."""
-    tiles = config.tiles.tiles
-    return {
-        "hands": [[list(tiles[i]) for i in bits_list(h)] for h in deal.hands],
-        "boneyard": [list(tiles[i]) for i in reversed(deal.boneyard)],
-    }
-
-
 class DealPlayer:
     """Plays deals of one :class:`Plan`: one env and a cache of agents (one per seat per entrant)."""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        self.env = raw_env(**plan.env_kwargs)
-        self.config = self.env.config
-        self._factories = [agent_factory(n) for n in plan.names]
-        self._agents: dict[tuple[int, int], Agent] = {}
+        self.game = plan.adapter
+        self.config = plan.game_config
+        self.env = self.game.make_env(self.config)
+        self._factories = [agent_factory(n, plan.game_name) for n in plan.names]
+        self._agents: dict[tuple[int, int], Any] = {}
 
-    def agent(self, seat: int, index: int) -> Agent:
+    def agent(self, seat: int, index: int) -> Any:
         """The cached agent of entrant ``index`` at ``seat`` (two seats never share an instance)."""
         key = (seat, index)
         if key not in self._agents:
             self._agents[key] = self._factories[index](seed=0, **self.plan.params[index])
         return self._agents[key]
 
-    def make_deal(self, deal: int) -> tuple[int, Deal, int]:
-        """``(deal_seed, round-0 deal, first player)`` of a deal id."""
+    def make_deal(self, deal: int) -> tuple[int, dict[str, Any]]:
+        """``(deal_seed, reset options)`` of a deal id: its round-0 deal, the same in every game."""
         dseed = deal_seed(self.plan.seed, deal)
-        rng = np.random.default_rng(dseed)
-        cfg = self.config
-        d = random_deal(cfg, cfg.engine_value(0), rng)
-        first = int(rng.integers(cfg.num_players))
-        return dseed, d, first
+        return dseed, self.game.deal_options(self.config, np.random.default_rng(dseed))
 
     def play_deal(self, deal: int) -> DealResult:
-        """Play every game of ``deal``; rows in :data:`COLUMNS` order."""
+        """Play every game of ``deal`` (:func:`agents.play.play_game`); rows in :data:`COLUMNS` order."""
         plan = self.plan
-        cfg = self.config
-        dseed, d, first = self.make_deal(deal)
-        options: dict[str, Any] = {"deal": deal_to_json(cfg, d)}
-        if not cfg.engine_holder_opens:  # forcing the opener would override R5's engine holder
-            options["first_player"] = first
+        dseed, options = self.make_deal(deal)
         sseed = session_seed(plan.seed, deal)
         result = DealResult(deal, [], [0.0] * len(plan.names), [0] * len(plan.names), 0, 0)
         for lineup, rotation in plan.games(deal):
             seats = seating(plan.lineups[lineup], rotation)
             seeds = [agent_seed(plan.seed, deal, lineup, rotation, s) for s in range(len(seats))]
-            self.env.reset(seed=sseed, options=options)
             players = [self.agent(s, idx) for s, idx in enumerate(seats)]
-            for player, aseed in zip(players, seeds, strict=True):
-                player.reset(aseed)
-            for rnd, hands, first_player, actions in self._play_game(players, seats, deal, rotation, result):
-                result.rows.extend(
-                    self._round_rows(
-                        deal, lineup, rotation, rnd, seats, dseed, seeds, first_player, hands, actions
-                    )
-                )
-                result.rounds += 1
-                result.actions += sum(actions)
-        return result
-
-    def _play_game(
-        self, players: list[Agent], seats: tuple[int, ...], deal: int, rotation: int, result: DealResult
-    ) -> Iterator[tuple[int, list[int], int, list[int]]]:
-        """Play one game; yield ``(round, final hands, first player, actions by seat)`` per round.
-
-        The env deals the next round inside the ``step`` that ends a round, so the final
-        hands are rebuilt from the hands before that step and its move (checked against
-        the engine's round scores).
-        """
-        env = self.env
-        cfg = self.config
-        n = cfg.num_players
-        width = cfg.num_trains
-        draw = cfg.draw_action
-        rel_to_abs = env.codec.rel_to_abs
-        agent_ids = env.possible_agents
-        s = env.state_obj
-        think = result.think_seconds
-        decisions = result.decisions
-        actions = [0] * n
-        done = len(s.round_scores)
-        clock = time.perf_counter
-        while s.phase != Phase.GAME_OVER:
-            seat = s.current
-            t0 = clock()
-            action = players[seat].act(decision_for(env, agent_ids[seat]))
-            think[seats[seat]] += clock() - t0
-            decisions[seats[seat]] += 1
-            hands = s.hands[:]
-            top = s.boneyard[-1] if s.boneyard else -1
-            first_player = s.first_player
             try:
-                env.step(action)
-            except (ValueError, TypeError) as err:
-                label = self.plan.labels[seats[seat]]
+                record = play_game(self.env, players, seed=sseed, options=options, agent_seeds=seeds)
+            except AgentError as err:
+                label = plan.labels[seats[err.seat]]
                 raise RuntimeError(
-                    f"agent {label!r} at seat {seat} (deal {deal}, rotation {rotation}) "
-                    f"chose an illegal action: {err}"
+                    f"agent {label!r} at seat {err.seat} (deal {deal}, rotation {rotation}) "
+                    f"chose an illegal action: {err.__cause__}"
                 ) from err
-            actions[seat] += 1
-            s = env.state_obj
-            if len(s.round_scores) > done:
-                move = rel_to_abs[seat][int(action)]
-                if move < draw:
-                    hands[seat] &= ~(1 << (move // width))
-                elif move == draw:
-                    hands[seat] |= 1 << top
-                yield done, hands, first_player, actions
-                done += 1
-                actions = [0] * n
+            for seat, idx in enumerate(seats):
+                result.think_seconds[idx] += record.think_seconds[seat]
+                result.decisions[idx] += record.decisions[seat]
+            for rnd in record.rounds:
+                result.rows.extend(self._round_rows(deal, lineup, rotation, seats, dseed, seeds, rnd))
+                result.rounds += 1
+                result.actions += sum(rnd.actions)
+        return result
 
     def _round_rows(
         self,
         deal: int,
         lineup: int,
         rotation: int,
-        rnd: int,
         seats: tuple[int, ...],
         dseed: int,
         seeds: list[int],
-        first_player: int,
-        hands: list[int],
-        actions: list[int],
+        rnd: RoundRecord,
     ) -> list[Row]:
-        cfg = self.config
-        tiles = cfg.tiles
-        pips = [tiles.hand_value(h, cfg.blank_penalty) for h in hands]
-        went_out = [h == 0 for h in hands]
-        scores = self.env.state_obj.round_scores[rnd]
-        expected = positive_scores(pips, went_out) if cfg.positive_scoring else [float(x) for x in pips]
-        if [float(x) for x in scores] != [float(x) for x in expected]:
-            raise RuntimeError(
-                f"internal: rebuilt final hands {pips} disagree with the engine's round scores {scores} "
-                f"(deal {deal}, rotation {rotation}, round {rnd})"
+        """One :class:`Row` per seat from the env's public round result."""
+        info = rnd.result
+        costs = self.game.costs(self.config, info)
+        low = min(costs)
+        ties = costs.count(low)
+        return [
+            Row(
+                deal,
+                lineup,
+                rotation,
+                int(info["round"]),
+                seat,
+                self.plan.labels[idx],
+                dseed,
+                seeds[seat],
+                int(info["first_player"]),
+                costs[seat],
+                float(info["scores"][seat]),
+                int(bool(info["went_out"][seat])),
+                int(costs[seat] == low),
+                1.0 / ties if costs[seat] == low else 0.0,
+                1 + sum(1 for x in costs if x < costs[seat]),
+                rnd.actions[seat],
             )
-        low = min(pips)
-        ties = pips.count(low)
-        rows = []
-        for seat, idx in enumerate(seats):
-            rows.append(
-                Row(
-                    deal,
-                    lineup,
-                    rotation,
-                    rnd,
-                    seat,
-                    self.plan.labels[idx],
-                    dseed,
-                    seeds[seat],
-                    first_player,
-                    pips[seat],
-                    float(scores[seat]),
-                    int(went_out[seat]),
-                    int(pips[seat] == low),
-                    1.0 / ties if pips[seat] == low else 0.0,
-                    1 + sum(1 for x in pips if x < pips[seat]),
-                    actions[seat],
-                )
-            )
-        return rows
+            for seat, idx in enumerate(seats)
+        ]
 
 
 _WORKER: DealPlayer | None = None

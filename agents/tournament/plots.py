@@ -18,8 +18,13 @@ def _figure(width: float, height: float) -> Any:
     return fig
 
 
-def plot_penalty(agents: Sequence[dict[str, Any]], path: str | os.PathLike[str], title: str) -> None:
-    """Mean penalty pips per round with 95% CI error bars, one row per agent (best on top)."""
+def plot_penalty(
+    agents: Sequence[dict[str, Any]],
+    path: str | os.PathLike[str],
+    title: str,
+    measure: str = "mean penalty pips per round",
+) -> None:
+    """Each agent's mean cost (``measure``) with 95% CI error bars, one row per agent (best on top)."""
     rows = sorted(agents, key=lambda a: a["mean_penalty"]["mean"], reverse=True)
     fig = _figure(7.0, 1.2 + 0.45 * len(rows))
     ax = fig.add_subplot()
@@ -36,7 +41,7 @@ def plot_penalty(agents: Sequence[dict[str, Any]], path: str | os.PathLike[str],
     ]
     ax.errorbar(means, list(ys), xerr=[lo, hi], fmt="o", capsize=4, color="tab:blue")
     ax.set_yticks(list(ys), [a["agent"] for a in rows])
-    ax.set_xlabel("mean penalty pips per round (95% CI over duplicate deals)")
+    ax.set_xlabel(f"{measure} (95% CI over duplicate deals)")
     ax.set_title(title, fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     ax.margins(y=0.3)

@@ -11,6 +11,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from agents.tournament.games import GAMES
 from agents.tournament.harness import Plan, PlayStats, TournamentConfig
 from agents.tournament.rating import Ratings
 from agents.tournament.stats import Estimate
@@ -57,15 +58,17 @@ def jsonable(x: Any) -> Any:
 
 def describe(plan: Plan, deals: int) -> str:
     """One line naming the format of a run."""
-    g = plan.game
-    flags = [k for k, v in plan.game.items() if v is True]
-    kind = "single rounds" if plan.rounds == 1 else f"{plan.rounds}-round sessions"
+    adapter = plan.adapter
+    word = adapter.round_word
+    kind = f"single {word}s" if plan.rounds == 1 else f"{plan.rounds}-{word} sessions"
     mode = f"{plan.games_per_deal} games each" if plan.duplicate else "independent (no rotation)"
-    return (
-        f"{g['num_players']} players, double-{g['max_pips']}, {g['rules']}"
-        + (f" +{','.join(flags)}" if flags else "")
-        + f", {kind}, {deals} deals ({mode}), seed {plan.seed}"
-    )
+    return f"{adapter.describe(plan.game_config)}, {kind}, {deals} deals ({mode}), seed {plan.seed}"
+
+
+def measure_words(summary: dict[str, Any]) -> tuple[str, str]:
+    """``(cost, round)`` words of a summary's game: ``("penalty", "round")`` for Mexican Train."""
+    adapter = GAMES[summary["config"].get("game", "mexican_train")]
+    return adapter.cost_label, adapter.round_word
 
 
 def build_summary(
@@ -101,11 +104,9 @@ def build_summary(
                     {"name": n, "label": lab, "params": p}
                     for n, lab, p in zip(plan.names, plan.labels, plan.params, strict=True)
                 ],
+                "game": plan.game_name,
+                "game_config": plan.game,
                 "num_players": plan.num_players,
-                "max_pips": plan.game["max_pips"],
-                "hand_size": plan.game["hand_size"],
-                "rules": plan.game["rules"],
-                "flags": {k: v for k, v in plan.game.items() if isinstance(v, bool)},
                 "rounds_per_game": plan.rounds,
                 "deals": config.deals,
                 "seed": plan.seed,
@@ -169,7 +170,8 @@ def format_table(summary: dict[str, Any]) -> str:
     """The readable report printed at the end of a run (also saved as ``table.txt``)."""
     agents = sorted(summary["agents"], key=lambda a: a["mean_penalty"]["mean"])
     sessions = summary["config"]["rounds_per_game"] > 1
-    header = ["agent", "penalty/round [95% CI]", "out% [CI]", "lowest% [CI]"]
+    cost, rnd = measure_words(summary)
+    header = ["agent", f"{cost}/{rnd} [95% CI]", "out% [CI]", "lowest% [CI]"]
     if sessions:
         header += ["session score [CI]", "session win% [CI]"]
     header += ["mu ± sigma", "ordinal", "ms/dec"]
@@ -200,11 +202,11 @@ def format_table(summary: dict[str, Any]) -> str:
             )
         )
     if summary["pairwise"]:
-        out += ["", "Pairwise (a - b: mean penalty per round, 95% CI; a beats b in % of deals / rounds):"]
+        out += ["", f"Pairwise (a - b: mean {cost} per {rnd}, 95% CI; a beats b in % of deals / {rnd}s):"]
         for p in summary["pairwise"]:
             out.append(
                 f"  {p['a']} - {p['b']}: {_est(p['mean_diff'])}; "
-                f"{_pct(p['a_beats_b_deals'])} of {p['deals']} deals, {_pct(p['a_beats_b_rounds'])} of rounds"
+                f"{_pct(p['a_beats_b_deals'])} of {p['deals']} deals, {_pct(p['a_beats_b_rounds'])} of {rnd}s"
             )
         out += [
             "",
@@ -217,8 +219,8 @@ def format_table(summary: dict[str, Any]) -> str:
     rps = t["rounds_per_second"]
     out += [
         "",
-        f"Throughput: {t['rounds_played']} rounds in {t['seconds']:.1f} s = "
-        + ("-" if rps is None else f"{rps:.1f} rounds/s")
+        f"Throughput: {t['rounds_played']} {rnd}s in {t['seconds']:.1f} s = "
+        + ("-" if rps is None else f"{rps:.1f} {rnd}s/s")
         + f" on {t['workers']} worker(s)"
         + (f" ({t['deals_resumed']} deals resumed from disk)" if t["deals_resumed"] else ""),
     ]
@@ -245,7 +247,8 @@ def write_outputs(
     if plots:
         from agents.tournament.plots import plot_penalty, plot_ratings
 
-        plot_penalty(summary["agents"], out / PENALTY_PLOT, summary["description"])
+        cost, rnd = measure_words(summary)
+        plot_penalty(summary["agents"], out / PENALTY_PLOT, summary["description"], f"mean {cost} per {rnd}")
         plot_ratings(ratings, out / RATING_PLOT, summary["description"])
         files["penalty_plot"] = str(out / PENALTY_PLOT)
         files["rating_plot"] = str(out / RATING_PLOT)

@@ -67,18 +67,18 @@ import numpy as np
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from mtrain_env.block.codec import Action, ActionCodec
+from mtrain_env.block.codec import ActionCodec
 from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.dealing import parse_deal
 from mtrain_env.block.core.public import PublicView, public_view
 from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.serialize import state_from_dict, state_to_dict
-from mtrain_env.block.core.state import GameState, Phase
+from mtrain_env.block.core.state import CIERRE, DOMINO, GameState, Phase
 from mtrain_env.block.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.block.render import render_text
 from mtrain_env.block.rewards import REWARD_MODES, hand_rewards
-from mtrain_env.tilegame.aec import TileGameEnv
-from mtrain_env.tilegame.tiles import Tile
+from mtrain_env.tilegame.aec import TileGameEnv, seat_option
+from mtrain_env.tilegame.tiles import bits_list
 from mtrain_env.tilegame.wrappers import wrap
 
 RENDER_MODES = ["ansi", "human"]
@@ -138,23 +138,6 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             render_mode,
         )
 
-    # ------------------------------------------------------------------- codec
-    def encode_action(self, tile: Tile, end: int) -> int:
-        """Action of laying ``tile`` (either order) on ``end`` (0 left, 1 right)."""
-        return self.codec.encode_action(tile, end)
-
-    def decode_action(self, action: int) -> Action:
-        """``Action(kind, tile, end)`` of an action id."""
-        return self.codec.decode_action(action)
-
-    def public_view(self, agent: str) -> PublicView:
-        """What ``agent`` may know: the public table and its own hand (for agents)."""
-        return public_view(self.state_obj, self.config, self.agent_name_mapping[agent])
-
-    def action_mask(self, agent: str | None = None) -> np.ndarray:
-        """The int8 mask of ``agent`` (default: the agent on turn); all-zero off turn."""
-        return self.observe_mask(self.agent_selection if agent is None else agent)
-
     # ------------------------------------------------------------------- hooks
     def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> GameState:
         """``options``: ``{"deal": {"hands": [...]}}`` and/or ``{"opener": k}``.
@@ -163,20 +146,39 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         with any tile (overriding B5).
         """
         deal = parse_deal(self.config, options["deal"]) if "deal" in options else None
-        opener = None
-        if "opener" in options:
-            k = options["opener"]
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-                raise TypeError(f"options['opener'] must be an int seat, got {k!r}")
-            if not 0 <= k < self.config.num_players:
-                raise ValueError(
-                    f"B5: options['opener'] must be a seat 0..{self.config.num_players - 1}, got {k}"
-                )
-            opener = int(k)
+        opener = seat_option(options, "opener", self.config.num_players, "B5")
         return self.game.new_game(rng, deal, opener)
 
     def _round_result(self, s: GameState) -> tuple[list[float], bool]:
         return hand_rewards(self.reward_mode, self.config, s), s.phase == Phase.GAME_OVER
+
+    def _round_info(self, s: GameState) -> dict[str, Any]:
+        """The hand's public result (B10-B12): every hand is shown when it is scored.
+
+        The keys every game shares: ``hands`` (tiles by seat), ``pips`` (by seat),
+        ``went_out`` (the seat that dominoed), ``blocked`` (a cierre), ``scores`` (by seat:
+        the points its pair scored this hand, penalties), ``round`` and ``first_player``
+        (the opener); and ``kind`` (``"domino"``/``"cierre"``), ``winner`` (the pair) and
+        ``points`` (by pair). Seats and pairs are absolute.
+        """
+        r = s.results[-1]
+        tiles = self.config.tiles.tiles
+        n = self.config.num_players
+        return {
+            "round": len(s.results) - 1,
+            "first_player": r.opener,
+            "blocked": r.kind == CIERRE,
+            "went_out": [r.kind == DOMINO and seat == r.seat for seat in range(n)],
+            "hands": [[list(tiles[i]) for i in bits_list(h)] for h in s.hands],
+            "pips": list(r.pips),
+            "scores": [r.points[seat % 2] for seat in range(n)],
+            "kind": r.kind,
+            "winner": r.winner,
+            "points": list(r.points),
+        }
+
+    def _public_view(self, s: GameState, seat: int) -> PublicView:
+        return public_view(s, self.config, seat)
 
     def _next_round(self, s: GameState, rng: np.random.Generator) -> None:
         self.game.next_hand(s, rng)

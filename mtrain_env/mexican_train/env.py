@@ -59,7 +59,7 @@ import numpy as np
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from mtrain_env.mexican_train.codec import Action, ActionCodec
+from mtrain_env.mexican_train.codec import ActionCodec
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.dealing import parse_deal
 from mtrain_env.mexican_train.core.public import PublicView, public_view
@@ -68,8 +68,8 @@ from mtrain_env.mexican_train.core.serialize import state_from_dict, state_to_di
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.mexican_train.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.mexican_train.rewards import REWARD_MODES, round_rewards
-from mtrain_env.tilegame.aec import TileGameEnv
-from mtrain_env.tilegame.tiles import Tile
+from mtrain_env.tilegame.aec import TileGameEnv, seat_option
+from mtrain_env.tilegame.tiles import bits_list
 from mtrain_env.tilegame.wrappers import wrap
 
 RENDER_MODES = ["ansi", "human", "rgb_array"]
@@ -157,22 +157,6 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             render_mode,
         )
 
-    # ------------------------------------------------------------------- codec
-    def encode_action(self, tile: Tile, train: int) -> int:
-        """Action of laying ``tile`` (either order) on ``train`` relative to the acting seat."""
-        return self.codec.encode_action(tile, train)
-
-    def decode_action(self, action: int) -> Action:
-        """``Action(kind, tile, train)`` of an action id (inverse of :meth:`encode_action`)."""
-        return self.codec.decode_action(action)
-
-    def public_view(self, agent: str) -> PublicView:
-        """What ``agent`` may know: the public table and its own hand (for agents).
-
-        Never contains another seat's hand or the boneyard; see :mod:`mtrain_env.mexican_train.core.public`.
-        """
-        return public_view(self.state_obj, self.config, self.agent_name_mapping[agent])
-
     # ------------------------------------------------------------------- hooks
     def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> GameState:
         deal = (
@@ -180,22 +164,34 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             if "deal" in options
             else None
         )
-        first_player = None
-        if "first_player" in options:
-            fp = options["first_player"]
-            if isinstance(fp, bool) or not isinstance(fp, (int, np.integer)):
-                raise TypeError(f"options['first_player'] must be an int seat, got {fp!r}")
-            if not 0 <= fp < self.config.num_players:
-                raise ValueError(
-                    f"R6: options['first_player'] must be a seat 0..{self.config.num_players - 1}, got {fp}"
-                )
-            first_player = int(fp)
+        first_player = seat_option(options, "first_player", self.config.num_players, "R6")
         return self.game.new_game(rng, deal, first_player)
 
     def _round_result(self, s: GameState) -> tuple[list[float], bool]:
         over = s.phase == Phase.GAME_OVER
         # R24/R25: every seat is rewarded at each round's end
         return round_rewards(self.reward_mode, self.config, s.round_scores, over), over
+
+    def _round_info(self, s: GameState) -> dict[str, Any]:
+        """The round's public result (R23, R24): every hand is shown when the round is scored.
+
+        ``hands`` (tiles by seat), ``pips`` (R24 penalty by seat), ``went_out`` (R19),
+        ``blocked`` (R23), ``scores`` (this round's score by seat, as added to the
+        session's), ``round`` and ``first_player`` (R6). Seats are absolute (``player_i``).
+        """
+        tiles = self.config.tiles.tiles
+        return {
+            "round": s.round_index,
+            "first_player": s.first_player,
+            "blocked": bool(s.blocked),
+            "went_out": [h == 0 for h in s.hands],
+            "hands": [[list(tiles[i]) for i in bits_list(h)] for h in s.hands],
+            "pips": self.game.penalties(s),
+            "scores": list(s.round_scores[-1]),
+        }
+
+    def _public_view(self, s: GameState, seat: int) -> PublicView:
+        return public_view(s, self.config, seat)
 
     def _next_round(self, s: GameState, rng: np.random.Generator) -> None:
         self.game.next_round(s, rng)

@@ -7,7 +7,7 @@
 * :func:`rng_state` / :func:`rng_from_state`: a ``numpy.random.Generator`` as JSON and back,
   for ``state_dict``.
 * :func:`check_options`: ``reset(options=...)`` must be a dict; unknown keys warn (the
-  PettingZoo test suite passes arbitrary options).
+  PettingZoo test suite passes arbitrary options); :func:`seat_option` reads a seat from it.
 * :func:`dict_observation_space`: the ``{"observation", "action_mask"}`` space.
 * :class:`TileGameEnv`: the AEC adapter itself, shared by every game of the package.
 """
@@ -29,6 +29,7 @@ from mtrain_env.tilegame.layout import FlatLayout, View
 
 __all__ = [
     "ENV_STATE_KEY",
+    "ROUND_RESULT_KEY",
     "FastDiscrete",
     "TileGameEnv",
     "check_options",
@@ -36,11 +37,14 @@ __all__ = [
     "dict_observation_space",
     "rng_from_state",
     "rng_state",
+    "seat_option",
 ]
 
 
 #: key of the AEC bookkeeping section in a ``state_dict``
 ENV_STATE_KEY = "env"
+#: ``infos[agent]`` key of the public result of the round that the last step ended
+ROUND_RESULT_KEY = "round_result"
 
 
 class FastDiscrete(spaces.Discrete):
@@ -102,6 +106,18 @@ def check_options(options: Any, known: Iterable[str]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k in known}
 
 
+def seat_option(options: dict[str, Any], key: str, num_players: int, rule: str) -> int | None:
+    """``options[key]`` as a seat index, or ``None`` when absent; errors name ``rule``."""
+    if key not in options:
+        return None
+    seat = options[key]
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)):
+        raise TypeError(f"options[{key!r}] must be an int seat, got {seat!r}")
+    if not 0 <= seat < num_players:
+        raise ValueError(f"{rule}: options[{key!r}] must be a seat 0..{num_players - 1}, got {seat}")
+    return int(seat)
+
+
 def dict_observation_space(high: np.ndarray, num_actions: int) -> spaces.Dict:
     """``{"observation": Box(0, high) float32, "action_mask": Box(0, 1) int8}``."""
     return spaces.Dict(
@@ -124,6 +140,13 @@ class TileGameEnv(AECEnv, EzPickle):
     The core (``self.game``) must offer ``new_game``, ``legal_moves``, ``apply`` and
     ``explain_illegal``; actions map to core moves per seat through
     ``self._action_to_move[seat][action]`` and back through ``self._move_to_action``.
+
+    At the end of every round (a hand, in block dominoes) the env tells everyone how it
+    ended: the step that ends it puts the round's public result (final hands, pips, who
+    went out, blocked, scores; see the game's ``_round_info``) in every agent's
+    ``infos[agent]["round_result"]``, until the next step. In a multi-round episode the
+    env deals the next round inside that same step, so the result is the only place the
+    final hands are still seen: nothing outside the env needs the hidden state.
     """
 
     metadata: ClassVar[dict[str, Any]]
@@ -176,6 +199,7 @@ class TileGameEnv(AECEnv, EzPickle):
         self._legal: list[int] = []  # legal core moves of the seat on turn
         self._mask = self._zero_mask
         self._rewards_given = False
+        self._round_result_info: dict[str, Any] | None = None  #: in every agent's infos this step
         self.agent_selection = self.possible_agents[0]
 
     # ------------------------------------------------------------------ hooks
@@ -185,6 +209,14 @@ class TileGameEnv(AECEnv, EzPickle):
 
     def _round_result(self, s: Any) -> tuple[list[float], bool]:
         """(rewards by seat, is the episode over?) of the round that just ended."""
+        raise NotImplementedError
+
+    def _round_info(self, s: Any) -> dict[str, Any]:
+        """The public result of the round that just ended (JSON values, seats absolute)."""
+        raise NotImplementedError
+
+    def _public_view(self, s: Any, seat: int) -> Any:
+        """What ``seat`` may know: the public table and its own hand."""
         raise NotImplementedError
 
     def _next_round(self, s: Any, rng: np.random.Generator) -> None:
@@ -222,6 +254,21 @@ class TileGameEnv(AECEnv, EzPickle):
             raise RuntimeError("call reset() before using the environment")
         return self._state
 
+    def public_view(self, agent: str) -> Any:
+        """What ``agent`` may know: the public table and its own hand (for agents).
+
+        Never contains another seat's hand or the boneyard.
+        """
+        return self._public_view(self.state_obj, self.agent_name_mapping[agent])
+
+    def encode_action(self, tile: tuple[int, int], where: int) -> int:
+        """Action of laying ``tile`` (either order) at ``where`` (a train, or a line end)."""
+        return int(self.codec.encode_action(tile, where))
+
+    def decode_action(self, action: int) -> Any:
+        """The decoded move of an action id (inverse of :meth:`encode_action`)."""
+        return self.codec.decode_action(action)
+
     @property
     def current_seat(self) -> int:
         """Seat index on turn."""
@@ -251,10 +298,11 @@ class TileGameEnv(AECEnv, EzPickle):
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._rewards_given = False
+        self._round_result_info = None
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {"action_mask": self._zero_mask} for a in self.agents}
+        self.infos = self._fresh_infos()
         self._settle(state)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -287,18 +335,25 @@ class TileGameEnv(AECEnv, EzPickle):
         if self._rewards_given:
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewards_given = False
+        if self._round_result_info is not None:  # a round's result is seen by its last step only
+            self.infos = self._fresh_infos()
+            self._round_result_info = None
         self.game.apply(s, move)
+        result = None
         if s.phase >= self.round_over_phase:
-            # every seat is rewarded at each round's end
+            # every seat is rewarded at each round's end, and told how it ended
             values, episode_over = self._round_result(s)
             self.rewards = dict(zip(self.possible_agents, values, strict=True))
             self._rewards_given = True
+            result = self._round_info(s)  # read before the next round is dealt
             if episode_over:
                 self.terminations = dict.fromkeys(self.agents, True)
             else:
                 self._next_round(s, self._rng)  # type: ignore[arg-type]
             self._accumulate_rewards()
         self._settle(s)
+        if result is not None:
+            self._publish_round_result(result)
         if self.render_mode == "human":
             self.render()
 
@@ -319,6 +374,15 @@ class TileGameEnv(AECEnv, EzPickle):
                 f"{self.agent_selection}: {reason} -> {self.legal_label}: {self.legal_actions()}"
             )
         return move
+
+    def _fresh_infos(self) -> dict[str, dict[str, Any]]:
+        """Every live agent's info: the all-zero mask (``_settle`` gives the seat on turn its own)."""
+        return {a: {"action_mask": self._zero_mask} for a in self.agents}
+
+    def _publish_round_result(self, result: dict[str, Any]) -> None:
+        for a in self.agents:
+            self.infos[a][ROUND_RESULT_KEY] = result
+        self._round_result_info = result
 
     def _settle(self, s: Any) -> None:
         """Refresh legal moves, mask, turn and infos after the state changed."""
@@ -353,6 +417,7 @@ class TileGameEnv(AECEnv, EzPickle):
             "terminations": dict(self.terminations),
             "truncations": dict(self.truncations),
             "agent_selection": self.agent_selection,
+            "round_result": copy.deepcopy(self._round_result_info),
         }
         return d
 
@@ -382,6 +447,9 @@ class TileGameEnv(AECEnv, EzPickle):
             if not isinstance(value, dict) or (set(value) != set(agents) and key != "rewards"):
                 raise ValueError(f"state dict 'env.{key}' must map every live agent")
             books[key] = dict(value)
+        round_result = e.get("round_result")
+        if round_result is not None and not isinstance(round_result, dict):
+            raise ValueError("state dict 'env.round_result' must be null or the last round's result")
         selection = e.get("agent_selection")
         if selection not in self.possible_agents:
             raise ValueError(f"state dict 'env.agent_selection' {selection!r} is not an agent")
@@ -396,9 +464,12 @@ class TileGameEnv(AECEnv, EzPickle):
         self._cumulative_rewards = books["cumulative_rewards"]
         self.terminations = books["terminations"]
         self.truncations = books["truncations"]
-        self.infos = {a: {"action_mask": self._zero_mask} for a in self.agents}
+        self.infos = self._fresh_infos()
+        self._round_result_info = None
         self._settle(state)
         self.agent_selection = selection
+        if round_result is not None:
+            self._publish_round_result(copy.deepcopy(round_result))
 
     def __getstate__(self) -> dict[str, Any]:
         d = EzPickle.__getstate__(self)
