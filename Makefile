@@ -25,6 +25,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 slow-test: $(STAMP)
 	$(PY) -m pytest -q -m slow
