@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m mtrain_env.cli demo
+	$(VENV)/bin/mtrain demo
 
 test: $(STAMP) lint
 	$(PY) -m pytest -n 2 -q
@@ -25,12 +25,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 slow-test: $(STAMP)
 	$(PY) -m pytest -q -m slow
 
 bench-speed: $(STAMP)
-	$(PY) -m mtrain_env.cli bench-speed
+	$(VENV)/bin/mtrain bench-speed
 
 clean:
 	rm -rf $(VENV)

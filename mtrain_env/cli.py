@@ -1,24 +1,13 @@
-"""The ``mtrain`` command line.
+"""The environment layer's ``mtrain`` commands: ``bench-speed`` and ``block-crosscheck``.
 
-``bench-speed`` lives here; the others (``demo``, ``bench``, ``train``, ...) are contributed by the
-packages that own them: each module in ``SUBCOMMAND_MODULES`` has a
-``register(subparsers)`` function that adds its parser and sets ``func``.
+Both measure the envs against OpenSpiel (``open-spiel``, in the ``train`` extra), which
+they import only when run. The ``mtrain`` program itself is :mod:`training.app`.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import sys
-from collections.abc import Sequence
-
-#: modules contributing subcommands (``register(subparsers)``), e.g. ``mtrain bench``, ``mtrain train``
-SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "agents.demo",
-    "agents.tournament.cli",
-    "training.cli",
-    "mtrain_env.block.cli",
-)
+from typing import Any
 
 
 def bench_speed(args: argparse.Namespace) -> int:
@@ -29,24 +18,32 @@ def bench_speed(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mtrain", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("bench-speed", help="steps/s of the env against OpenSpiel's python_team_dominoes")
+def block_crosscheck(args: argparse.Namespace) -> int:
+    """Run :mod:`mtrain_env.block.crosscheck`; 1 when the engines disagree anywhere unexplained."""
+    from mtrain_env.block import crosscheck
+
+    argv = ["--hands", str(args.hands), "--seed", str(args.seed), "--players", str(args.players)]
+    return crosscheck.main(argv)
+
+
+def register(subparsers: Any) -> None:
+    """Add ``bench-speed`` and ``block-crosscheck`` to the ``mtrain`` parser."""
+    p = subparsers.add_parser(
+        "bench-speed",
+        help="steps per second of the env against OpenSpiel's python_team_dominoes",
+        description="Random legal games through the env, its rules core and OpenSpiel, timed in "
+        "interleaved slices; prints steps/s and the ratios.",
+    )
     p.add_argument("--seconds", type=float, default=30.0, help="total CPU seconds per contender")
     p.add_argument("--slices", type=int, default=30, help="interleaved measurements per contender")
     p.set_defaults(func=bench_speed)
-    for module_name in SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as err:
-            if err.name is not None and module_name.startswith(err.name):
-                continue  # that package has not been built yet
-            raise
-        module.register(sub)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    p = subparsers.add_parser(
+        "block-crosscheck",
+        help="play the same partnership-dominoes hands here and in OpenSpiel, compare every move",
+        description="Same deals and same random moves in both engines; every legal-move set and "
+        "final pip count is compared. Exit status 1 on an unexplained difference.",
+    )
+    p.add_argument("--hands", type=int, default=5000, help="hands to compare")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--players", type=int, choices=(2, 4), default=4)
+    p.set_defaults(func=block_crosscheck)

@@ -10,8 +10,8 @@ import pytest
 from agents.block import REGISTRY, ClassicBlockAgent, decision_for, make_agent, new_ends
 from agents.block.bench import bench, main, mean_ci
 from mtrain_env.block import raw_env
-from mtrain_env.cli import main as mtrain_main
 from tests.test_block_rules import DEAL_A, act, deal_env, legal, position, rest_of
+from training.app import main as mtrain_main
 
 ZERO = dict.fromkeys(
     ("hold", "follow", "partner", "partner_void", "block", "opponent", "double", "pips"), 0.0

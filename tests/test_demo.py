@@ -8,7 +8,7 @@ import pytest
 
 from agents.demo import DEFAULT_AGENTS
 from agents.mexican_train.ppo import REFERENCE_POLICY
-from mtrain_env.cli import main
+from training.app import main
 
 
 def test_demo_plays_a_rendered_game_then_a_tournament(

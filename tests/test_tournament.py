@@ -288,7 +288,7 @@ def test_resume_after_kill_plays_each_deal_exactly_once(tmp_path: Path) -> None:
     clean = run_tournament(_config(tmp_path / "clean", **kw))
     per_deal = clean.plan.rows_per_deal
     killed = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "mtrain_env.cli", "bench", "--agents", "random", LOWEST, "--players", "4"]
+    cmd = [sys.executable, "-m", "training.app", "bench", "--agents", "random", LOWEST, "--players", "4"]
     cmd += ["--deals", str(deals), "--seed", "3", "--out", str(killed), "--no-progress", "--no-plots"]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     results = killed / "results.csv"

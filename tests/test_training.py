@@ -644,7 +644,7 @@ def test_bc_warm_start_through_the_trainer(tmp_path: Path) -> None:
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mtrain_env.cli", "train", *args]
+    return [sys.executable, "-m", "training.app", "train", *args]
 
 
 def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path) -> None:

@@ -9,24 +9,24 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import numpy as np
+from agents.block import decision_for, make_agent
 
 
 def demo(args: argparse.Namespace) -> int:
-    """Play a seeded hand between random legal players, printing the table as it goes."""
+    """Play a seeded hand between random agents, printing the table after every move."""
     from mtrain_env.block import raw_env
 
     env = raw_env(num_players=args.players, match=args.match, render_mode="ansi", rules=args.rules)
     env.reset(seed=args.seed)
-    rng = np.random.default_rng(args.seed)
+    seats = {agent_id: make_agent("random", seed=args.seed + k) for k, agent_id in enumerate(env.agents)}
     print(env.render())
     steps = 0
     while not all(env.terminations.values()):
-        agent = env.agent_selection
-        action = int(rng.choice(env.legal_actions()))
+        agent_id = env.agent_selection
+        action = seats[agent_id].act(decision_for(env, agent_id))
         env.step(action)
         steps += 1
-        print(f"\n-- step {steps}: {agent} plays {env.codec.describe(action)}")
+        print(f"\n-- step {steps}: {agent_id} plays {env.codec.describe(action)}")
         print(env.render())
     return 0
 
@@ -43,13 +43,23 @@ def bench(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``block-demo`` and ``block-bench`` to the ``mtrain`` parser."""
-    p = subparsers.add_parser("block-demo", help="play a seeded partnership-dominoes hand and print it")
+    p = subparsers.add_parser(
+        "block-demo",
+        help="a seeded partnership-dominoes hand between random players, printed move by move",
+        description="Play one seeded hand (or a whole match) of partnership block dominoes between "
+        "random players and print the table after every move.",
+    )
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--players", type=int, choices=(2, 4), default=4)
     p.add_argument("--rules", default="001", help="preset: 001 (default) or openspiel")
     p.add_argument("--match", action="store_true", help="play a whole match to 100 (B13)")
     p.set_defaults(func=demo)
-    p = subparsers.add_parser("block-bench", help="pair-rated mini tournament of the block-dominoes agents")
+    p = subparsers.add_parser(
+        "block-bench",
+        help="pair-rated mini tournament between the partnership-dominoes agents",
+        description="Every two agents meet in duplicate matches, each playing both seats of a pair; "
+        "prints net points per hand and match win rates with 95% intervals.",
+    )
     p.add_argument("--hands", type=int, default=2000, help="hands per meeting")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--players", type=int, choices=(2, 4), default=4)

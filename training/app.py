@@ -1,0 +1,68 @@
+"""The ``mtrain`` program: one parser built from each layer's ``register(subparsers)``.
+
+It sits in the top layer so that it may import every layer's commands directly:
+:mod:`mtrain_env.cli` (env benchmarks), :mod:`agents.cli` (demo, tournaments) and
+:mod:`training.cli` (training).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+
+from agents import cli as agents_cli
+from mtrain_env import cli as env_cli
+from training import cli as training_cli
+
+DESCRIPTION = """\
+mtrain plays, benchmarks and trains agents for Mexican Train dominoes (and partnership
+block dominoes) on a PettingZoo environment: watch a seeded game, run duplicate-deal
+tournaments between agents, train a MaskablePPO policy by self-play, and measure the
+environment's speed against OpenSpiel. `mtrain COMMAND --help` describes each command.
+"""
+
+
+class _CommandListFormatter(argparse.RawDescriptionHelpFormatter):
+    """Lists the commands one per line, without argparse's extra ``COMMAND`` line above them."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if isinstance(action, argparse._SubParsersAction):
+            return "".join(self._format_action(choice) for choice in action._get_subactions())
+        return super()._format_action(action)
+
+
+def plain(text: str) -> str:
+    """Docstring markup (``code``, :mod:`name`, a closing ``::``) as plain terminal text.
+
+    The commands' descriptions are their modules' docstrings, written for Sphinx.
+    """
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
+    text = re.sub(r"::$", ":", text, flags=re.MULTILINE)
+    return text.replace("``", "")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``mtrain`` parser with every layer's commands."""
+    parser = argparse.ArgumentParser(
+        prog="mtrain", description=DESCRIPTION, formatter_class=_CommandListFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
+    agents_cli.register(sub)
+    training_cli.register(sub)
+    env_cli.register(sub)
+    for command in sub.choices.values():
+        if command.description:
+            command.description = plain(command.description)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``mtrain`` command; its exit status."""
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
