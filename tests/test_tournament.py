@@ -34,7 +34,7 @@ from agents.tournament import (
     read_results,
     run_tournament,
 )
-from agents.tournament.cli import config_from_args, register
+from agents.tournament.cli import bench, config_from_args, register
 from agents.tournament.games import MexicanTrainGame
 from agents.tournament.harness import (
     make_lineups,
@@ -478,7 +478,6 @@ def test_cli_arguments_build_the_config() -> None:
 
 
 def test_cli_refuses_a_mismatched_out_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from agents.tournament.cli import bench
 
     base = ["--agents", "random", LOWEST, "--players", "2", "--deals", "2", "--out", str(tmp_path)]
     base += ["--no-progress", "--no-plots", "--max-pips", "6"]
@@ -510,3 +509,55 @@ def test_reference_policy_plays_in_spawned_workers(tmp_path: Path) -> None:
     two = run_tournament(_config(tmp_path / "w2", workers=2, **kw))
     assert (tmp_path / "w1/results.csv").read_bytes() == (tmp_path / "w2/results.csv").read_bytes()
     assert {r.agent for r in two.rows} == {"ppo", "planner"} and one.aggregates() == two.aggregates()
+
+
+# ------------------------------------------------------------ block dominoes
+def test_block_tournament_pairs_agents_and_rotates_the_pairs(tmp_path: Path) -> None:
+    """The same harness plays partnership block dominoes: partners are the same agent
+    (every two agents meet as ``a b a b``), each deal is played with the pairs swapped,
+    a seat's cost is its pair's points (B10-B12), and the CSV does not depend on workers."""
+    from mtrain_env import block
+
+    def config(out: Path, workers: int) -> TournamentConfig:
+        return TournamentConfig(
+            agents=["classic", "greedy", "random"],
+            game=block.GameConfig.make(),
+            deals=4,
+            seed=3,
+            workers=workers,
+            out_dir=out,
+            progress=False,
+            plots=False,
+        )
+
+    one = run_tournament(config(tmp_path / "w1", 1))
+    two = run_tournament(config(tmp_path / "w2", 2))
+    assert (tmp_path / "w1" / "results.csv").read_bytes() == (tmp_path / "w2" / "results.csv").read_bytes()
+    assert one.aggregates() == two.aggregates()
+    assert [list(li) for li in one.plan.lineups] == [[0, 1, 0, 1], [0, 2, 0, 2], [1, 2, 1, 2]]
+    assert one.plan.games_per_deal == 3 * 2  # three meetings, the pairs swapped once
+    for key, block_rows in _rows_by(one.rows, "deal", "lineup", "rotation").items():
+        by_seat = {r.seat: r for r in block_rows}
+        assert by_seat[0].agent == by_seat[2].agent and by_seat[1].agent == by_seat[3].agent, key
+        assert by_seat[0].penalty == by_seat[2].penalty and by_seat[1].penalty == by_seat[3].penalty
+        assert min(by_seat[0].penalty, by_seat[1].penalty) == 0  # only the losing pair scores
+    assert "pair points/hand" in one.table
+    with pytest.raises(ValueError, match="match=True"):
+        TournamentConfig(agents=["random"], game=block.GameConfig.make(match=True))
+
+
+def test_bench_cli_plays_block_and_refuses_mexican_train_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--game", "block", "--agents", "classic", "random", "--deals", "2", "--no-plots", "--no-progress"]
+    assert bench(_bench_args([*argv, "--out", str(tmp_path / "b")])) == 0
+    assert "block dominoes, 4 players" in capsys.readouterr().out
+    assert bench(_bench_args([*argv, "--max-pips", "9", "--out", str(tmp_path / "c")])) == 2
+    err = capsys.readouterr().err
+    assert "--max-pips" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
+
+
+def test_bench_cli_says_how_it_filled_the_seats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--agents", "planner", "greedy", "--players", "3", "--deals", "1", "--no-plots", "--no-progress"]
+    assert bench(_bench_args([*argv, "--out", str(tmp_path / "x")])) == 0
+    assert "seats filled by cycling the agent list (planner greedy planner)" in capsys.readouterr().err

@@ -359,10 +359,8 @@ class SingleAgentEnv(gymnasium.Env):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode")
             return None
-        from mtrain_env.mexican_train.render import render_text
-
         # between steps the learner is on turn, so the only hand shown is the learner's
-        return f"learner: {self._learner_id}\n" + render_text(self._raw.game, self._raw.state_obj)
+        return f"learner: {self._learner_id}\n" + str(self._raw.render())
 
     # ------------------------------------------------------------- snapshots
     def get_state(self) -> dict[str, Any]:

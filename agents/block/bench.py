@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.block import make_agent
-from agents.block.base import BlockAgent, decision_for
+from agents.block.base import BlockAgent
+from agents.play import play_game
 from mtrain_env.block import raw_env
 
 __all__ = ["BenchResult", "Meeting", "bench", "main", "play_match"]
@@ -43,14 +44,9 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float]:
 
 def play_match(env: raw_env, seats: Sequence[BlockAgent], seed: int) -> tuple[list[tuple[int, int]], int]:
     """One match (``env`` built with ``match=True``): per-hand points by pair, and the losing pair."""
-    env.reset(seed=seed)
-    for k, agent in enumerate(seats):
-        agent.reset(seed * 8 + k)
-    while not all(env.terminations.values()):
-        agent_id = env.agent_selection
-        env.step(seats[env.agent_name_mapping[agent_id]].act(decision_for(env, agent_id)))
-    s = env.state_obj
-    return [r.points for r in s.results], s.match_loser
+    record = play_game(env, seats, seed=seed, agent_seeds=[seed * 8 + k for k in range(len(seats))])
+    hands = [rnd.result for rnd in record.rounds]
+    return [(h["points"][0], h["points"][1]) for h in hands], int(hands[-1]["match_loser"])
 
 
 @dataclass

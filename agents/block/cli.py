@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from agents.block import decision_for, make_agent
+from agents.block import make_agent
+from agents.play import Step, play_until
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -17,17 +18,18 @@ def demo(args: argparse.Namespace) -> int:
     from mtrain_env.block import raw_env
 
     env = raw_env(num_players=args.players, match=args.match, render_mode="ansi", rules=args.rules)
-    env.reset(seed=args.seed)
-    seats = {agent_id: make_agent("random", seed=args.seed + k) for k, agent_id in enumerate(env.agents)}
-    print(env.render())
+    seats = [make_agent("random", seed=args.seed + k) for k in range(args.players)]
     steps = 0
-    while not all(env.terminations.values()):
-        agent_id = env.agent_selection
-        action = seats[agent_id].act(decision_for(env, agent_id))
-        env.step(action)
+
+    def show(step: Step) -> None:
+        nonlocal steps
         steps += 1
-        print(f"\n-- step {steps}: {agent_id} plays {env.codec.describe(action)}")
+        print(f"\n-- step {steps}: {env.possible_agents[step.seat]} plays {env.codec.describe(step.action)}")
         print(env.render())
+
+    env.reset(seed=args.seed)
+    print(env.render())
+    play_until(env, seats, observer=show)
     return 0
 
 

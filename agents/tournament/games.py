@@ -65,6 +65,10 @@ class TournamentGame(abc.ABC):
         """Whether a higher session score is better (ratings and R25 session winners)."""
         return False
 
+    def partnerships(self, config: Any) -> bool:
+        """Whether seats ``s`` and ``s + 2`` play as partners (default lineups keep partners alike)."""
+        return False
+
     def describe(self, config: Any) -> str:
         """The game's part of a run's one-line description."""
         return self.name
@@ -137,6 +141,9 @@ class BlockGame(TournamentGame):
 
     def costs(self, config: block.GameConfig, result: dict[str, Any]) -> list[int]:
         return [int(x) for x in result["scores"]]
+
+    def partnerships(self, config: block.GameConfig) -> bool:
+        return config.partners
 
     def describe(self, config: block.GameConfig) -> str:
         return f"block dominoes, {config.num_players} players, rules {config.rules}"

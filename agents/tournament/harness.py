@@ -202,6 +202,18 @@ def make_lineups(num_agents: int, num_players: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations(range(num_agents), num_players))
 
 
+def partner_lineups(num_agents: int, num_players: int) -> list[tuple[int, ...]]:
+    """Default lineups of a partnership game (seats ``s`` and ``s + 2`` are partners).
+
+    Partners are the same agent, so a game measures one agent's pair against another's:
+    every two agents meet as ``a b a b`` (one agent alone plays itself); rotating the
+    lineup by one seat swaps the pairs' hands.
+    """
+    if num_agents == 1:
+        return [(0,) * num_players]
+    return [(a, b) * (num_players // 2) for a, b in itertools.combinations(range(num_agents), 2)]
+
+
 def seating(lineup: Sequence[int], rotation: int) -> tuple[int, ...]:
     """Agent index by seat in ``rotation``: seat ``s`` holds ``lineup[(s - rotation) mod P]``."""
     p = len(lineup)
@@ -344,6 +356,8 @@ def make_plan(config: TournamentConfig) -> Plan:
         if unused:
             raise ValueError(f"agents {unused} have no seat in the lineup {list(config.lineup)}")
         lineups = [tuple(labels.index(x) for x in config.lineup)]
+    elif game_of(gc).partnerships(gc):
+        lineups = partner_lineups(len(specs), p)
     else:
         lineups = make_lineups(len(specs), p)
     return Plan(

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from openskill.models import PlackettLuce
 
 from agents.tournament.stats import Game
 from mtrain_env.mexican_train.core.scoring import session_sort_key
@@ -60,6 +59,8 @@ def game_ranks(game: Game, positive: bool = False) -> list[int]:
 
 def rate_games(games: Sequence[Game], labels: Sequence[str], positive: bool = False) -> Ratings:
     """Plackett-Luce ratings after each game of ``games`` (in the given order)."""
+    from openskill.models import PlackettLuce  # the train extra: imported when ratings are computed
+
     model = PlackettLuce()
     prior = model.rating()
     index = {label: i for i, label in enumerate(labels)}

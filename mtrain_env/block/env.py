@@ -159,7 +159,8 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         ``went_out`` (the seat that dominoed), ``blocked`` (a cierre), ``scores`` (by seat:
         the points its pair scored this hand, penalties), ``round`` and ``first_player``
         (the opener); and ``kind`` (``"domino"``/``"cierre"``), ``winner`` (the pair) and
-        ``points`` (by pair). Seats and pairs are absolute.
+        ``points`` (by pair), ``match_scores`` (points per pair so far, B13) and
+        ``match_loser`` (the pair that reached the target, or -1). Seats and pairs are absolute.
         """
         r = s.results[-1]
         tiles = self.config.tiles.tiles
@@ -175,6 +176,8 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             "kind": r.kind,
             "winner": r.winner,
             "points": list(r.points),
+            "match_scores": list(s.scores),
+            "match_loser": s.match_loser,
         }
 
     def _public_view(self, s: GameState, seat: int) -> PublicView:

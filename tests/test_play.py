@@ -1,0 +1,165 @@
+"""The one play loop (agents/play.py) and the env's public round results it reads."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import mtrain_env
+from agents import make_agent
+from agents.block import make_agent as make_block_agent
+from agents.mexican_train.base import Agent, Decision
+from agents.play import AgentError, Step, play_game, play_until
+from mtrain_env import block
+from mtrain_env.mexican_train.core.scoring import positive_scores
+from mtrain_env.tilegame.aec import ROUND_RESULT_KEY
+
+MT_CONFIGS: list[dict[str, Any]] = [
+    {"num_players": 2, "max_pips": 6},
+    {"num_players": 4},
+    {"num_players": 3, "max_pips": 9, "rounds": 3},
+    {"num_players": 3, "max_pips": 9, "rounds": 2, "positive_scoring": True, "blank_penalty": True},
+]
+
+
+def _random_steps(env: Any, seed: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Play random legal moves; yield ``(agent that acted, its info after the step)`` after each."""
+    rng = np.random.default_rng(seed)
+    while not all(env.terminations.values()):
+        agent = env.agent_selection
+        env.step(int(rng.choice(env.legal_actions())))
+        yield agent, env.infos[agent]
+
+
+@pytest.mark.parametrize("kwargs", MT_CONFIGS)
+def test_round_results_are_published_once_per_round_and_are_exact(kwargs: dict[str, Any]) -> None:
+    """The step that ends a round puts its public result in every agent's info, and only
+    that step: final hands (R24 pips of those very hands), who went out (R19), blocked
+    (R23), the round's scores as added to the session's (R25)."""
+    env = mtrain_env.raw_env(**kwargs)
+    env.reset(seed=3)
+    config = env.config
+    results = []
+    for seed in range(1):
+        for _agent, info in _random_steps(env, seed):
+            if ROUND_RESULT_KEY in info:
+                result = info[ROUND_RESULT_KEY]
+                assert all(env.infos[a][ROUND_RESULT_KEY] is result for a in env.agents)
+                results.append(result)
+            else:
+                assert all(ROUND_RESULT_KEY not in env.infos[a] for a in env.agents)
+    assert [r["round"] for r in results] == list(range(config.rounds))
+    totals = [0.0] * config.num_players
+    for r in results:
+        json.dumps(r)  # plain JSON values
+        pips = [
+            sum(
+                config.tiles.hand_value(1 << config.tiles.tile_id(a, b), config.blank_penalty)
+                for a, b in hand
+            )
+            for hand in r["hands"]
+        ]
+        assert r["pips"] == pips
+        assert r["went_out"] == [not hand for hand in r["hands"]]
+        assert r["blocked"] == (not any(r["went_out"]))
+        expected = positive_scores(pips, r["went_out"]) if config.positive_scoring else pips
+        assert [float(x) for x in r["scores"]] == [float(x) for x in expected]
+        totals = [t + s for t, s in zip(totals, r["scores"], strict=True)]
+    assert [float(x) for x in env.state_obj.scores] == totals
+
+
+def test_the_round_result_survives_a_snapshot() -> None:
+    env = mtrain_env.raw_env(num_players=2, max_pips=6, rounds=2)
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    while not env.state_obj.round_scores:
+        env.step(int(rng.choice(env.legal_actions())))
+    agent = env.agent_selection
+    assert ROUND_RESULT_KEY in env.infos[agent]
+    copy = mtrain_env.raw_env(num_players=2, max_pips=6, rounds=2)
+    copy.load_state_dict(json.loads(json.dumps(env.state_dict())))
+    assert copy.infos[agent][ROUND_RESULT_KEY] == env.infos[agent][ROUND_RESULT_KEY]
+    action = int(rng.choice(env.legal_actions()))
+    env.step(action)
+    copy.step(action)
+    assert ROUND_RESULT_KEY not in copy.infos[agent] and ROUND_RESULT_KEY not in env.infos[agent]
+
+
+def test_block_hand_results_name_the_winner_and_the_points() -> None:
+    env = block.raw_env(match=True, target=30)
+    env.reset(seed=5)
+    results = [info[ROUND_RESULT_KEY] for _a, info in _random_steps(env, 2) if ROUND_RESULT_KEY in info]
+    assert len(results) >= 1
+    for r in results:
+        assert sorted(r["points"])[0] == 0  # only the losing pair scores (points are penalties)
+        assert r["scores"] == [r["points"][seat % 2] for seat in range(4)]
+        assert r["went_out"].count(True) == (r["kind"] == "domino")
+    assert results[-1]["match_loser"] in (0, 1)
+    assert all(r["match_loser"] == -1 for r in results[:-1])
+
+
+# --------------------------------------------------------------------- the loop
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_play_game_plays_to_the_end_and_records_every_round(wrapped: bool) -> None:
+    make = mtrain_env.env if wrapped else mtrain_env.raw_env
+    env = make(num_players=3, max_pips=9, rounds=2, reward="penalty")
+    agents = [make_agent(name) for name in ("planner", "greedy", "random")]
+    seen: list[Step] = []
+    record = play_game(env, agents, seed=4, agent_seeds=[1, 2, 3], observer=seen.append)
+    assert record.episode_over and len(record.rounds) == 2
+    assert record.steps == len(seen) == sum(sum(r.actions) for r in record.rounds)
+    assert record.decisions == [sum(r.actions[s] for r in record.rounds) for s in range(3)]
+    assert [s.round_result for s in seen if s.round_result] == [r.result for r in record.rounds]
+    scale = env.unwrapped.config.hand_size * 9  # reward="penalty": -pips / (hand_size * max_pips)
+    pips = [sum(r.result["pips"][s] for r in record.rounds) for s in range(3)]
+    assert record.returns == pytest.approx([-p / scale for p in pips])
+    again = play_game(
+        make(num_players=3, max_pips=9, rounds=2, reward="penalty"), agents, seed=4, agent_seeds=[1, 2, 3]
+    )
+    assert [r.result for r in again.rounds] == [r.result for r in record.rounds]  # seeded: the same game
+
+
+def test_play_until_returns_when_an_empty_seat_is_on_turn() -> None:
+    env = mtrain_env.raw_env(num_players=4)
+    env.reset(seed=0)
+    seats: list[Agent | None] = [make_agent("random", seed=s) for s in range(4)]
+    learner = env.agent_name_mapping[env.agent_selection]
+    seats[learner] = None
+    record = play_until(env, seats)
+    assert record.steps == 0 and not record.episode_over  # the empty seat was already on turn
+    env.step(env.legal_actions()[0])
+    record = play_until(env, seats)
+    assert env.agent_selection == env.possible_agents[learner] or record.episode_over
+
+
+class Cheater(Agent):
+    name = "cheater"
+
+    def act(self, decision: Decision) -> int:
+        return int(np.flatnonzero(decision.action_mask == 0)[0])
+
+
+def test_an_illegal_action_raises_naming_the_seat_and_changes_nothing() -> None:
+    env = mtrain_env.raw_env(num_players=2, max_pips=6)
+    with pytest.raises(AgentError, match=r"Cheater\(\) at seat \d chose an illegal action") as err:
+        play_game(env, [Cheater(), Cheater()], seed=0)
+    assert env.state_obj.phase.name in ("OPENING", "SEEK_ENGINE", "NORMAL")
+    assert isinstance(err.value.__cause__, ValueError)
+
+
+def test_the_loop_plays_block_dominoes_with_block_agents() -> None:
+    env = block.raw_env()
+    agents = [make_block_agent(name) for name in ("classic", "random", "greedy", "random")]
+    record = play_game(env, agents, seed=2, agent_seeds=[0, 1, 2, 3])
+    (hand,) = record.rounds
+    assert record.episode_over and hand.result["kind"] in ("domino", "cierre")
+    assert record.returns[0] == record.returns[2] == -record.returns[1]  # partners share, zero-sum
+
+
+def test_play_game_refuses_a_wrong_number_of_agents() -> None:
+    with pytest.raises(ValueError, match="3 agents for 4 seats"):
+        play_game(mtrain_env.raw_env(), [make_agent("random")] * 3)
