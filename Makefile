@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench-speed slow-test clean
+.PHONY: demo test lint bench-speed slow-test notebooks clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ slow-test: $(STAMP)
 
 bench-speed: $(STAMP)
 	$(VENV)/bin/mtrain bench-speed
+
+notebooks: $(STAMP)
+	$(PY) notebooks/execute.py
 
 clean:
 	rm -rf $(VENV)

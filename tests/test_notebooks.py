@@ -46,3 +46,16 @@ def test_notebook_opens_with_a_markdown_title(name: str) -> None:
     for cell in book.cells:
         if cell.cell_type == "markdown":
             assert not cell.source.startswith("!"), cell.source[:40]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_notebook_is_committed_with_its_outputs(name: str) -> None:
+    """A reader sees results on the page: every code cell was run (``make notebooks``), in
+    order, and the notebook shows printed or drawn output."""
+    book = nbformat.read(NOTEBOOKS / name, as_version=4)
+    counts = [c.get("execution_count") for c in book.cells if c.cell_type == "code"]
+    assert all(counts), f"{name}: run `make notebooks` to save it with its outputs"
+    assert counts == sorted(counts)
+    kinds = {o.get("output_type") for c in book.cells for o in c.get("outputs", [])}
+    assert kinds & {"stream", "display_data", "execute_result"}
+    assert "error" not in kinds
