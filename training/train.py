@@ -340,14 +340,14 @@ class TrainConfig:
         if self.bc_expert is not None:
             _agent("bc_expert", self.bc_expert, self.bc_expert_params, "bc_expert_params")
         elif self.bc_expert_params:
-            raise ConfigError("bc_expert_params", "parameters of the BC expert need bc_expert")
+            raise ConfigError("bc_expert_params", "parameters of the BC expert need bc_expert (--bc-expert)")
         _int("bc_samples", self.bc_samples, 0, note="0 = no warm start")
         if self.bc_expert is not None and self.bc_samples == 0:
-            raise ConfigError(
-                "bc_expert", "a behaviour-cloning expert needs bc_samples > 0 (decisions to clone)"
-            )
+            text = "a behaviour-cloning expert needs bc_samples > 0 (--bc-samples: decisions to clone)"
+            raise ConfigError("bc_expert", text)
         if self.bc_samples > 0 and self.bc_expert is None:
-            raise ConfigError("bc_samples", "behaviour cloning needs bc_expert (the agent to clone)")
+            text = "behaviour cloning needs bc_expert (--bc-expert: the agent to clone)"
+            raise ConfigError("bc_samples", text)
         _int("bc_epochs", self.bc_epochs, 1)
         _real("bc_lr", self.bc_lr, 0.0, low_open=True)
         _int("bc_batch_size", self.bc_batch_size, 1)
