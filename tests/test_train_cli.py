@@ -70,6 +70,9 @@ BAD = [
     _bad(["--verbose", "3"], "--verbose", "0..2"),
     _bad(["--resume"], "--resume", "no run to resume"),
     _bad(["--no-progress=x"], "--no-progress"),
+    _bad(["--bogus", "3"], "--bogus", "unknown option"),
+    _bad(["--player=3"], "--player", "unknown option"),  # abbreviations are off
+    _bad(["extra"], "extra", "unexpected argument"),
     # game
     _bad(["--players", "1"], "--players", "R3", id="players-1"),
     _bad(["--players", "20", "--max-pips", "12"], "--players", "2..8", id="players-20"),
@@ -201,7 +204,9 @@ def test_an_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
     f.write_text("keep me")
     code, _out, err = _run(_argv(f, []))
     assert code == 2 and _one_line(err) == f"mtrain train: --out: {f} is a file, not a directory"
-    assert f.read_text() == "keep me"
+    code, _out, err = _run(_argv(f / "run", []))
+    assert code == 2 and _one_line(err) == f"mtrain train: --out: cannot create {f / 'run'}: {f} is a file"
+    assert f.read_text() == "keep me" and list(tmp_path.iterdir()) == [f]
 
 
 def test_missing_required_options(tmp_path: Path) -> None:
@@ -501,4 +506,16 @@ def test_resume_refuses_conflicting_options(
     code, _stdout, err = _run([*RUN, "--steps", "512", "--out", str(run), "--resume", *extra])
     line = _one_line(err)
     assert code == 2 and line.startswith(f"mtrain train: {flags}: conflicting with the run"), line
+    assert _listing(run) == before
+
+
+def test_resume_refuses_fewer_steps_than_the_run_has(finished_run: tuple[Path, str], tmp_path: Path) -> None:
+    run = _copy(finished_run[0], tmp_path / "run")
+    before = _listing(run)
+    code, _stdout, err = _run(["--steps", "100", "--out", str(run), "--resume"])
+    assert code == 2
+    assert _one_line(err) == (
+        f"mtrain train: --steps: the run in {run} is at step 256 (its last checkpoint); "
+        "give --steps >= 256 to extend it"
+    )
     assert _listing(run) == before

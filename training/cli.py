@@ -191,6 +191,12 @@ def _error(message: str) -> None:
     if message.startswith("argument "):
         flag, _, text = message[len("argument ") :].partition(": ")
         message = f"{flag}: {text}"
+    elif message.startswith("unrecognized arguments: "):
+        extra = message.split(": ", 1)[1]
+        if extra.startswith("-"):
+            message = f"{extra.split()[0].split('=')[0]}: unknown option (see {_PREFIX} --help)"
+        else:
+            message = f"{extra}: unexpected argument (see {_PREFIX} --help)"
     elif message.startswith("the following arguments are required: "):
         flags = message.split(": ", 1)[1]
         message = f"{flags}: required (e.g. {_PREFIX} --steps 1000000 --out runs/ppo; see --help)"
@@ -205,8 +211,18 @@ def register(subparsers: Any) -> None:
         help="MaskablePPO self-play training (league, evaluation curve, checkpoints, --resume)",
         description=__doc__,
         formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, max_help_position=27),
+        allow_abbrev=False,  # a typo such as --player must not pass for --players
     )
     p.error = _error  # one line instead of the usage block
+
+    def parse_known_args(args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        # unknown options are this command's error, not the top-level parser's (its usage block)
+        known, extra = argparse.ArgumentParser.parse_known_args(p, args, namespace)
+        if extra:
+            _error(f"unrecognized arguments: {' '.join(extra)}")
+        return known, extra
+
+    p.parse_known_args = parse_known_args
     for title, flags in _GROUPS.items():
         group = p.add_argument_group(title)
         for flag in flags:
@@ -287,7 +303,7 @@ def _fresh_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
 
 def _resumed_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
     """The run's saved config with what a resume may change; refuses conflicting options."""
-    from training.train import CONFIG_FILE, latest_checkpoint, read_config
+    from training.train import CHECKPOINTS, CONFIG_FILE, LATEST, latest_checkpoint, read_config
 
     out = Path(args.out)
     if not (out / CONFIG_FILE).exists():
@@ -303,6 +319,12 @@ def _resumed_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
         saved = read_config(out)
     except ValueError as err:
         raise _BadOptionError("--resume", str(err)) from None
+    at = int(json.loads((out / CHECKPOINTS / LATEST).read_text(encoding="utf-8"))["step"])
+    if args.steps < at:
+        raise _BadOptionError(
+            "--steps",
+            f"the run in {out} is at step {at} (its last checkpoint); give --steps >= {at} to extend it",
+        )
     clashes = []
     for field, value in given.items():
         if field in _RESUMABLE:
@@ -336,6 +358,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
     """The validated :class:`~training.train.TrainConfig` of a command line (the run's saved
     one on ``--resume``); raises :class:`_BadOptionError` or :class:`~training.train.ConfigError`.
     Reads ``--out`` but writes nothing."""
+    import os
+
     from training.train import run_files
 
     out = Path(args.out)
@@ -343,6 +367,11 @@ def config_from_args(args: argparse.Namespace) -> Any:
         raise _BadOptionError("--out", "expected a directory path")
     if out.exists() and not out.is_dir():
         raise _BadOptionError("--out", f"{out} is a file, not a directory")
+    base = next(d for d in [out, *out.absolute().parents] if d.exists())
+    if not base.is_dir():
+        raise _BadOptionError("--out", f"cannot create {out}: {base} is a file")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise _BadOptionError("--out", f"cannot write in {base} (permission denied)")
     given = _given(args)
     if args.resume:
         return _resumed_config(args, given)
@@ -372,6 +401,19 @@ def main(args: argparse.Namespace) -> int:
     except (FileExistsError, FileNotFoundError) as err:  # the run directory changed meanwhile
         print(f"{_PREFIX}: {'--resume' if args.resume else '--out'}: {err}", file=sys.stderr)
         return 2
-    trainer.run()
+    try:
+        Path(config.out).mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(f"{_PREFIX}: --out: cannot create {config.out}: {err.strerror or err}", file=sys.stderr)
+        return 2
+    try:
+        trainer.run()
+    except KeyboardInterrupt:
+        print(
+            f"\n{_PREFIX}: interrupted; the last checkpoint in {config.out} is kept: "
+            "run the same command with --resume to continue",
+            file=sys.stderr,
+        )
+        return 130
     print(format_summary(trainer.summary))
     return 0

@@ -16,7 +16,8 @@
 
 Output directory::
 
-    config.json                  the resolved TrainConfig (resume reads it back)
+    config.json                  the resolved TrainConfig, the game as one nested GameConfig
+                                 (resume reads it back; runs that kept the game keys flat too)
     checkpoints/step_<N>/        model.zip (weights, Adam state, num_timesteps, lr scale)
                                  + state.pkl (everything else, below); latest.json points to the newest
     league/snap_<N>.pt           frozen policies of the league (unreferenced ones are deleted)
@@ -24,6 +25,14 @@ Output directory::
     curve.csv, curve.png         the learning curve
     bc.json                      behaviour-cloning statistics (when used)
     final_model.zip, policy.pt   the trained model and its policy alone (for ``agents.mexican_train.ppo``)
+    summary.json                 steps, speed, the final evaluation with 95 % CIs, where the files are
+
+Every JSON file is strict JSON (:func:`strict_json`: NaN and infinities are written as ``null``).
+
+**Validation**: :meth:`TrainConfig.validate` checks every field (the game through
+``GameConfig.make``, agents through the registry, feature sets, modes, numeric ranges) and
+raises :class:`ConfigError` naming the field; :class:`Trainer` calls it (and refuses an
+``out`` that holds a run unless resuming) before any process starts or any file is written.
 
 **Resume** (``resume=True``) continues a killed run from its newest checkpoint exactly:
 ``state.pkl`` holds every env's full state (deal, hidden hands, RNGs, opponents and their
@@ -34,7 +43,10 @@ next, and the episode-statistics buffers; ``model.zip`` the weights, optimizer a
 to a temporary directory renamed into place, and ``latest.json`` is replaced last, so a
 kill at any moment leaves the previous checkpoint intact. At most one checkpoint interval
 of work is lost, and the resumed run is step-for-step the run that was killed (same
-``n_envs`` required). TensorBoard events past the checkpoint are purged on resume.
+``n_envs`` required). TensorBoard events past the checkpoint are purged on resume. The run
+continues in the ``out`` it is resumed from (a run directory may be copied or moved: the
+snapshot opponents of the episodes in flight are pointed at its ``league/``), and its
+``config.json`` is rewritten there with the new target and location.
 
 **Determinism**: same seed + same ``n_envs`` -> same curve and weights, whatever
 ``vec`` and ``workers`` (each env is independent and keeps its index). Set up by
