@@ -253,13 +253,14 @@ def test_an_existing_run_needs_resume_and_stays_untouched(tmp_path: Path, holds:
     assert _listing(out) == before
 
 
-def test_resume_needs_a_checkpoint(tmp_path: Path) -> None:
+def test_resume_needs_a_training_config(tmp_path: Path) -> None:
     out = tmp_path / "run"
     out.mkdir()
     (out / "config.json").write_text("{}")
     code, _stdout, err = _run(_argv(out, ["--resume"]))
-    assert code == 2 and _one_line(err).startswith("mtrain train: --resume: ")
-    assert "no checkpoint" in err
+    assert code == 2 and _one_line(err).startswith(
+        f"mtrain train: --resume: {out / 'config.json'} does not hold"
+    )
     assert sorted(p.name for p in out.iterdir()) == ["config.json"]
 
 
@@ -519,3 +520,38 @@ def test_resume_refuses_fewer_steps_than_the_run_has(finished_run: tuple[Path, s
         "give --steps >= 256 to extend it"
     )
     assert _listing(run) == before
+
+
+def test_resume_names_a_bad_value_in_the_saved_config(finished_run: tuple[Path, str], tmp_path: Path) -> None:
+    run = _copy(finished_run[0], tmp_path / "run")
+    config = _strict(run / "config.json")
+    config["eval_deals"] = 0
+    (run / "config.json").write_text(json.dumps(config))
+    before = _listing(run)
+    code, _stdout, err = _run(["--steps", "512", "--out", str(run), "--resume"])
+    assert code == 2
+    assert (
+        _one_line(err)
+        == "mtrain train: --resume: the run's config.json: eval_deals: must be an int >= 1, got 0"
+    )
+    (run / "config.json").write_text("{not json")
+    code, _stdout, err = _run(["--steps", "512", "--out", str(run), "--resume"])
+    assert code == 2 and _one_line(err).startswith(
+        f"mtrain train: --resume: cannot read {run / 'config.json'}"
+    )
+    assert _listing(run).keys() == before.keys()
+
+
+def test_resume_before_the_first_checkpoint_starts_over(
+    finished_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A run killed before its first checkpoint (e.g. collecting BC data) starts over on --resume."""
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(finished_run[0] / "config.json", run / "config.json")
+    code, stdout, err = _run(["--steps", "128", "--out", str(run), "--resume", "--no-progress"])
+    assert code == 0, err
+    summary = _strict(run / "summary.json")
+    assert summary["restarted"] is True and summary["resumed_from"] is None and summary["steps"] == 128
+    assert "started over" in stdout
+    assert _strict(run / "checkpoints" / "latest.json")["step"] == 128

@@ -12,7 +12,8 @@ naming the option and what it accepts, and exit code 2. An --out that already ho
 needs --resume (or another --out). On --resume the run's saved config.json is used; only
 --steps, --no-progress, --verbose, --vec and --workers may change (the last two change
 speed, not results), any other option given must match the saved one. The run continues
-in the --out given, also when its directory was copied or moved.
+in the --out given, also when its directory was copied or moved; a run killed before its
+first checkpoint starts over with its saved configuration.
 
 The run ends with a summary: the final evaluation against each opponent with 95% CIs,
 steps/s, and where the curve, the policy and the TensorBoard logs are; summary.json in
@@ -169,8 +170,6 @@ _GROUPS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _REPEATABLE = {"--flag", "--bc-param"}
 _REQUIRED = {"--steps", "--out"}
-#: fields a resumed run takes from the command line (the rest must match the run's)
-_RESUMABLE = {"steps", "out", "progress", "verbose", "vec", "workers"}
 #: fields whose 0 means "the default" in TrainConfig; on the command line the default is
 #: what leaving the option out gives
 _AUTO = {"n_envs", "workers", "n_steps"}
@@ -296,6 +295,13 @@ def _game(given: dict[str, Any], base: Any = None) -> Any:
 def _fresh_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
     from training.train import TrainConfig
 
+    # options that would do nothing (the Python API ignores them, as older runs may hold them)
+    if "bc_expert" in given and given.get("bc_samples", 0) == 0:
+        raise _BadOptionError(
+            "--bc-expert", "clones nothing without --bc-samples N > 0 (expert decisions to clone)"
+        )
+    if "bc_expert_params" in given and "bc_expert" not in given:
+        raise _BadOptionError("--bc-param", "parameters of the behaviour-cloning expert need --bc-expert")
     fields = {"steps": args.steps, "out": args.out, "progress": args.progress, "game": _game(given)}
     fields.update((k, v) for k, v in given.items() if not k.startswith("game."))
     return TrainConfig(**fields)
@@ -303,23 +309,27 @@ def _fresh_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
 
 def _resumed_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
     """The run's saved config with what a resume may change; refuses conflicting options."""
-    from training.train import CHECKPOINTS, CONFIG_FILE, LATEST, latest_checkpoint, read_config
+    from training.train import (
+        CHECKPOINTS,
+        CONFIG_FILE,
+        LATEST,
+        RESUME_OVERRIDES,
+        latest_checkpoint,
+        read_config,
+    )
 
     out = Path(args.out)
     if not (out / CONFIG_FILE).exists():
         raise _BadOptionError(
             "--resume", f"no run to resume in {out} ({CONFIG_FILE} missing); leave --resume out to start one"
         )
-    if latest_checkpoint(out) is None:
-        raise _BadOptionError(
-            "--resume",
-            f"{out} holds no checkpoint (the run stopped before its first); start it again with a new --out",
-        )
     try:
         saved = read_config(out)
     except ValueError as err:
         raise _BadOptionError("--resume", str(err)) from None
-    at = int(json.loads((out / CHECKPOINTS / LATEST).read_text(encoding="utf-8"))["step"])
+    at = 0  # no checkpoint yet: the run starts over with its configuration
+    if latest_checkpoint(out) is not None:
+        at = int(json.loads((out / CHECKPOINTS / LATEST).read_text(encoding="utf-8"))["step"])
     if args.steps < at:
         raise _BadOptionError(
             "--steps",
@@ -327,7 +337,7 @@ def _resumed_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
         )
     clashes = []
     for field, value in given.items():
-        if field in _RESUMABLE:
+        if field in RESUME_OVERRIDES:  # what a resumed run takes from the command line
             continue
         if field == "game.flags":
             want, have = _game(given, saved.game).flags(), saved.game.flags()
@@ -387,7 +397,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``mtrain train``: validate everything, train, print the summary."""
-    from training.train import ConfigError, Trainer, format_summary
+    from training.train import CONFIG_FILE, RESUME_OVERRIDES, ConfigError, Trainer, format_summary
 
     try:
         config = config_from_args(args)
@@ -396,7 +406,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"{_PREFIX}: {err.flag}: {err.message}", file=sys.stderr)
         return 2
     except ConfigError as err:
-        print(f"{_PREFIX}: {_flag(err.field)}: {err.message}", file=sys.stderr)
+        if args.resume and err.field not in RESUME_OVERRIDES:  # the saved configuration's
+            print(f"{_PREFIX}: --resume: the run's {CONFIG_FILE}: {err}", file=sys.stderr)
+        else:
+            print(f"{_PREFIX}: {_flag(err.field)}: {err.message}", file=sys.stderr)
         return 2
     except (FileExistsError, FileNotFoundError) as err:  # the run directory changed meanwhile
         print(f"{_PREFIX}: {'--resume' if args.resume else '--out'}: {err}", file=sys.stderr)
@@ -410,8 +423,8 @@ def main(args: argparse.Namespace) -> int:
         trainer.run()
     except KeyboardInterrupt:
         print(
-            f"\n{_PREFIX}: interrupted; the last checkpoint in {config.out} is kept: "
-            "run the same command with --resume to continue",
+            f"\n{_PREFIX}: interrupted; run the same command with --resume to continue from the last "
+            f"checkpoint in {config.out} (or to start over with its configuration if none was written)",
             file=sys.stderr,
         )
         return 130

@@ -351,12 +351,7 @@ class TrainConfig:
             raise ConfigError("bc_expert_params", f"must map names to values, got {self.bc_expert_params!r}")
         if self.bc_expert is not None:
             _agent("bc_expert", self.bc_expert, self.bc_expert_params, "bc_expert_params")
-        elif self.bc_expert_params:
-            raise ConfigError("bc_expert_params", "parameters of the BC expert need bc_expert (--bc-expert)")
         _int("bc_samples", self.bc_samples, 0, note="0 = no warm start")
-        if self.bc_expert is not None and self.bc_samples == 0:
-            text = "a behaviour-cloning expert needs bc_samples > 0 (--bc-samples: decisions to clone)"
-            raise ConfigError("bc_expert", text)
         if self.bc_samples > 0 and self.bc_expert is None:
             text = "behaviour cloning needs bc_expert (--bc-expert: the agent to clone)"
             raise ConfigError("bc_samples", text)
@@ -559,8 +554,8 @@ def read_config(out: Path) -> TrainConfig:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise ValueError(f"cannot read {path}: {err}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} does not hold a training configuration")
+    if not isinstance(data, dict) or not {"steps", "seed", "n_envs"} <= set(data):
+        raise ValueError(f"{path} does not hold a training configuration (steps, seed, n_envs, ...)")
     try:
         return TrainConfig.from_json(data)
     except ConfigError as err:
@@ -591,6 +586,8 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     head = f"trained {steps:,} steps"
     if summary.get("resumed_from") is not None:
         head += f" ({this:,} this run, resumed from step {summary['resumed_from']:,})"
+    elif summary.get("restarted"):
+        head += " (started over: the run had no checkpoint yet)"
     head += (
         f" in {summary['seconds']:.1f} s: {summary['steps_per_second']:,.0f} steps/s while learning, "
         f"{summary['n_envs']} envs"
@@ -710,14 +707,17 @@ class Trainer:
         """Validate the run (raises :class:`ConfigError`, ``FileExistsError`` or
         ``FileNotFoundError``); nothing is started or written before :meth:`run`."""
         self.out = Path(config.out)
-        self.resume = resume
+        self.resume = resume  #: continues from a checkpoint
+        self.restarted = False  #: resume=True found no checkpoint: the run started over
         if self.out.exists() and not self.out.is_dir():
             raise ConfigError("out", f"{self.out} is a file, not a directory")
         if resume:
             if not (self.out / CONFIG_FILE).exists():
                 raise FileNotFoundError(f"no run to resume in {self.out} ({CONFIG_FILE} missing)")
-            if latest_checkpoint(self.out) is None:
-                raise FileNotFoundError(f"no checkpoint to resume in {self.out / CHECKPOINTS}")
+            # killed before its first checkpoint (e.g. while collecting BC data): it starts over
+            # with its saved configuration (and the BC data collected so far, bc_data.npz)
+            self.restarted = latest_checkpoint(self.out) is None
+            self.resume = not self.restarted
             saved = read_config(self.out)
             for name in RESUME_OVERRIDES:
                 setattr(saved, name, getattr(config, name))
@@ -775,7 +775,11 @@ class Trainer:
             self.model = RobustMaskablePPO.load(checkpoint / "model.zip", env=self.env, device="cpu")
             self._restore(state)
         self.model.set_logger(
-            make_logger(self.out, self.model.num_timesteps if self.resume else None, c.verbose)
+            make_logger(
+                self.out,
+                self.model.num_timesteps if self.resume else (0 if self.restarted else None),
+                c.verbose,
+            )
         )
 
     def _new_model(self) -> RobustMaskablePPO:
@@ -1039,6 +1043,7 @@ class Trainer:
             "out": str(out),
             "steps": step,
             "resumed_from": self.start_step if self.resume else None,
+            "restarted": self.restarted,
             "steps_this_run": step - (self.start_step if self.resume else 0),
             "seconds": self.seconds,
             "steps_per_second": self.throughput,
