@@ -568,6 +568,7 @@ def test_sharded_vec_env_matches_the_in_process_vec_env() -> None:
 
 # ----------------------------------------------------------------- training runs
 def _tiny(out: Path, **kw: Any) -> Any:
+    from mtrain_env.mexican_train.core.config import GameConfig
     from training.train import TrainConfig
 
     base: dict[str, Any] = dict(
@@ -585,7 +586,7 @@ def _tiny(out: Path, **kw: Any) -> Any:
         checkpoint_every=0,
         snapshot_every=0,
         progress=False,
-        **SMALL,
+        game=GameConfig.make(**SMALL),
     )
     base.update(kw)
     return TrainConfig(**base)
@@ -682,8 +683,9 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path) -> N
         _cli("--steps", str(target), *common, "--resume"), cwd=REPO, env=env, capture_output=True, text=True
     )
     assert res.returncode == 0, res.stderr
-    summary = json.loads(res.stdout[res.stdout.index("{") :])
-    assert summary["resumed_from"] == step and summary["num_timesteps"] == target
+    assert f"resumed from step {step:,}" in res.stdout and str(out / "summary.json") in res.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["resumed_from"] == step and summary["steps"] == target
     from training.train import latest_checkpoint
 
     final = latest_checkpoint(out)

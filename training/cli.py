@@ -7,11 +7,19 @@ Examples::
     mtrain train --steps 3000000 --out runs/ppo --resume            # extend a finished run
     mtrain train --steps 2000000 --out runs/bc --bc-expert planner --bc-samples 200000
 
-On ``--resume`` the run's saved ``config.json`` is used; only ``--steps``,
-``--no-progress``, ``--verbose``, ``--vec`` and ``--workers`` may change (the last two
-change speed, not results), any other option given must match the saved one.
+Every option is checked before anything starts or is written: a bad value gets one line
+naming the option and what it accepts, and exit code 2. An --out that already holds a run
+needs --resume (or another --out). On --resume the run's saved config.json is used; only
+--steps, --no-progress, --verbose, --vec and --workers may change (the last two change
+speed, not results), any other option given must match the saved one. The run continues
+in the --out given, also when its directory was copied or moved; a run killed before its
+first checkpoint starts over with its saved configuration.
 
-On a machine shared with other jobs, ``--vec dummy`` (all envs in the learner process)
+The run ends with a summary: the final evaluation against each opponent with 95% CIs,
+steps/s, and where the curve, the policy and the TensorBoard logs are; summary.json in
+--out holds the same as strict JSON.
+
+On a machine shared with other jobs, --vec dummy (all envs in the learner process)
 was measured faster than worker processes; both give identical runs.
 """
 
@@ -25,54 +33,174 @@ from typing import Any
 
 from training.league import parse_weights
 
-#: CLI option -> TrainConfig field, for options whose default is "the config's default"
-_OPTIONS: dict[str, tuple[str, type, str]] = {
-    "--envs": ("n_envs", int, "parallel envs (default: 8 per worker process)"),
-    "--workers": ("workers", int, "env worker processes (default: one per CPU core)"),
-    "--vec": ("vec", str, "sharded (default: --workers processes), subproc (one per env) or dummy"),
-    "--players": ("num_players", int, "seats (R3), default 4"),
-    "--max-pips": ("max_pips", int, "N of the double-N set (R1), default 12"),
-    "--rules": ("rules", str, "preset: pagat (default), wikipedia, cardinal"),
-    "--rounds": ("rounds", int, "rounds per episode (1 = one round, default)"),
-    "--reward": ("reward", str, "env reward mode: zero_sum (default), penalty, win"),
-    "--seat": ("seat", str, "learner seat per episode: random (default) or rotate"),
-    "--n-steps": ("n_steps", int, "rollout steps per env per update (default 2048 // envs)"),
-    "--batch-size": ("batch_size", int, "minibatch size (default 512)"),
-    "--epochs": ("n_epochs", int, "PPO epochs per update (default 4)"),
-    "--lr": ("learning_rate", float, "learning rate (default 3e-4)"),
-    "--lr-schedule": ("lr_schedule", str, "constant (default) or linear"),
-    "--gamma": ("gamma", float, "discount (default 1.0: the round's score is the objective)"),
-    "--gae-lambda": ("gae_lambda", float, "GAE lambda (default 0.95)"),
-    "--clip-range": ("clip_range", float, "PPO clip range (default 0.2)"),
-    "--ent-coef": ("ent_coef", float, "entropy coefficient (default 0.01)"),
-    "--vf-coef": ("vf_coef", float, "value loss coefficient (default 0.5)"),
-    "--max-grad-norm": ("max_grad_norm", float, "gradient clipping norm (default 0.5)"),
-    "--target-kl": ("target_kl", float, "stop an update's epochs past this KL (default 0.05, 0 = off)"),
-    "--logit-bound": ("logit_bound", float, "soft clamp on action logits (default 20)"),
-    "--features": (
-        "features",
-        str,
-        "learner input: env (default) or planner (plus the planner's advice views)",
-    ),
-    "--shaping": ("shaping", float, "potential-based pip shaping coefficient (default 0 = none)"),
-    "--p-heuristic": ("p_heuristic", float, "league: share of heuristic opponents (default 0.5)"),
-    "--p-latest": ("p_latest", float, "league: share of the latest snapshot (default 0.3)"),
-    "--p-older": ("p_older", float, "league: share of older snapshots (default 0.2)"),
-    "--snapshot-every": ("snapshot_every", int, "league: steps between snapshots (default 100000)"),
-    "--max-snapshots": ("max_snapshots", int, "league: snapshots kept (default 20)"),
-    "--eval-every": ("eval_every", int, "steps between evaluations (default 50000, 0 = never)"),
-    "--eval-deals": ("eval_deals", int, "duplicate deals per evaluation and opponent (default 10)"),
-    "--eval-seed": ("eval_seed", int, "seed of the evaluation deals"),
-    "--eval-backend": ("eval_backend", str, "auto (default), harness or local"),
-    "--checkpoint-every": ("checkpoint_every", int, "steps between checkpoints (default 50000)"),
-    "--keep-checkpoints": ("keep_checkpoints", int, "checkpoints kept (default 3)"),
-    "--bc-expert": ("bc_expert", str, "behaviour-cloning warm start from this registered agent"),
-    "--bc-samples": ("bc_samples", int, "expert decisions to clone (default 0 = no warm start)"),
-    "--bc-epochs": ("bc_epochs", int, "behaviour-cloning epochs (default 5)"),
-    "--bc-lr": ("bc_lr", float, "behaviour-cloning learning rate (default 1e-3)"),
-    "--torch-threads": ("torch_threads", int, "torch threads of the learner (default 1)"),
+
+def _count(text: str) -> int:
+    """An int (a count or a number of steps)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _real(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _seat(text: str) -> str | int:
+    """``random``, ``rotate`` or a seat index (range checked against the players later)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _net_arch(text: str) -> list[int]:
+    """``256,256`` -> ``[256, 256]`` (sizes checked later)."""
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected hidden layer sizes like 256,256, got {text!r}") from None
+
+
+def _weights(text: str) -> dict[str, float]:
+    try:
+        return parse_weights(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _names(text: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated agent names, got {text!r}")
+    return names
+
+
+def _param(text: str) -> tuple[str, Any]:
+    """``key=value``, the value read as JSON (``200``, ``0.5``, ``true``) or else as a string."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, e.g. rollouts=200, got {text!r}")
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        value = raw
+    if isinstance(value, float) and value - value != 0.0:  # NaN or an infinity
+        raise argparse.ArgumentTypeError(f"{key}: expected a finite value, got {raw!r}")
+    return key, value
+
+
+#: ``--option`` -> (TrainConfig field (``game.<keyword>`` for the game), parser type, metavar,
+#: help); every option with a value, in the help's groups below
+_OPTIONS: dict[str, tuple[str, Any, str, str]] = {
+    # run
+    "--steps": ("steps", _count, "N", "total env steps (learner decisions), required"),
+    "--out": ("out", str, "DIR", "run directory, required"),
+    "--seed": ("seed", _count, "N", "run seed (default 0)"),
+    "--envs": ("n_envs", _count, "N", "parallel envs (default 8 per worker process)"),
+    "--workers": ("workers", _count, "N", "env worker processes (default: one per CPU core)"),
+    "--vec": ("vec", str, "KIND", "sharded (default), subproc or dummy (in-process)"),
+    "--checkpoint-every": ("checkpoint_every", _count, "N", "steps between checkpoints (default 50000)"),
+    "--keep-checkpoints": ("keep_checkpoints", _count, "N", "checkpoints kept (default 3)"),
+    "--torch-threads": ("torch_threads", _count, "N", "torch threads of the learner (default 1)"),
+    "--verbose": ("verbose", _count, "N", "1: print SB3's training tables (default 0)"),
+    # game
+    "--players": ("game.num_players", _count, "N", "seats, 2..8 up to double-12 (R3; default 4)"),
+    "--max-pips": ("game.max_pips", _count, "N", "N of the double-N set, 6..18 (R1; default 12)"),
+    "--rules": ("game.rules", str, "NAME", "preset: pagat (default), wikipedia or cardinal"),
+    "--rounds": ("game.rounds", _count, "N", "rounds per episode, 1..N+1 (R25; default 1)"),
+    "--flag": ("game.flags", str, "NAME", "RULES.md variant flag on (repeatable)"),
+    "--reward": ("reward", str, "MODE", "zero_sum (default), penalty or win"),
+    "--seat": ("seat", _seat, "SEAT", "learner seat: random (default), rotate or an index"),
+    # PPO
+    "--n-steps": ("n_steps", _count, "N", "rollout steps per env per update (default 2048/envs)"),
+    "--batch-size": ("batch_size", _count, "N", "minibatch size (default 512)"),
+    "--epochs": ("n_epochs", _count, "N", "PPO epochs per update (default 4)"),
+    "--lr": ("learning_rate", _real, "X", "learning rate (default 3e-4)"),
+    "--lr-schedule": ("lr_schedule", str, "KIND", "constant (default) or linear (to 0)"),
+    "--gamma": ("gamma", _real, "X", "discount, 0..1 (default 1: the round's score)"),
+    "--gae-lambda": ("gae_lambda", _real, "X", "GAE lambda, 0..1 (default 0.95)"),
+    "--clip-range": ("clip_range", _real, "X", "PPO clip range (default 0.2)"),
+    "--ent-coef": ("ent_coef", _real, "X", "entropy coefficient (default 0.01)"),
+    "--vf-coef": ("vf_coef", _real, "X", "value loss coefficient (default 0.5)"),
+    "--max-grad-norm": ("max_grad_norm", _real, "X", "gradient clipping norm (default 0.5)"),
+    "--target-kl": ("target_kl", _real, "X", "stop an update's epochs past this KL (0.05; 0 = off)"),
+    "--net-arch": ("net_arch", _net_arch, "SIZES", "hidden layer sizes (default 256,256)"),
+    "--logit-bound": ("logit_bound", _real, "X", "soft clamp on the action logits (default 20)"),
+    "--features": ("features", str, "SET", "learner input: env (default) or planner"),
+    "--shaping": ("shaping", _real, "X", "potential-based pip shaping (default 0 = none)"),
+    # league
+    "--heuristics": ("heuristics", _weights, "W", "agents:weights (default greedy:2,planner:1,random:1)"),
+    "--p-heuristic": ("p_heuristic", _real, "P", "share of heuristic opponents (default 0.5)"),
+    "--p-latest": ("p_latest", _real, "P", "share of the latest snapshot (default 0.3)"),
+    "--p-older": ("p_older", _real, "P", "share of older snapshots (default 0.2)"),
+    "--snapshot-every": ("snapshot_every", _count, "N", "steps between snapshots (100000; 0 = never)"),
+    "--max-snapshots": ("max_snapshots", _count, "N", "snapshots kept (default 20)"),
+    # evaluation
+    "--eval-every": ("eval_every", _count, "N", "steps between evaluations (50000; 0 = never)"),
+    "--eval-deals": ("eval_deals", _count, "N", "duplicate deals per opponent (default 10)"),
+    "--eval-opponents": ("eval_opponents", _names, "NAMES", "agents (default random,greedy,planner)"),
+    "--eval-seed": ("eval_seed", _count, "N", "seed of the evaluation deals"),
+    "--eval-backend": ("eval_backend", str, "KIND", "auto (default), harness or local"),
+    # behaviour cloning
+    "--bc-expert": ("bc_expert", str, "AGENT", "warm start: clone this registered agent"),
+    "--bc-samples": ("bc_samples", _count, "N", "expert decisions to clone (needs --bc-expert)"),
+    "--bc-param": ("bc_expert_params", _param, "K=V", "a parameter of the expert (repeatable)"),
+    "--bc-epochs": ("bc_epochs", _count, "N", "behaviour-cloning epochs (default 5)"),
+    "--bc-lr": ("bc_lr", _real, "X", "behaviour-cloning learning rate (default 1e-3)"),
 }
-_RESUMABLE = {"steps", "progress", "verbose", "vec", "workers"}
+#: help groups: title -> options (the switches --resume and --no-progress are in "run")
+_GROUPS: dict[str, tuple[str, ...]] = {
+    "run": ("--steps", "--out", "--seed", "--envs", "--workers", "--vec", "--checkpoint-every",
+            "--keep-checkpoints", "--torch-threads", "--verbose"),
+    "game (docs/RULES.md)": ("--players", "--max-pips", "--rules", "--rounds", "--flag", "--reward",
+                             "--seat"),
+    "PPO": ("--n-steps", "--batch-size", "--epochs", "--lr", "--lr-schedule", "--gamma", "--gae-lambda",
+            "--clip-range", "--ent-coef", "--vf-coef", "--max-grad-norm", "--target-kl", "--net-arch",
+            "--logit-bound", "--features", "--shaping"),
+    "league (opponents while training)": ("--heuristics", "--p-heuristic", "--p-latest", "--p-older",
+                                          "--snapshot-every", "--max-snapshots"),
+    "evaluation (the learning curve)": ("--eval-every", "--eval-deals", "--eval-opponents", "--eval-seed",
+                                        "--eval-backend"),
+    "behaviour cloning (warm start)": ("--bc-expert", "--bc-samples", "--bc-param", "--bc-epochs", "--bc-lr"),
+}  # fmt: skip
+_REPEATABLE = {"--flag", "--bc-param"}
+_REQUIRED = {"--steps", "--out"}
+#: fields whose 0 means "the default" in TrainConfig; on the command line the default is
+#: what leaving the option out gives
+_AUTO = {"n_envs", "workers", "n_steps"}
+_PREFIX = "mtrain train"
+
+
+def _flag(field: str) -> str:
+    """The command-line option of a TrainConfig field (``game.hand_size`` follows ``--players``)."""
+    for flag, (dest, *_rest) in _OPTIONS.items():
+        if dest == field:
+            return flag
+    extra = {"progress": "--no-progress", "game.hand_size": "--players", "game": "--players"}
+    return extra.get(field, field)
+
+
+def _error(message: str) -> None:
+    """argparse's errors as one line ``mtrain train: --option: message``, exit code 2."""
+    if message.startswith("argument "):
+        flag, _, text = message[len("argument ") :].partition(": ")
+        message = f"{flag}: {text}"
+    elif message.startswith("unrecognized arguments: "):
+        extra = message.split(": ", 1)[1]
+        if extra.startswith("-"):
+            message = f"{extra.split()[0].split('=')[0]}: unknown option (see {_PREFIX} --help)"
+        else:
+            message = f"{extra}: unexpected argument (see {_PREFIX} --help)"
+    elif message.startswith("the following arguments are required: "):
+        flags = message.split(": ", 1)[1]
+        message = f"{flags}: required (e.g. {_PREFIX} --steps 1000000 --out runs/ppo; see --help)"
+    print(f"{_PREFIX}: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def register(subparsers: Any) -> None:
@@ -81,118 +209,224 @@ def register(subparsers: Any) -> None:
         "train",
         help="MaskablePPO self-play training (league, evaluation curve, checkpoints, --resume)",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, max_help_position=27),
+        allow_abbrev=False,  # a typo such as --player must not pass for --players
     )
-    p.add_argument("--steps", type=int, required=True, help="total environment steps (learner decisions)")
-    p.add_argument("--seed", type=int, default=None, help="run seed (default 0)")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
-    for flag, (dest, typ, text) in _OPTIONS.items():
-        p.add_argument(flag, dest=dest, type=typ, default=None, help=text)
-    p.add_argument("--net-arch", default=None, help="hidden sizes, e.g. 256,256 (default)")
-    p.add_argument(
-        "--flag", action="append", default=None, metavar="NAME", help="RULES.md variant flag (repeatable)"
-    )
-    p.add_argument(
-        "--heuristics", default=None, help="league heuristics with weights, e.g. greedy:2,random:1"
-    )
-    p.add_argument(
-        "--bc-param",
-        action="append",
-        default=None,
-        metavar="KEY=VALUE",
-        help="a parameter of the BC expert, e.g. rollouts=200 (repeatable)",
-    )
-    p.add_argument("--eval-opponents", default=None, help="comma-separated heuristics to evaluate against")
-    p.add_argument("--no-progress", dest="progress", action="store_false", default=True)
-    p.add_argument("--verbose", type=int, default=0, help="1: print SB3's training tables")
+    p.error = _error  # one line instead of the usage block
+
+    def parse_known_args(args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        # unknown options are this command's error, not the top-level parser's (its usage block)
+        known, extra = argparse.ArgumentParser.parse_known_args(p, args, namespace)
+        if extra:
+            _error(f"unrecognized arguments: {' '.join(extra)}")
+        return known, extra
+
+    p.parse_known_args = parse_known_args
+    for title, flags in _GROUPS.items():
+        group = p.add_argument_group(title)
+        for flag in flags:
+            dest, typ, metavar, text = _OPTIONS[flag]
+            group.add_argument(
+                flag,
+                dest=dest,
+                type=typ,
+                metavar=metavar,
+                help=text,
+                required=flag in _REQUIRED,
+                default=None,
+                action="append" if flag in _REPEATABLE else "store",
+            )
+        if title == "run":
+            group.add_argument(
+                "--resume", action="store_true", help="continue the run in --out from its last checkpoint"
+            )
+            group.add_argument(
+                "--no-progress", dest="progress", action="store_false", default=True, help="no progress bar"
+            )
     p.set_defaults(func=main)
 
 
-def _parse_param(text: str) -> tuple[str, Any]:
-    """``key=value`` with the value read as an int, a float, a bool or else a string."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key:
-        raise SystemExit(f"error: --bc-param needs KEY=VALUE, got {text!r}")
-    value: Any = raw
-    for cast in (int, float):
-        try:
-            value = cast(raw)
-            break
-        except ValueError:
+class _BadOptionError(Exception):
+    """A bad command line: ``flag`` (or a TrainConfig field) and what is wrong."""
+
+    def __init__(self, flag: str, message: str) -> None:
+        super().__init__(f"{flag}: {message}")
+        self.flag = flag
+        self.message = message
+
+
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The options given on the command line, as TrainConfig fields (``game.<keyword>``)."""
+    given: dict[str, Any] = {}
+    for flag, (dest, *_rest) in _OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is None or dest in ("steps", "out"):
             continue
-    if raw in ("true", "false"):
-        value = raw == "true"
-    return key, value
+        if dest in _AUTO and value < 1:
+            raise _BadOptionError(flag, f"must be >= 1, got {value} (leave {flag} out for the default)")
+        if dest == "bc_expert_params":
+            value = dict(value)
+        elif dest == "game.flags":
+            value = list(dict.fromkeys(value))
+        given[dest] = value
+    if "game.flags" in given:
+        from mtrain_env.mexican_train.core.config import VARIANT_FLAGS
+
+        unknown = [x for x in given["game.flags"] if x not in VARIANT_FLAGS]
+        if unknown:
+            raise _BadOptionError(
+                "--flag", f"unknown variant {unknown[0]!r}; the variants are {', '.join(VARIANT_FLAGS)}"
+            )
+    return given
 
 
-def config_from_args(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    """``(TrainConfig, given)``: the config and the options given explicitly on the command line."""
+def _game(given: dict[str, Any], base: Any = None) -> Any:
+    """The GameConfig of the options given (keywords not given from ``base``, a GameConfig)."""
+    from training.train import make_game
+
+    keywords = {
+        k.split(".", 1)[1]: v for k, v in given.items() if k.startswith("game.") and k != "game.flags"
+    }
+    if base is not None:
+        keywords = {"rules": base.rules, **keywords}
+    return make_game(**keywords, **dict.fromkeys(given.get("game.flags", []), True))
+
+
+def _fresh_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
     from training.train import TrainConfig
 
-    given: dict[str, Any] = {}
-    for dest, _typ, _text in _OPTIONS.values():
-        value = getattr(args, dest)
-        if value is not None:
-            given[dest] = value
-    if args.seed is not None:
-        given["seed"] = args.seed
-    if args.net_arch is not None:
-        given["net_arch"] = [int(x) for x in args.net_arch.split(",") if x.strip()]
-    if args.flag is not None:
-        given["flags"] = dict.fromkeys(args.flag, True)
-    if args.heuristics is not None:
-        given["heuristics"] = parse_weights(args.heuristics)
-    if args.bc_param is not None:
-        given["bc_expert_params"] = dict(_parse_param(x) for x in args.bc_param)
-    if args.eval_opponents is not None:
-        given["eval_opponents"] = [x.strip() for x in args.eval_opponents.split(",") if x.strip()]
-    config = TrainConfig(
-        steps=args.steps, out=args.out, progress=args.progress, verbose=args.verbose, **given
+    # options that would do nothing (the Python API ignores them, as older runs may hold them)
+    if "bc_expert" in given and given.get("bc_samples", 0) == 0:
+        raise _BadOptionError(
+            "--bc-expert", "clones nothing without --bc-samples N > 0 (expert decisions to clone)"
+        )
+    if "bc_expert_params" in given and "bc_expert" not in given:
+        raise _BadOptionError("--bc-param", "parameters of the behaviour-cloning expert need --bc-expert")
+    fields = {"steps": args.steps, "out": args.out, "progress": args.progress, "game": _game(given)}
+    fields.update((k, v) for k, v in given.items() if not k.startswith("game."))
+    return TrainConfig(**fields)
+
+
+def _resumed_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
+    """The run's saved config with what a resume may change; refuses conflicting options."""
+    from training.train import (
+        CHECKPOINTS,
+        CONFIG_FILE,
+        LATEST,
+        RESUME_OVERRIDES,
+        latest_checkpoint,
+        read_config,
     )
-    return config, given
+
+    out = Path(args.out)
+    if not (out / CONFIG_FILE).exists():
+        raise _BadOptionError(
+            "--resume", f"no run to resume in {out} ({CONFIG_FILE} missing); leave --resume out to start one"
+        )
+    try:
+        saved = read_config(out)
+    except ValueError as err:
+        raise _BadOptionError("--resume", str(err)) from None
+    at = 0  # no checkpoint yet: the run starts over with its configuration
+    if latest_checkpoint(out) is not None:
+        at = int(json.loads((out / CHECKPOINTS / LATEST).read_text(encoding="utf-8"))["step"])
+    if args.steps < at:
+        raise _BadOptionError(
+            "--steps",
+            f"the run in {out} is at step {at} (its last checkpoint); give --steps >= {at} to extend it",
+        )
+    clashes = []
+    for field, value in given.items():
+        if field in RESUME_OVERRIDES:  # what a resumed run takes from the command line
+            continue
+        if field == "game.flags":
+            want, have = _game(given, saved.game).flags(), saved.game.flags()
+            if want != have:
+                on = [k for k, v in have.items() if v]
+                clashes.append((field, value, on))
+            continue
+        have = getattr(saved.game, field[5:]) if field.startswith("game.") else getattr(saved, field)
+        if have != value:
+            clashes.append((field, value, have))
+    if clashes:
+        flags = ", ".join(_flag(f) for f, _v, _h in clashes)
+        text = "; ".join(f"{_flag(f)} {v!r} but the run has {h!r}" for f, v, h in clashes)
+        raise _BadOptionError(
+            flags,
+            f"conflicting with the run in {out} ({text}); --resume keeps the run's configuration: "
+            "leave these options out, or start a new run with another --out",
+        )
+    saved.steps, saved.out, saved.progress = args.steps, args.out, args.progress
+    saved.verbose = given.get("verbose", 0)
+    for field in ("vec", "workers"):
+        if field in given:
+            setattr(saved, field, given[field])
+    return saved
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    """The validated :class:`~training.train.TrainConfig` of a command line (the run's saved
+    one on ``--resume``); raises :class:`_BadOptionError` or :class:`~training.train.ConfigError`.
+    Reads ``--out`` but writes nothing."""
+    import os
+
+    from training.train import run_files
+
+    out = Path(args.out)
+    if not str(args.out):
+        raise _BadOptionError("--out", "expected a directory path")
+    if out.exists() and not out.is_dir():
+        raise _BadOptionError("--out", f"{out} is a file, not a directory")
+    base = next(d for d in [out, *out.absolute().parents] if d.exists())
+    if not base.is_dir():
+        raise _BadOptionError("--out", f"cannot create {out}: {base} is a file")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise _BadOptionError("--out", f"cannot write in {base} (permission denied)")
+    given = _given(args)
+    if args.resume:
+        return _resumed_config(args, given)
+    found = run_files(out)
+    if found:
+        raise _BadOptionError(
+            "--out",
+            f"{out} already holds a training run ({', '.join(found)}); add --resume to continue it, "
+            "or choose a new --out",
+        )
+    return _fresh_config(args, given)
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run ``mtrain train``."""
-    from training.train import CONFIG_FILE, Trainer
+    """Run ``mtrain train``: validate everything, train, print the summary."""
+    from training.train import CONFIG_FILE, RESUME_OVERRIDES, ConfigError, Trainer, format_summary
 
-    config, given = config_from_args(args)
-    if args.resume:
-        saved_file = Path(args.out) / CONFIG_FILE
-        if not saved_file.exists():
-            print(f"error: no run to resume in {args.out} ({CONFIG_FILE} missing)", file=sys.stderr)
-            return 2
-        saved = json.loads(saved_file.read_text(encoding="utf-8"))
-        clashes = {
-            k: (v, saved.get(k)) for k, v in given.items() if k not in _RESUMABLE and saved.get(k) != v
-        }
-        if clashes:
-            text = ", ".join(f"{k}={v!r} (run has {s!r})" for k, (v, s) in clashes.items())
-            print(
-                f"error: --resume keeps the run's configuration; conflicting options: {text}", file=sys.stderr
-            )
-            return 2
-    if args.resume:
-        from training.train import TrainConfig
-
-        resumed = TrainConfig.from_json(saved)
-        resumed.steps, resumed.progress, resumed.verbose = config.steps, config.progress, config.verbose
-        for key in ("vec", "workers"):
-            if key in given:
-                setattr(resumed, key, given[key])
-        config = resumed
-    trainer = Trainer(config, resume=args.resume)
-    model = trainer.run()
-    c = trainer.config
-    summary = {
-        "out": str(c.out),
-        "num_timesteps": int(model.num_timesteps),
-        "resumed_from": trainer.start_step if args.resume else None,
-        "steps_per_second": round(trainer.throughput, 1),
-        "n_envs": c.n_envs,
-        "nan_events": int(model.nan_events),
-        "last_eval": trainer.curve[-len(c.eval_opponents) :] if trainer.curve else [],
-    }
-    print(json.dumps(summary, indent=2, default=str))
+    try:
+        config = config_from_args(args)
+        trainer = Trainer(config, resume=args.resume)  # validates the whole config, writes nothing
+    except _BadOptionError as err:
+        print(f"{_PREFIX}: {err.flag}: {err.message}", file=sys.stderr)
+        return 2
+    except ConfigError as err:
+        if args.resume and err.field not in RESUME_OVERRIDES:  # the saved configuration's
+            print(f"{_PREFIX}: --resume: the run's {CONFIG_FILE}: {err}", file=sys.stderr)
+        else:
+            print(f"{_PREFIX}: {_flag(err.field)}: {err.message}", file=sys.stderr)
+        return 2
+    except (FileExistsError, FileNotFoundError) as err:  # the run directory changed meanwhile
+        print(f"{_PREFIX}: {'--resume' if args.resume else '--out'}: {err}", file=sys.stderr)
+        return 2
+    try:
+        Path(config.out).mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(f"{_PREFIX}: --out: cannot create {config.out}: {err.strerror or err}", file=sys.stderr)
+        return 2
+    try:
+        trainer.run()
+    except KeyboardInterrupt:
+        print(
+            f"\n{_PREFIX}: interrupted; run the same command with --resume to continue from the last "
+            f"checkpoint in {config.out} (or to start over with its configuration if none was written)",
+            file=sys.stderr,
+        )
+        return 130
+    print(format_summary(trainer.summary))
     return 0

@@ -24,6 +24,7 @@ copy with their own generator.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,16 +180,36 @@ class League:
 
 
 def parse_weights(text: str) -> dict[str, float]:
-    """``"greedy:2,random:1"`` (or ``"greedy,random"``, weight 1) -> ``{"greedy": 2.0, "random": 1.0}``."""
+    """``"greedy:2,random:1"`` (or ``"greedy,random"``, weight 1) -> ``{"greedy": 2.0, "random": 1.0}``.
+
+    Raises ``ValueError`` saying which part is wrong: no names, an empty name, a name given
+    twice, a weight that is not a finite number > 0. (Whether a name is a registered agent
+    is checked by the trainer's configuration.)
+    """
     out: dict[str, float] = {}
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
-        name, _, weight = part.partition(":")
-        out[name.strip()] = float(weight) if weight else 1.0
+        name, sep, raw = part.partition(":")
+        name = name.strip()
+        if not name:
+            raise ValueError(
+                f"an agent name is missing in {part!r} (expected NAME or NAME:WEIGHT, e.g. greedy:2)"
+            )
+        if name in out:
+            raise ValueError(f"{name!r} is named twice in {text!r}")
+        weight = 1.0
+        if sep:
+            try:
+                weight = float(raw)
+            except ValueError:
+                weight = math.nan
+        if not (math.isfinite(weight) and weight > 0):
+            raise ValueError(f"the weight of {name!r} must be a number > 0, got {raw.strip()!r}")
+        out[name] = weight
     if not out:
-        raise ValueError(f"no agent names in {text!r}")
+        raise ValueError(f"no agent names in {text!r} (expected e.g. greedy:2,random:1)")
     return out
 
 

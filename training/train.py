@@ -16,7 +16,8 @@
 
 Output directory::
 
-    config.json                  the resolved TrainConfig (resume reads it back)
+    config.json                  the resolved TrainConfig, the game as one nested GameConfig
+                                 (resume reads it back; runs that kept the game keys flat too)
     checkpoints/step_<N>/        model.zip (weights, Adam state, num_timesteps, lr scale)
                                  + state.pkl (everything else, below); latest.json points to the newest
     league/snap_<N>.pt           frozen policies of the league (unreferenced ones are deleted)
@@ -24,6 +25,14 @@ Output directory::
     curve.csv, curve.png         the learning curve
     bc.json                      behaviour-cloning statistics (when used)
     final_model.zip, policy.pt   the trained model and its policy alone (for ``agents.mexican_train.ppo``)
+    summary.json                 steps, speed, the final evaluation with 95 % CIs, where the files are
+
+Every JSON file is strict JSON (:func:`strict_json`: NaN and infinities are written as ``null``).
+
+**Validation**: :meth:`TrainConfig.validate` checks every field (the game through
+``GameConfig.make``, agents through the registry, feature sets, modes, numeric ranges) and
+raises :class:`ConfigError` naming the field; :class:`Trainer` calls it (and refuses an
+``out`` that holds a run unless resuming) before any process starts or any file is written.
 
 **Resume** (``resume=True``) continues a killed run from its newest checkpoint exactly:
 ``state.pkl`` holds every env's full state (deal, hidden hands, RNGs, opponents and their
@@ -34,7 +43,10 @@ next, and the episode-statistics buffers; ``model.zip`` the weights, optimizer a
 to a temporary directory renamed into place, and ``latest.json`` is replaced last, so a
 kill at any moment leaves the previous checkpoint intact. At most one checkpoint interval
 of work is lost, and the resumed run is step-for-step the run that was killed (same
-``n_envs`` required). TensorBoard events past the checkpoint are purged on resume.
+``n_envs`` required). TensorBoard events past the checkpoint are purged on resume. The run
+continues in the ``out`` it is resumed from (a run directory may be copied or moved: the
+snapshot opponents of the episodes in flight are pointed at its ``league/``), and its
+``config.json`` is rewritten there with the new target and location.
 
 **Determinism**: same seed + same ``n_envs`` -> same curve and weights, whatever
 ``vec`` and ``workers`` (each env is independent and keeps its index). Set up by
@@ -60,6 +72,7 @@ import contextlib
 import csv
 import dataclasses
 import json
+import math
 import os
 import pickle
 import random
@@ -68,7 +81,7 @@ import sys
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +94,7 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
 import agents
+from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
 from training import bc
 from training.evaluate import EvalResult, evaluate
 from training.league import League
@@ -89,6 +103,7 @@ from training.single_agent import EnvFactory
 from training.vec import ShardedVecEnv, VecMaskCache
 
 CONFIG_FILE = "config.json"
+SUMMARY_FILE = "summary.json"
 CHECKPOINTS = "checkpoints"
 LATEST = "latest.json"
 LEAGUE_DIR = "league"
@@ -96,9 +111,15 @@ CURVE_CSV = "curve.csv"
 CURVE_PNG = "curve.png"
 STATE_FORMAT = 1
 VEC_KINDS = ("sharded", "subproc", "dummy")
+LR_SCHEDULES = ("constant", "linear")
+#: ``eval_backend`` values (those of :func:`training.evaluate.evaluate`)
+EVAL_BACKENDS = ("auto", "harness", "local")
+#: ``seat`` values besides a fixed seat index
+SEAT_MODES = ("random", "rotate")
 #: what ``resume`` takes from the new config (the rest comes from the run's config.json);
-#: ``vec`` and ``workers`` do not change results (same ``n_envs``), only speed
-RESUME_OVERRIDES = ("steps", "progress", "verbose", "vec", "workers")
+#: ``vec`` and ``workers`` do not change results (same ``n_envs``), only speed; ``out`` is
+#: where the run is now (a run directory may be copied or moved)
+RESUME_OVERRIDES = ("steps", "out", "progress", "verbose", "vec", "workers")
 #: default envs per worker process (the policy forward is batched over all envs)
 ENVS_PER_WORKER = 8
 #: default rollout size per PPO update (all envs together)
@@ -108,13 +129,59 @@ ROLLOUT_STEPS = 2048
 DEFAULT_HEURISTICS: dict[str, float] = {"greedy": 2.0, "planner": 1.0, "random": 1.0}
 DEFAULT_EVAL_OPPONENTS: tuple[str, ...] = ("random", "greedy", "planner")
 
+#: the game keywords a run used to keep flat in ``config.json`` (read back by ``from_json``)
+_FLAT_GAME_KEYS = ("num_players", "max_pips", "hand_size", "rules", "rounds")
+
+
+class ConfigError(ValueError):
+    """A bad :class:`TrainConfig` value, raised before anything runs or is written.
+
+    ``field`` names the field (``game.num_players`` ... ``game.flags`` for the game's
+    keywords), ``message`` says what is wrong and what is allowed.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def _game_field(message: str) -> str:
+    """The :class:`GameConfig` keyword an error message of ``GameConfig.make`` is about."""
+    names = [*_FLAT_GAME_KEYS, "config keyword", *VARIANT_FLAGS]
+    hits = [(message.find(n), n) for n in names if n in message]
+    if not hits:
+        return "game"
+    name = min(hits)[1]
+    return "game.flags" if name == "config keyword" or name in VARIANT_FLAGS else f"game.{name}"
+
+
+def make_game(game: GameConfig | Mapping[str, Any] | None = None, /, **keywords: Any) -> GameConfig:
+    """A validated :class:`GameConfig` from ``GameConfig.make`` keywords (flat, as ``to_dict()``
+    writes them; a ``flags`` mapping is also accepted); errors become :class:`ConfigError`
+    naming the keyword (``game.num_players``, ...)."""
+    if isinstance(game, GameConfig) and not keywords:
+        return game
+    kw: dict[str, Any] = dict(game.to_dict() if isinstance(game, GameConfig) else game or {})
+    kw.update(keywords)
+    flags = kw.pop("flags", None) or {}
+    if not isinstance(flags, Mapping):
+        raise ConfigError("game.flags", f"must map variant names to booleans, got {flags!r}")
+    kw.update(flags)
+    try:
+        return GameConfig.make(**kw)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(_game_field(str(err)), str(err)) from None
+
 
 @dataclass
 class TrainConfig:
     """Everything that defines a training run (saved as ``config.json``).
 
-    Game: ``num_players``, ``max_pips``, ``rules``, ``rounds`` (1 = an episode is a round),
-    ``reward`` (env reward mode), ``flags`` (RULES.md variants), ``seat`` (learner seat).
+    Game: ``game``, the one :class:`~mtrain_env.mexican_train.core.config.GameConfig` of the
+    run (players, set, rules preset, rounds, hand size, RULES.md variants; a mapping of
+    ``GameConfig.make`` keywords is accepted and validated), ``reward`` (env reward mode),
+    ``seat`` (learner seat: ``"random"``, ``"rotate"`` or a seat index).
     PPO: the usual MaskablePPO arguments; ``n_steps`` is per env; ``net_arch`` the hidden
     sizes of both the actor and the critic; ``logit_bound`` the soft logit clamp;
     ``lr_schedule`` ``"constant"`` or ``"linear"`` (to 0 at ``steps``); ``shaping`` the
@@ -123,6 +190,9 @@ class TrainConfig:
     against ``eval_opponents`` on ``eval_deals`` duplicate deals. Checkpoints: every
     ``checkpoint_every`` steps, ``keep_checkpoints`` kept. BC: ``bc_expert`` (registered
     agent) and ``bc_samples`` (0 = no warm start).
+
+    :meth:`validate` (called by :meth:`resolved`, hence by the :class:`Trainer`) checks every
+    field and raises :class:`ConfigError` naming it.
     """
 
     steps: int = 1_000_000
@@ -132,13 +202,9 @@ class TrainConfig:
     vec: str = "sharded"  #: "sharded" (``workers`` processes), "subproc" (one per env) or "dummy"
     workers: int = 0  #: processes of ``vec="sharded"``; 0 = one per CPU core
     # game
-    num_players: int = 4
-    max_pips: int = 12
-    rules: str = "pagat"
-    rounds: int = 1
+    game: GameConfig = field(default_factory=GameConfig.make)
     reward: str = "zero_sum"
-    flags: dict[str, bool] = field(default_factory=dict)
-    seat: str = "random"
+    seat: str | int = "random"
     # PPO
     n_steps: int = 0  #: rollout steps per env per update; 0 = ROLLOUT_STEPS // n_envs
     batch_size: int = 512
@@ -185,8 +251,13 @@ class TrainConfig:
     progress: bool = True
     verbose: int = 0
 
+    def __post_init__(self) -> None:
+        self.game = make_game(self.game)
+
     def resolved(self) -> TrainConfig:
-        """A copy with defaults that depend on the machine filled in (cores, registered agents)."""
+        """A validated copy with the defaults that depend on the machine filled in (cores,
+        envs, rollout length, registered agents); raises :class:`ConfigError`."""
+        self.validate()  # before the defaults hide a bad value (e.g. n_envs=-3)
         c = dataclasses.replace(self)
         if c.workers <= 0:
             c.workers = os.cpu_count() or 1
@@ -198,39 +269,193 @@ class TrainConfig:
             c.heuristics = dict(DEFAULT_HEURISTICS)
         if not c.eval_opponents:
             c.eval_opponents = list(DEFAULT_EVAL_OPPONENTS)
-        unknown = [
-            a
-            for a in [*c.heuristics, *c.eval_opponents, *([c.bc_expert] if c.bc_expert else [])]
-            if a not in agents.REGISTRY
-        ]
-        if unknown:
-            raise ValueError(f"unknown agent(s) {unknown}; registered: {sorted(agents.REGISTRY)}")
-        if c.vec not in VEC_KINDS:
-            raise ValueError(f"vec must be one of {VEC_KINDS}, got {c.vec!r}")
-        if c.lr_schedule not in ("constant", "linear"):
-            raise ValueError(f"lr_schedule must be 'constant' or 'linear', got {c.lr_schedule!r}")
-        if c.bc_samples > 0 and not c.bc_expert:
-            raise ValueError("bc_samples needs bc_expert")
+        c.validate()
         return c
 
+    def validate(self) -> None:
+        """Check every field (types, ranges, names of agents, feature sets, modes);
+        raise :class:`ConfigError` naming the first bad one. ``0`` stands for "the default"
+        in ``n_envs``, ``workers`` and ``n_steps``, empty for it in ``heuristics`` and
+        ``eval_opponents`` (see :meth:`resolved`)."""
+        from agents.mexican_train.features import FEATURE_SETS
+        from mtrain_env.mexican_train.rewards import REWARD_MODES
+
+        _int("steps", self.steps, 1)
+        _int("seed", self.seed, 0, 2**32 - 1)
+        if not isinstance(self.out, (str, os.PathLike)) or not str(self.out):
+            raise ConfigError("out", f"must be a directory path, got {self.out!r}")
+        _int("n_envs", self.n_envs, 0, note="0 = the default")
+        _choice("vec", self.vec, VEC_KINDS)
+        _int("workers", self.workers, 0, note="0 = one per CPU core")
+        if not isinstance(self.game, GameConfig):
+            raise ConfigError("game", f"must be a GameConfig, got {type(self.game).__name__}")
+        _choice("reward", self.reward, REWARD_MODES)
+        _seat(self.seat, self.game.num_players)
+        _int("n_steps", self.n_steps, 0, note="0 = the default")
+        if self.n_steps > 0 and self.n_envs > 0 and self.n_steps * self.n_envs < 2:
+            raise ConfigError("n_steps", "a rollout (n_steps x n_envs) needs at least 2 steps")
+        _int("batch_size", self.batch_size, 2)
+        _int("n_epochs", self.n_epochs, 1)
+        _real("learning_rate", self.learning_rate, 0.0, low_open=True)
+        _choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
+        _real("gamma", self.gamma, 0.0, 1.0)
+        _real("gae_lambda", self.gae_lambda, 0.0, 1.0)
+        _real("clip_range", self.clip_range, 0.0, low_open=True)
+        _real("ent_coef", self.ent_coef, 0.0)
+        _real("vf_coef", self.vf_coef, 0.0)
+        _real("max_grad_norm", self.max_grad_norm, 0.0, low_open=True)
+        if self.target_kl is not None:
+            _real("target_kl", self.target_kl, 0.0, note="0 = off")
+        if (
+            not isinstance(self.net_arch, (list, tuple))
+            or not self.net_arch
+            or not all(_is_int(x) and x >= 1 for x in self.net_arch)
+        ):
+            raise ConfigError(
+                "net_arch", f"needs hidden layer sizes >= 1, e.g. [256, 256], got {self.net_arch!r}"
+            )
+        _real("logit_bound", self.logit_bound, 0.0, low_open=True)
+        _choice("features", self.features, FEATURE_SETS)
+        _real("shaping", self.shaping, 0.0, note="0 = none")
+        if not isinstance(self.heuristics, Mapping):
+            raise ConfigError("heuristics", f"must map agent names to weights, got {self.heuristics!r}")
+        for name, weight in self.heuristics.items():
+            _agent("heuristics", name)
+            if not _is_real(weight) or not math.isfinite(weight) or weight <= 0:
+                raise ConfigError(
+                    "heuristics", f"the weight of {name!r} must be a number > 0, got {weight!r}"
+                )
+        _real("p_heuristic", self.p_heuristic, 0.0, 1.0, low_open=True)
+        _real("p_latest", self.p_latest, 0.0, 1.0)
+        _real("p_older", self.p_older, 0.0, 1.0)
+        _int("snapshot_every", self.snapshot_every, 0, note="0 = never")
+        _int("max_snapshots", self.max_snapshots, 1)
+        if not isinstance(self.snapshot_deterministic, bool):
+            raise ConfigError(
+                "snapshot_deterministic", f"must be a bool, got {self.snapshot_deterministic!r}"
+            )
+        _int("eval_every", self.eval_every, 0, note="0 = never")
+        _int("eval_deals", self.eval_deals, 1)
+        if not isinstance(self.eval_opponents, (list, tuple)):
+            raise ConfigError("eval_opponents", f"must be a list of agent names, got {self.eval_opponents!r}")
+        for name in self.eval_opponents:
+            _agent("eval_opponents", name)
+        twice = sorted({x for x in self.eval_opponents if list(self.eval_opponents).count(x) > 1})
+        if twice:
+            raise ConfigError("eval_opponents", f"names {twice} more than once")
+        _int("eval_seed", self.eval_seed, 0, 2**32 - 1)
+        _choice("eval_backend", self.eval_backend, EVAL_BACKENDS)
+        _int("checkpoint_every", self.checkpoint_every, 0, note="0 = at the start and the end only")
+        _int("keep_checkpoints", self.keep_checkpoints, 1)
+        if not isinstance(self.bc_expert_params, Mapping):
+            raise ConfigError("bc_expert_params", f"must map names to values, got {self.bc_expert_params!r}")
+        if self.bc_expert is not None:
+            _agent("bc_expert", self.bc_expert, self.bc_expert_params, "bc_expert_params")
+        _int("bc_samples", self.bc_samples, 0, note="0 = no warm start")
+        if self.bc_samples > 0 and self.bc_expert is None:
+            text = "behaviour cloning needs bc_expert (--bc-expert: the agent to clone)"
+            raise ConfigError("bc_samples", text)
+        _int("bc_epochs", self.bc_epochs, 1)
+        _real("bc_lr", self.bc_lr, 0.0, low_open=True)
+        _int("bc_batch_size", self.bc_batch_size, 1)
+        _int("torch_threads", self.torch_threads, 1)
+        if not isinstance(self.progress, bool):
+            raise ConfigError("progress", f"must be a bool, got {self.progress!r}")
+        _int("verbose", self.verbose, 0, 2)
+
     def env_kwargs(self) -> dict[str, Any]:
-        """Keywords of :class:`mtrain_env.raw_env` for this run."""
+        """Keywords of :class:`mtrain_env.raw_env` for this run (the game, fully resolved, and
+        the reward mode)."""
+        g = self.game
         return {
-            "num_players": self.num_players,
-            "max_pips": self.max_pips,
-            "rules": self.rules,
-            "rounds": self.rounds,
+            "num_players": g.num_players,
+            "max_pips": g.max_pips,
+            "hand_size": g.hand_size,
+            "rules": g.rules,
+            "rounds": g.rounds,
             "reward": self.reward,
-            **self.flags,
+            **g.flags(),
         }
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """JSON-ready dict (``game`` as ``GameConfig.to_dict()``); inverse of :meth:`from_json`."""
+        d = dataclasses.asdict(self)
+        d["game"] = self.game.to_dict()
+        return d
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> TrainConfig:
+    def from_json(cls, d: Mapping[str, Any]) -> TrainConfig:
+        """Read :meth:`to_json` output back; also the flat game keys (``num_players``,
+        ``max_pips``, ``rules``, ``rounds``, ``flags``) of runs written before the game
+        configuration was nested. Unknown keys are ignored."""
+        d = dict(d)
+        if "game" not in d:
+            flat = {k: d.pop(k) for k in _FLAT_GAME_KEYS if k in d}
+            d["game"] = {**flat, "flags": d.pop("flags", None) or {}}
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _is_real(x: Any) -> bool:
+    return _is_int(x) or isinstance(x, (float, np.floating))
+
+
+def _int(name: str, value: Any, low: int, high: int | None = None, note: str = "") -> None:
+    text = f"an int >= {low}" if high is None else f"an int in {low}..{high}"
+    if note:
+        text += f" ({note})"
+    if not _is_int(value) or value < low or (high is not None and value > high):
+        raise ConfigError(name, f"must be {text}, got {value!r}")
+
+
+def _real(
+    name: str, value: Any, low: float, high: float | None = None, low_open: bool = False, note: str = ""
+) -> None:
+    if low_open:
+        text = f"> {low:g}" if high is None else f"in ({low:g}, {high:g}]"
+    else:
+        text = f">= {low:g}" if high is None else f"in [{low:g}, {high:g}]"
+    if note:
+        text += f" ({note})"
+    ok = _is_real(value) and math.isfinite(value)
+    ok = ok and (value > low if low_open else value >= low) and (high is None or value <= high)
+    if not ok:
+        raise ConfigError(name, f"must be a finite number {text}, got {value!r}")
+
+
+def _choice(name: str, value: Any, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise ConfigError(name, f"must be one of {', '.join(choices)}; got {value!r}")
+
+
+def _seat(seat: Any, num_players: int) -> None:
+    if isinstance(seat, str) and seat in SEAT_MODES:
+        return
+    if not (_is_int(seat) and 0 <= seat < num_players):
+        raise ConfigError(
+            "seat",
+            f"must be {' or '.join(SEAT_MODES)} or a seat index in 0..{num_players - 1} "
+            f"({num_players} players); got {seat!r}",
+        )
+
+
+def _agent(name: str, agent: Any, params: Mapping[str, Any] | None = None, params_name: str = "") -> None:
+    """A registered agent (or ``module:Class``) that can be built (with ``params``)."""
+    if not isinstance(agent, str) or not agent:
+        raise ConfigError(name, f"needs agent names, got {agent!r}")
+    try:
+        cls = agents.agent_class(agent)
+    except (ImportError, ValueError) as err:
+        raise ConfigError(name, str(err)) from None
+    try:
+        cls(seed=0, **dict(params or {}))
+    except (TypeError, ValueError) as err:
+        text = f"agent {agent!r} does not take the parameters {dict(params or {})}: {err}"
+        raise ConfigError(params_name or name, text) from None
 
 
 # ------------------------------------------------------------------ helpers
@@ -289,6 +514,120 @@ def _preserve_rng() -> Any:
         finally:
             np.random.set_state(np_state)  # noqa: NPY002
             random.setstate(py_state)
+
+
+def strict_json(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps`` that writes strict JSON: NaN and infinities become ``null`` (never the
+    ``NaN`` / ``Infinity`` tokens other readers reject); numpy scalars and arrays, tuples and
+    paths become their JSON equivalents."""
+    return json.dumps(_jsonable(obj), allow_nan=False, **kwargs)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, Mapping):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, os.PathLike):
+        return os.fspath(x)
+    return x
+
+
+def run_files(out: Path) -> list[str]:
+    """What in ``out`` shows a training run is there (``config.json``, ``checkpoints/``)."""
+    return [name for name in (CONFIG_FILE, CHECKPOINTS) if (Path(out) / name).exists()]
+
+
+def read_config(out: Path) -> TrainConfig:
+    """The :class:`TrainConfig` of the run in ``out`` (either ``config.json`` format); raises
+    ``ValueError`` saying what is wrong with the file."""
+    path = Path(out) / CONFIG_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot read {path}: {err}") from None
+    if not isinstance(data, dict) or not {"steps", "seed", "n_envs"} <= set(data):
+        raise ValueError(f"{path} does not hold a training configuration (steps, seed, n_envs, ...)")
+    try:
+        return TrainConfig.from_json(data)
+    except ConfigError as err:
+        raise ValueError(f"{path}: {err}") from None
+    except TypeError as err:
+        raise ValueError(f"{path} does not hold a training configuration: {err}") from None
+
+
+def _relocate(env_state: Mapping[str, Any], root: Path) -> Mapping[str, Any]:
+    """An env state of a run whose directory was copied or moved, pointing at ``root`` (the
+    league directory where the run is now): the state's league root, and the policy files of
+    the snapshot opponents seated in the episodes in flight."""
+    old = env_state.get("league_root")
+    if old is None or Path(old) == root:
+        return env_state
+    opponents = pickle.loads(env_state["opponents"])
+    for agent in opponents.values():
+        path = getattr(agent, "path", None)
+        if isinstance(path, str) and Path(path).parent == Path(old):
+            agent.path = str(root / Path(path).name)
+    return {**env_state, "league_root": str(root), "opponents": pickle.dumps(opponents)}
+
+
+def format_summary(summary: Mapping[str, Any]) -> str:
+    """The human-readable end of a run, from :meth:`Trainer.make_summary`."""
+    lines = []
+    steps, this = summary["steps"], summary["steps_this_run"]
+    head = f"trained {steps:,} steps"
+    if summary.get("resumed_from") is not None:
+        head += f" ({this:,} this run, resumed from step {summary['resumed_from']:,})"
+    elif summary.get("restarted"):
+        head += " (started over: the run had no checkpoint yet)"
+    head += (
+        f" in {summary['seconds']:.1f} s: {summary['steps_per_second']:,.0f} steps/s while learning, "
+        f"{summary['n_envs']} envs"
+    )
+    if summary.get("nan_events"):
+        head += f", {summary['nan_events']} non-finite updates rolled back"
+    lines.append(head)
+    final = summary.get("final_eval") or []
+    if final:
+        lines.append(
+            f"final evaluation at step {final[0]['step']:,}, "
+            f"{summary['eval_deals']} duplicate deals per opponent"
+        )
+        lines.append(
+            "  learner minus opponent round score (below 0: the learner scores less = better), 95% CI:"
+        )
+        width = max(len(str(r["opponent"])) for r in final)
+        for r in final:
+            diff, ci = r["diff"], r.get("ci95")
+            if ci is None or diff is None:
+                text = f"{_num(diff)}  (no CI: one deal)"
+            else:
+                text = f"{diff:+8.2f} ± {(ci[1] - ci[0]) / 2:6.2f}  [{ci[0]:+.2f}, {ci[1]:+.2f}]"
+            lowest = r.get("lowest_rate")
+            if lowest is not None and math.isfinite(lowest):
+                text += f"  finished lowest in {100 * lowest:.0f}% of rounds"
+            lines.append(f"  vs {r['opponent']:<{width}}  {text}")
+    else:
+        lines.append("no evaluation (eval_every = 0)")
+    files = summary["files"]
+    if files.get("curve_csv"):
+        lines.append(f"curve:        {files['curve_csv']}, {files['curve_png']}")
+    lines.append(f"policy:       {files['policy']} (model + optimizer: {files['model']})")
+    lines.append(f"tensorboard:  tensorboard --logdir {files['tensorboard']}")
+    lines.append(f"summary:      {files['summary']}")
+    return "\n".join(lines)
+
+
+def _num(x: Any) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:+8.2f}"
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -365,18 +704,31 @@ class Trainer:
     """Owns the model, envs, league and bookkeeping of one run (see the module docstring)."""
 
     def __init__(self, config: TrainConfig, resume: bool = False) -> None:
+        """Validate the run (raises :class:`ConfigError`, ``FileExistsError`` or
+        ``FileNotFoundError``); nothing is started or written before :meth:`run`."""
         self.out = Path(config.out)
-        self.resume = resume
+        self.resume = resume  #: continues from a checkpoint
+        self.restarted = False  #: resume=True found no checkpoint: the run started over
+        if self.out.exists() and not self.out.is_dir():
+            raise ConfigError("out", f"{self.out} is a file, not a directory")
         if resume:
-            saved = TrainConfig.from_json(json.loads((self.out / CONFIG_FILE).read_text(encoding="utf-8")))
+            if not (self.out / CONFIG_FILE).exists():
+                raise FileNotFoundError(f"no run to resume in {self.out} ({CONFIG_FILE} missing)")
+            # killed before its first checkpoint (e.g. while collecting BC data): it starts over
+            # with its saved configuration (and the BC data collected so far, bc_data.npz)
+            self.restarted = latest_checkpoint(self.out) is None
+            self.resume = not self.restarted
+            saved = read_config(self.out)
             for name in RESUME_OVERRIDES:
                 setattr(saved, name, getattr(config, name))
-            if saved.workers <= 0:
-                saved.workers = os.cpu_count() or 1
-            if saved.vec not in VEC_KINDS:
-                raise ValueError(f"vec must be one of {VEC_KINDS}, got {saved.vec!r}")
-            self.config = saved
+            self.config = saved.resolved()
         else:
+            what = run_files(self.out)
+            if what:
+                raise FileExistsError(
+                    f"{self.out} already holds a training run ({', '.join(what)}): "
+                    "resume it or choose another out directory"
+                )
             self.config = config.resolved()
         c = self.config
         self.league_root = self.out / LEAGUE_DIR
@@ -386,6 +738,8 @@ class Trainer:
         self.bc_stats: dict[str, Any] | None = None
         self.start_step = 0
         self.throughput = 0.0  #: env steps per second of the last learn() call
+        self.seconds = 0.0  #: wall time of the last run() call
+        self.summary: dict[str, Any] = {}  #: what run() wrote to summary.json
         self.league = League(
             heuristics=dict(c.heuristics),
             p_heuristic=c.p_heuristic,
@@ -400,6 +754,8 @@ class Trainer:
         c = self.config
         configure_determinism(c.seed, c.torch_threads)
         self.league_root.mkdir(parents=True, exist_ok=True)
+        # a resumed run records where it lives now, its new target and the current format
+        _atomic_write(self.out / CONFIG_FILE, strict_json(c.to_json(), indent=2))
         checkpoint = None
         state: dict[str, Any] | None = None
         if self.resume:
@@ -419,15 +775,15 @@ class Trainer:
             self.model = RobustMaskablePPO.load(checkpoint / "model.zip", env=self.env, device="cpu")
             self._restore(state)
         self.model.set_logger(
-            make_logger(self.out, self.model.num_timesteps if self.resume else None, c.verbose)
+            make_logger(
+                self.out,
+                self.model.num_timesteps if self.resume else (0 if self.restarted else None),
+                c.verbose,
+            )
         )
 
     def _new_model(self) -> RobustMaskablePPO:
         c = self.config
-        if self.out.joinpath(CONFIG_FILE).exists() and latest_checkpoint(self.out) is not None:
-            raise FileExistsError(f"{self.out} holds a training run: resume it or choose another --out")
-        self.out.mkdir(parents=True, exist_ok=True)
-        _atomic_write(self.out / CONFIG_FILE, json.dumps(c.to_json(), indent=2))
         lr: float | Callable[[float], float] = c.learning_rate
         if c.lr_schedule == "linear":
             base = c.learning_rate
@@ -498,7 +854,7 @@ class Trainer:
         m = self.model
         venv = self.env
         for i, s in enumerate(state["env_states"]):
-            venv.env_method("set_state", s, indices=[i])
+            venv.env_method("set_state", _relocate(s, self.league_root), indices=[i])
         venv.env_method("set_league_state", self.league.state_dict(), str(self.league_root))
         m._last_obs = state["last_obs"]
         m._last_episode_starts = state["last_episode_starts"]
@@ -533,12 +889,12 @@ class Trainer:
         self.model.save(tmp / "model.zip")
         with open(tmp / "state.pkl", "wb") as f:
             pickle.dump(state, f)
-        (tmp / "league.json").write_text(json.dumps(self.league.state_dict()), encoding="utf-8")
+        (tmp / "league.json").write_text(strict_json(self.league.state_dict()), encoding="utf-8")
         final = root / name
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)
-        _atomic_write(root / LATEST, json.dumps({"dir": name, "step": step}))
+        _atomic_write(root / LATEST, strict_json({"dir": name, "step": step}))
         self._prune(root)
         return final
 
@@ -638,10 +994,11 @@ class Trainer:
         )
         stats.update(expert=c.bc_expert, collect_seconds=collected, total_seconds=time.time() - t0)
         self.bc_stats = stats
-        _atomic_write(self.out / "bc.json", json.dumps(stats, indent=2))
+        _atomic_write(self.out / "bc.json", strict_json(stats, indent=2))
 
     def run(self) -> RobustMaskablePPO:
         """Train to ``config.steps`` environment steps (resuming if asked); returns the model."""
+        t0 = time.time()
         self._setup()
         c = self.config
         try:
@@ -657,9 +1014,53 @@ class Trainer:
                     log_interval=1,
                 )
             self._finish()
+            self.seconds = time.time() - t0
+            self.summary = self.make_summary()
+            _atomic_write(self.out / SUMMARY_FILE, strict_json(self.summary, indent=2) + "\n")
         finally:
             self.env.close()
         return self.model
+
+    def final_eval(self) -> list[dict[str, Any]]:
+        """The curve rows of the last evaluation (one per opponent), if any."""
+        if not self.curve:
+            return []
+        last = self.curve[-1]["step"]
+        return [r for r in self.curve if r["step"] == last]
+
+    def make_summary(self) -> dict[str, Any]:
+        """The run's outcome: steps, speed, the final evaluation with 95 % CIs, where the files are."""
+        c = self.config
+        step = int(self.model.num_timesteps)
+        final = []
+        for r in self.final_eval():
+            diff, se = float(r["diff"]), float(r["diff_se"])
+            ci = [diff - 1.96 * se, diff + 1.96 * se] if math.isfinite(se) else None
+            final.append({**r, "ci95": ci})
+        out = self.out
+        return {
+            "out": str(out),
+            "steps": step,
+            "resumed_from": self.start_step if self.resume else None,
+            "restarted": self.restarted,
+            "steps_this_run": step - (self.start_step if self.resume else 0),
+            "seconds": self.seconds,
+            "steps_per_second": self.throughput,
+            "n_envs": c.n_envs,
+            "nan_events": int(getattr(self.model, "nan_events", 0)),
+            "eval_deals": c.eval_deals,
+            "final_eval": final,
+            "files": {
+                "config": str(out / CONFIG_FILE),
+                "summary": str(out / SUMMARY_FILE),
+                "curve_csv": str(out / CURVE_CSV) if self.curve else None,
+                "curve_png": str(out / CURVE_PNG) if self.curve else None,
+                "policy": str(out / "policy.pt"),
+                "model": str(out / "final_model.zip"),
+                "tensorboard": str(out / "tb"),
+                "checkpoint": str(latest_checkpoint(out) or ""),
+            },
+        }
 
     def _finish(self) -> None:
         c = self.config

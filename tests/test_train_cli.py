@@ -1,0 +1,557 @@
+"""``mtrain train`` from the command line: bad input, existing runs, resume, the summary.
+
+* every option with a bad value -> one stderr line ``mtrain train: --option: message``
+  naming the allowed values, exit code 2, nothing written (no --out, no league/);
+* an --out that holds a run needs --resume; --resume needs a run with a checkpoint;
+  options that conflict with the resumed run are refused;
+* --resume continues in the --out given, also for a copied or moved run directory, and
+  reads the flat config.json of runs written before the game config was nested;
+* the run ends with a human summary (final evaluation with 95 % CIs, steps/s, where the
+  files are) and summary.json; every JSON file of a run is strict (no NaN / Infinity);
+* ``--help`` has one line per option, in groups.
+
+Game rules cited by the bad values: R1 (set size), R3 (players), R25 (rounds).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mtrain_env.cli import main as mtrain
+from mtrain_env.mexican_train.core.config import GameConfig
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = "{out}"  # replaced by the test's --out directory
+#: a tiny valid run (double-6, 3 players, 1 in-process env): a bad case that slipped through
+#: validation would train for a second and fail on the exit code
+BASE = [
+    "--steps", "64", "--out", OUT, "--vec", "dummy", "--envs", "1", "--n-steps", "64",
+    "--batch-size", "64", "--players", "3", "--max-pips", "6", "--net-arch", "8",
+    "--heuristics", "random", "--eval-opponents", "random", "--eval-every", "0",
+    "--checkpoint-every", "0", "--no-progress",
+]  # fmt: skip
+
+
+def _bad(args: list[str], flag: str, says: str = "", id: str = "") -> Any:
+    return pytest.param(args, flag, says, id=id or " ".join(args) or "empty")
+
+
+#: (extra arguments, the option the message must name, a word it must contain)
+BAD = [
+    # run
+    _bad(["--steps", "0"], "--steps", ">= 1"),
+    _bad(["--steps", "-5"], "--steps"),
+    _bad(["--steps", "1e6"], "--steps", "integer"),
+    _bad(["--out", ""], "--out"),
+    _bad(["--seed", "-1"], "--seed"),
+    _bad(["--seed", str(2**32)], "--seed"),
+    _bad(["--seed", "x"], "--seed", "integer"),
+    _bad(["--envs", "0"], "--envs", ">= 1"),
+    _bad(["--envs", "-2"], "--envs"),
+    _bad(["--workers", "0"], "--workers"),
+    _bad(["--workers", "two"], "--workers"),
+    _bad(["--vec", "x"], "--vec", "sharded, subproc, dummy"),
+    _bad(["--checkpoint-every", "-1"], "--checkpoint-every"),
+    _bad(["--keep-checkpoints", "0"], "--keep-checkpoints"),
+    _bad(["--torch-threads", "0"], "--torch-threads"),
+    _bad(["--verbose", "-1"], "--verbose"),
+    _bad(["--verbose", "3"], "--verbose", "0..2"),
+    _bad(["--resume"], "--resume", "no run to resume"),
+    _bad(["--no-progress=x"], "--no-progress"),
+    _bad(["--bogus", "3"], "--bogus", "unknown option"),
+    _bad(["--player=3"], "--player", "unknown option"),  # abbreviations are off
+    _bad(["extra"], "extra", "unexpected argument"),
+    # game
+    _bad(["--players", "1"], "--players", "R3", id="players-1"),
+    _bad(["--players", "20", "--max-pips", "12"], "--players", "2..8", id="players-20"),
+    _bad(["--players", "9"], "--players", "R3", id="players-9-d6"),
+    _bad(["--players", "x"], "--players", "integer"),
+    _bad(["--players", "2.5"], "--players"),
+    _bad(["--max-pips", "3"], "--max-pips", "R1"),
+    _bad(["--max-pips", "19"], "--max-pips", "6..18"),
+    _bad(["--rules", "nope"], "--rules", "pagat"),
+    _bad(["--rules", "chicken_foot"], "--rules"),
+    _bad(["--rounds", "0"], "--rounds", "R25"),
+    _bad(["--rounds", "8"], "--rounds", "1..7"),
+    _bad(["--flag", "not_a_flag"], "--flag", "one_tile_opening"),
+    _bad(["--flag", "blank_penalty", "--flag", "chicken_foot"], "--flag", "chicken_foot"),
+    _bad(["--reward", "x"], "--reward", "zero_sum"),
+    _bad(["--seat", "9"], "--seat", "0..2"),
+    _bad(["--seat", "-1"], "--seat"),
+    _bad(["--seat", "first"], "--seat", "rotate"),
+    # PPO
+    _bad(["--n-steps", "0"], "--n-steps"),
+    _bad(["--n-steps", "1"], "--n-steps", "at least 2"),
+    _bad(["--batch-size", "1"], "--batch-size", ">= 2"),
+    _bad(["--epochs", "0"], "--epochs"),
+    _bad(["--lr", "-1"], "--lr", "> 0"),
+    _bad(["--lr", "0"], "--lr"),
+    _bad(["--lr", "nan"], "--lr", "finite"),
+    _bad(["--lr", "inf"], "--lr"),
+    _bad(["--lr", "fast"], "--lr", "number"),
+    _bad(["--lr-schedule", "cosine"], "--lr-schedule", "linear"),
+    _bad(["--gamma", "1.5"], "--gamma"),
+    _bad(["--gamma", "-0.1"], "--gamma"),
+    _bad(["--gae-lambda", "2"], "--gae-lambda"),
+    _bad(["--clip-range", "0"], "--clip-range"),
+    _bad(["--ent-coef", "-0.1"], "--ent-coef"),
+    _bad(["--vf-coef", "-1"], "--vf-coef"),
+    _bad(["--max-grad-norm", "0"], "--max-grad-norm"),
+    _bad(["--target-kl", "-1"], "--target-kl", "0 = off"),
+    _bad(["--net-arch", "0,a"], "--net-arch", "256,256"),
+    _bad(["--net-arch", "0"], "--net-arch", ">= 1"),
+    _bad(["--net-arch", ""], "--net-arch"),
+    _bad(["--net-arch", "64,-5"], "--net-arch"),
+    _bad(["--logit-bound", "0"], "--logit-bound"),
+    _bad(["--features", "plannr"], "--features", "env, planner"),
+    _bad(["--shaping", "-1"], "--shaping"),
+    _bad(["--shaping", "nan"], "--shaping"),
+    # league
+    _bad(["--heuristics", "planer:1"], "--heuristics", "planner"),
+    _bad(["--heuristics", "greedy:0"], "--heuristics", "> 0"),
+    _bad(["--heuristics", "greedy:-1"], "--heuristics"),
+    _bad(["--heuristics", "greedy:x"], "--heuristics", "number"),
+    _bad(["--heuristics", "greedy:nan"], "--heuristics"),
+    _bad(["--heuristics", "greedy,greedy"], "--heuristics", "twice"),
+    _bad(["--heuristics", ","], "--heuristics", "no agent names"),
+    _bad(["--heuristics", ":2"], "--heuristics", "missing"),
+    _bad(["--p-heuristic", "0"], "--p-heuristic"),
+    _bad(["--p-heuristic", "1.5"], "--p-heuristic"),
+    _bad(["--p-latest", "-0.1"], "--p-latest"),
+    _bad(["--p-older", "2"], "--p-older"),
+    _bad(["--snapshot-every", "-1"], "--snapshot-every", "0 = never"),
+    _bad(["--max-snapshots", "0"], "--max-snapshots"),
+    # evaluation
+    _bad(["--eval-every", "-1"], "--eval-every"),
+    _bad(["--eval-deals", "0"], "--eval-deals", ">= 1"),
+    _bad(["--eval-deals", "-3"], "--eval-deals"),
+    _bad(["--eval-opponents", "greedyy"], "--eval-opponents", "greedy"),
+    _bad(["--eval-opponents", ","], "--eval-opponents"),
+    _bad(["--eval-opponents", "random,random"], "--eval-opponents", "more than once"),
+    _bad(["--eval-seed", "-1"], "--eval-seed"),
+    _bad(["--eval-backend", "x"], "--eval-backend", "harness"),
+    # behaviour cloning
+    _bad(["--bc-expert", "nobody", "--bc-samples", "10"], "--bc-expert", "planner"),
+    _bad(["--bc-expert", "planner"], "--bc-expert", "--bc-samples"),
+    _bad(["--bc-samples", "10"], "--bc-samples", "--bc-expert"),
+    _bad(["--bc-samples", "-1", "--bc-expert", "random"], "--bc-samples"),
+    _bad(["--bc-param", "broken"], "--bc-param", "KEY=VALUE"),
+    _bad(["--bc-param", "danger=1"], "--bc-param", "--bc-expert"),
+    _bad(["--bc-param", "x=NaN", "--bc-expert", "planner", "--bc-samples", "5"], "--bc-param", "finite"),
+    _bad(["--bc-expert", "planner", "--bc-samples", "5", "--bc-param", "nosuch=1"], "--bc-param", "nosuch"),
+    _bad(["--bc-epochs", "0"], "--bc-epochs"),
+    _bad(["--bc-lr", "0"], "--bc-lr"),
+]
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    """``mtrain train ARGV`` in this process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = mtrain(["train", *argv])
+        except SystemExit as e:
+            code = int(e.code) if isinstance(e.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+def _argv(out: Path, extra: list[str]) -> list[str]:
+    return [str(out) if a == OUT else a for a in BASE] + extra
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, f"expected one line, got:\n{err}"
+    return lines[0]
+
+
+@pytest.mark.parametrize(("extra", "flag", "says"), BAD)
+def test_bad_option_gets_one_line_exit_2_and_writes_nothing(
+    tmp_path: Path, extra: list[str], flag: str, says: str
+) -> None:
+    out = tmp_path / "run"
+    code, stdout, err = _run(_argv(out, extra))
+    line = _one_line(err)
+    assert code == 2, err
+    assert line.startswith(f"mtrain train: {flag}: "), line
+    assert says in line, f"{line!r} does not say {says!r}"
+    assert "Traceback" not in err and stdout == ""
+    assert not out.exists()  # no run directory, no league/
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_option_has_a_bad_case() -> None:
+    from training.cli import _OPTIONS
+
+    tried = {a.split("=")[0] for args, *_rest in (p.values for p in BAD) for a in args if a.startswith("--")}
+    assert set(_OPTIONS) | {"--resume", "--no-progress"} <= tried
+
+
+def test_an_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_text("keep me")
+    code, _out, err = _run(_argv(f, []))
+    assert code == 2 and _one_line(err) == f"mtrain train: --out: {f} is a file, not a directory"
+    code, _out, err = _run(_argv(f / "run", []))
+    assert code == 2 and _one_line(err) == f"mtrain train: --out: cannot create {f / 'run'}: {f} is a file"
+    assert f.read_text() == "keep me" and list(tmp_path.iterdir()) == [f]
+
+
+def test_missing_required_options(tmp_path: Path) -> None:
+    code, _out, err = _run([])
+    assert code == 2
+    assert _one_line(err).startswith("mtrain train: --steps, --out: required")
+    code, _out, err = _run(["--steps", "10", "--players"])
+    assert code == 2 and _one_line(err) == "mtrain train: --players: expected one argument"
+
+
+def test_the_real_command_answers_bad_input_with_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    res = subprocess.run(
+        [sys.executable, "-m", "mtrain_env.cli", "train", *_argv(out, ["--heuristics", "planer:1"])],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 2
+    assert _one_line(res.stderr).startswith("mtrain train: --heuristics: unknown agent 'planer'")
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def _listing(d: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(d)): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(d.rglob("*"))}
+
+
+@pytest.mark.parametrize("holds", ["config.json", "checkpoints"])
+def test_an_existing_run_needs_resume_and_stays_untouched(tmp_path: Path, holds: str) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    if holds == "config.json":
+        (out / "config.json").write_text("{}")
+    else:
+        (out / "checkpoints").mkdir()
+    before = _listing(out)
+    code, _stdout, err = _run(_argv(out, []))
+    line = _one_line(err)
+    assert code == 2 and line.startswith(f"mtrain train: --out: {out} already holds a training run")
+    assert "--resume" in line and "new --out" in line
+    assert _listing(out) == before
+
+
+def test_resume_needs_a_training_config(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text("{}")
+    code, _stdout, err = _run(_argv(out, ["--resume"]))
+    assert code == 2 and _one_line(err).startswith(
+        f"mtrain train: --resume: {out / 'config.json'} does not hold"
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["config.json"]
+
+
+def test_the_python_api_refuses_an_existing_run_before_writing(tmp_path: Path) -> None:
+    from training.train import ConfigError, TrainConfig, Trainer
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text("{}")
+    with pytest.raises(FileExistsError, match="already holds a training run"):
+        Trainer(TrainConfig(out=str(out)))
+    with pytest.raises(ConfigError, match="eval_deals") as err:
+        Trainer(TrainConfig(out=str(tmp_path / "new"), eval_deals=0))
+    assert err.value.field == "eval_deals"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+# ---------------------------------------------------------------- the game config
+def test_the_game_is_one_nested_config_and_round_trips() -> None:
+    from training.train import TrainConfig
+
+    c = TrainConfig(game=GameConfig.make(num_players=3, max_pips=6, rules="cardinal", blank_penalty=True))
+    assert (
+        isinstance(c.game, GameConfig)
+        and c.game.hand_size == GameConfig.make(3, 6, rules="cardinal").hand_size
+    )
+    again = TrainConfig.from_json(json.loads(json.dumps(c.to_json())))
+    assert again == c
+    kw = c.env_kwargs()
+    assert kw["num_players"] == 3 and kw["reward"] == "zero_sum" and kw["blank_penalty"] is True
+    assert kw["one_tile_opening"] is True  # the preset's flags travel resolved
+    assert GameConfig.make(**{k: v for k, v in kw.items() if k != "reward"}) == c.game
+    # a mapping of GameConfig.make keywords is validated into the frozen config
+    assert TrainConfig(game={"num_players": 3, "max_pips": 6}).game == GameConfig.make(3, 6)  # type: ignore[arg-type]
+
+
+def test_old_flat_configs_are_read() -> None:
+    from training.train import TrainConfig
+
+    flat = {"steps": 10, "num_players": 3, "max_pips": 6, "rules": "pagat", "rounds": 2}
+    flat["flags"] = {"blank_penalty": True}
+    c = TrainConfig.from_json(flat)
+    assert c.game == GameConfig.make(num_players=3, max_pips=6, rounds=2, blank_penalty=True)
+    assert c.steps == 10
+
+
+@pytest.mark.parametrize(
+    ("game", "field"),
+    [
+        ({"num_players": 1}, "game.num_players"),
+        ({"max_pips": 30}, "game.max_pips"),
+        ({"rules": "nope"}, "game.rules"),
+        ({"rounds": 0}, "game.rounds"),
+        ({"no_such_flag": True}, "game.flags"),
+        ({"blank_penalty": 1}, "game.flags"),
+    ],
+)
+def test_a_bad_game_config_names_its_keyword(game: dict[str, Any], field: str) -> None:
+    from training.train import ConfigError, TrainConfig
+
+    with pytest.raises(ConfigError) as err:
+        TrainConfig(game=game)  # type: ignore[arg-type]
+    assert err.value.field == field
+
+
+def test_parse_weights_says_what_is_wrong() -> None:
+    from training.league import parse_weights
+
+    assert parse_weights(" greedy:2, random ") == {"greedy": 2.0, "random": 1.0}
+    for text, word in [
+        ("", "no agent names"),
+        ("greedy:0", "> 0"),
+        ("greedy:inf", "> 0"),
+        ("greedy:two", "'two'"),
+        ("a,a", "twice"),
+        (":1", "missing"),
+    ]:
+        with pytest.raises(ValueError, match=word):
+            parse_weights(text)
+
+
+def test_strict_json_maps_non_finite_numbers_to_null() -> None:
+    import numpy as np
+
+    from training.train import strict_json
+
+    text = strict_json(
+        {"a": math.nan, "b": [np.float32(np.inf), 1.5], "c": np.int64(3), "d": (np.bool_(True),)}
+    )
+    assert json.loads(text) == {"a": None, "b": [None, 1.5], "c": 3, "d": [True]}
+
+
+def test_the_summary_text_without_a_confidence_interval() -> None:
+    from training.train import format_summary
+
+    row = {
+        "step": 64,
+        "opponent": "random",
+        "diff": 1.5,
+        "diff_se": math.nan,
+        "lowest_rate": 0.5,
+        "ci95": None,
+    }
+    text = format_summary(
+        {
+            "steps": 64, "steps_this_run": 64, "resumed_from": None, "seconds": 1.0,
+            "steps_per_second": 64.0, "n_envs": 1, "nan_events": 0, "eval_deals": 1, "final_eval": [row],
+            "files": {"policy": "p.pt", "model": "m.zip", "tensorboard": "tb", "summary": "s.json",
+                      "curve_csv": "c.csv", "curve_png": "c.png"},
+        }
+    )  # fmt: skip
+    assert "vs random" in text and "no CI" in text and "finished lowest in 50%" in text
+
+
+def test_help_has_one_line_per_option_in_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    from training.cli import _OPTIONS
+
+    monkeypatch.setenv("COLUMNS", "100")
+    code, text, _err = _run(["--help"])
+    assert code == 0
+    for title in ("run:", "game (docs/RULES.md):", "PPO:", "league", "evaluation", "behaviour cloning"):
+        assert any(line.startswith(title) for line in text.splitlines()), title
+    options = text[text.index("\nrun:") :].splitlines()
+    for flag in [*_OPTIONS, "--resume", "--no-progress"]:
+        (line,) = [x for x in options if x.startswith(f"  {flag} ")]
+        assert len(line.split()) >= 3, line  # option, metavar or help, help on the same line
+    # no help text wraps onto a continuation line
+    assert not [x for x in options if x.startswith(" " * 10)]
+
+
+# ------------------------------------------------------------------ real tiny runs
+RUN = [
+    "--steps", "256", "--envs", "2", "--vec", "dummy", "--players", "3", "--max-pips", "6",
+    "--n-steps", "64", "--batch-size", "64", "--epochs", "1", "--net-arch", "16",
+    "--checkpoint-every", "128", "--snapshot-every", "128", "--eval-every", "128", "--eval-deals", "2",
+    "--eval-backend", "local", "--heuristics", "random", "--eval-opponents", "random,greedy",
+    "--p-heuristic", "0.05", "--p-latest", "1", "--p-older", "0", "--no-progress",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A 256-step run whose opponents are mostly snapshots of the learner: (dir, stdout)."""
+    out = tmp_path_factory.mktemp("train") / "ra"
+    code, stdout, err = _run([*RUN, "--out", str(out)])
+    assert code == 0, err
+    return out, stdout
+
+
+def _strict(path: Path) -> Any:
+    def refuse(token: str) -> Any:
+        raise AssertionError(f"{path}: non-strict JSON token {token}")
+
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+
+
+def test_a_run_ends_with_a_summary_and_strict_json(finished_run: tuple[Path, str]) -> None:
+    out, stdout = finished_run
+    summary = _strict(out / "summary.json")
+    assert summary["steps"] == 256 and summary["resumed_from"] is None and summary["steps_per_second"] > 0
+    assert [r["opponent"] for r in summary["final_eval"]] == ["random", "greedy"]
+    for r in summary["final_eval"]:
+        assert r["step"] == 256
+        if r["diff_se"] is None:
+            assert r["ci95"] is None
+        else:
+            assert r["ci95"] == pytest.approx(
+                [r["diff"] - 1.96 * r["diff_se"], r["diff"] + 1.96 * r["diff_se"]]
+            )
+            assert f"{r['diff']:+.2f}" in stdout and f"[{r['ci95'][0]:+.2f}, {r['ci95'][1]:+.2f}]" in stdout
+    assert "trained 256 steps" in stdout and "steps/s" in stdout and "95% CI" in stdout
+    for key in ("curve_csv", "curve_png", "policy", "tensorboard", "summary"):
+        assert summary["files"][key] in stdout
+        assert Path(summary["files"][key]).exists()
+    jsons = list(out.rglob("*.json"))
+    assert len(jsons) >= 5  # config, summary, latest, one league.json per checkpoint
+    for path in jsons:
+        _strict(path)
+    assert _strict(out / "config.json")["game"]["num_players"] == 3
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_resume_continues_in_the_given_out_of_a_moved_run(
+    finished_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    """``cp -r ra rb; mv ra elsewhere; mtrain train --resume --out rb`` runs in rb only."""
+    ra = finished_run[0]
+    rb = _copy(ra, tmp_path / "rb")
+    state = pickle.loads((rb / "checkpoints" / f"step_{256:012d}" / "state.pkl").read_bytes())
+    seated = [a for s in state["env_states"] for a in pickle.loads(s["opponents"]).values()]
+    assert any(str(ra / "league") in str(getattr(a, "path", "")) for a in seated)  # snapshots in flight
+    moved = ra.rename(tmp_path / "ra_moved")  # nothing may read or write the old place
+    try:
+        before = _listing(moved)
+        code, stdout, err = _run([*RUN, "--steps", "384", "--out", str(rb), "--resume"])
+        assert code == 0, err
+        assert not ra.exists() and _listing(moved) == before
+    finally:
+        shutil.rmtree(ra, ignore_errors=True)
+        moved.rename(ra)  # the module's run, for the other tests
+    assert _strict(rb / "checkpoints" / "latest.json")["step"] == 384
+    assert _strict(rb / "config.json")["out"] == str(rb)
+    summary = _strict(rb / "summary.json")
+    assert summary["resumed_from"] == 256 and summary["steps"] == 384 and summary["out"] == str(rb)
+    assert "resumed from step 256" in stdout
+
+
+def test_resume_reads_a_run_written_with_the_flat_config(
+    finished_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    run = _copy(finished_run[0], tmp_path / "old")
+    config = _strict(run / "config.json")
+    game = config.pop("game")
+    config.update({k: game[k] for k in ("num_players", "max_pips", "rules", "rounds")})
+    config["flags"] = {}
+    config["out"] = "somewhere/else"
+    (run / "config.json").write_text(json.dumps(config))
+    code, _stdout, err = _run(["--steps", "320", "--out", str(run), "--resume", "--no-progress"])
+    assert code == 0, err
+    rewritten = _strict(run / "config.json")
+    assert rewritten["game"]["num_players"] == 3 and "num_players" not in rewritten
+    assert _strict(run / "summary.json")["steps"] == 384  # one more rollout of 2 x 64
+
+
+@pytest.mark.parametrize(
+    ("extra", "flags"),
+    [
+        (["--lr", "0.1"], "--lr"),
+        (["--players", "4", "--lr", "0.1"], "--players, --lr"),
+        (["--flag", "blank_penalty"], "--flag"),
+        (["--rules", "cardinal"], "--rules"),
+        (["--net-arch", "32"], "--net-arch"),
+    ],
+)
+def test_resume_refuses_conflicting_options(
+    finished_run: tuple[Path, str], tmp_path: Path, extra: list[str], flags: str
+) -> None:
+    run = _copy(finished_run[0], tmp_path / "run")
+    before = _listing(run)
+    code, _stdout, err = _run([*RUN, "--steps", "512", "--out", str(run), "--resume", *extra])
+    line = _one_line(err)
+    assert code == 2 and line.startswith(f"mtrain train: {flags}: conflicting with the run"), line
+    assert _listing(run) == before
+
+
+def test_resume_refuses_fewer_steps_than_the_run_has(finished_run: tuple[Path, str], tmp_path: Path) -> None:
+    run = _copy(finished_run[0], tmp_path / "run")
+    before = _listing(run)
+    code, _stdout, err = _run(["--steps", "100", "--out", str(run), "--resume"])
+    assert code == 2
+    assert _one_line(err) == (
+        f"mtrain train: --steps: the run in {run} is at step 256 (its last checkpoint); "
+        "give --steps >= 256 to extend it"
+    )
+    assert _listing(run) == before
+
+
+def test_resume_names_a_bad_value_in_the_saved_config(finished_run: tuple[Path, str], tmp_path: Path) -> None:
+    run = _copy(finished_run[0], tmp_path / "run")
+    config = _strict(run / "config.json")
+    config["eval_deals"] = 0
+    (run / "config.json").write_text(json.dumps(config))
+    before = _listing(run)
+    code, _stdout, err = _run(["--steps", "512", "--out", str(run), "--resume"])
+    assert code == 2
+    assert (
+        _one_line(err)
+        == "mtrain train: --resume: the run's config.json: eval_deals: must be an int >= 1, got 0"
+    )
+    (run / "config.json").write_text("{not json")
+    code, _stdout, err = _run(["--steps", "512", "--out", str(run), "--resume"])
+    assert code == 2 and _one_line(err).startswith(
+        f"mtrain train: --resume: cannot read {run / 'config.json'}"
+    )
+    assert _listing(run).keys() == before.keys()
+
+
+def test_resume_before_the_first_checkpoint_starts_over(
+    finished_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A run killed before its first checkpoint (e.g. collecting BC data) starts over on --resume."""
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(finished_run[0] / "config.json", run / "config.json")
+    code, stdout, err = _run(["--steps", "128", "--out", str(run), "--resume", "--no-progress"])
+    assert code == 0, err
+    summary = _strict(run / "summary.json")
+    assert summary["restarted"] is True and summary["resumed_from"] is None and summary["steps"] == 128
+    assert "started over" in stdout
+    assert _strict(run / "checkpoints" / "latest.json")["step"] == 128
