@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
-from mtrain_env.cli import main as mtrain
 from mtrain_env.mexican_train.core.config import GameConfig
+from training.app import main as mtrain
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = "{out}"  # replaced by the test's --out directory
@@ -141,7 +141,6 @@ BAD = [
     _bad(["--eval-opponents", ","], "--eval-opponents"),
     _bad(["--eval-opponents", "random,random"], "--eval-opponents", "more than once"),
     _bad(["--eval-seed", "-1"], "--eval-seed"),
-    _bad(["--eval-backend", "x"], "--eval-backend", "harness"),
     # behaviour cloning
     _bad(["--bc-expert", "nobody", "--bc-samples", "10"], "--bc-expert", "planner"),
     _bad(["--bc-expert", "planner"], "--bc-expert", "--bc-samples"),
@@ -221,7 +220,7 @@ def test_the_real_command_answers_bad_input_with_one_line(tmp_path: Path) -> Non
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     res = subprocess.run(
-        [sys.executable, "-m", "mtrain_env.cli", "train", *_argv(out, ["--heuristics", "planer:1"])],
+        [sys.executable, "-m", "training.app", "train", *_argv(out, ["--heuristics", "planer:1"])],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -396,7 +395,7 @@ RUN = [
     "--steps", "256", "--envs", "2", "--vec", "dummy", "--players", "3", "--max-pips", "6",
     "--n-steps", "64", "--batch-size", "64", "--epochs", "1", "--net-arch", "16",
     "--checkpoint-every", "128", "--snapshot-every", "128", "--eval-every", "128", "--eval-deals", "2",
-    "--eval-backend", "local", "--heuristics", "random", "--eval-opponents", "random,greedy",
+    "--heuristics", "random", "--eval-opponents", "random,greedy",
     "--p-heuristic", "0.05", "--p-latest", "1", "--p-older", "0", "--no-progress",
 ]  # fmt: skip
 

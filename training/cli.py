@@ -145,7 +145,6 @@ _OPTIONS: dict[str, tuple[str, Any, str, str]] = {
     "--eval-deals": ("eval_deals", _count, "N", "duplicate deals per opponent (default 10)"),
     "--eval-opponents": ("eval_opponents", _names, "NAMES", "agents (default random,greedy,planner)"),
     "--eval-seed": ("eval_seed", _count, "N", "seed of the evaluation deals"),
-    "--eval-backend": ("eval_backend", str, "KIND", "auto (default), harness or local"),
     # behaviour cloning
     "--bc-expert": ("bc_expert", str, "AGENT", "warm start: clone this registered agent"),
     "--bc-samples": ("bc_samples", _count, "N", "expert decisions to clone (needs --bc-expert)"),
@@ -164,8 +163,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
             "--logit-bound", "--features", "--shaping"),
     "league (opponents while training)": ("--heuristics", "--p-heuristic", "--p-latest", "--p-older",
                                           "--snapshot-every", "--max-snapshots"),
-    "evaluation (the learning curve)": ("--eval-every", "--eval-deals", "--eval-opponents", "--eval-seed",
-                                        "--eval-backend"),
+    "evaluation (the learning curve)": ("--eval-every", "--eval-deals", "--eval-opponents", "--eval-seed"),
     "behaviour cloning (warm start)": ("--bc-expert", "--bc-samples", "--bc-param", "--bc-epochs", "--bc-lr"),
 }  # fmt: skip
 _REPEATABLE = {"--flag", "--bc-param"}

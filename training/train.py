@@ -112,8 +112,6 @@ CURVE_PNG = "curve.png"
 STATE_FORMAT = 1
 VEC_KINDS = ("sharded", "subproc", "dummy")
 LR_SCHEDULES = ("constant", "linear")
-#: ``eval_backend`` values (those of :func:`training.evaluate.evaluate`)
-EVAL_BACKENDS = ("auto", "harness", "local")
 #: ``seat`` values besides a fixed seat index
 SEAT_MODES = ("random", "rotate")
 #: what ``resume`` takes from the new config (the rest comes from the run's config.json);
@@ -235,7 +233,6 @@ class TrainConfig:
     eval_deals: int = 10
     eval_opponents: list[str] = field(default_factory=list)  #: default: DEFAULT_EVAL_OPPONENTS registered
     eval_seed: int = 1_000_003
-    eval_backend: str = "auto"
     # checkpoints
     checkpoint_every: int = 50_000
     keep_checkpoints: int = 3
@@ -344,7 +341,6 @@ class TrainConfig:
         if twice:
             raise ConfigError("eval_opponents", f"names {twice} more than once")
         _int("eval_seed", self.eval_seed, 0, 2**32 - 1)
-        _choice("eval_backend", self.eval_backend, EVAL_BACKENDS)
         _int("checkpoint_every", self.checkpoint_every, 0, note="0 = at the start and the end only")
         _int("keep_checkpoints", self.keep_checkpoints, 1)
         if not isinstance(self.bc_expert_params, Mapping):
