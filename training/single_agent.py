@@ -57,6 +57,7 @@ from agents.mexican_train.base import Agent, Decision, decision_for
 from agents.mexican_train.features import FeatureEncoder, feature_size
 from agents.play import play_until
 from mtrain_env.mexican_train.env import raw_env
+from training import pickles
 from training.league import HEURISTIC, League, OpponentSpec, snapshot_path
 
 SEAT_MODES = ("random", "rotate")
@@ -392,7 +393,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.learner_seat = int(state["learner_seat"])
         self._learner_id = self._raw.possible_agents[self.learner_seat]
         self.opponent_specs = dict(state["opponent_specs"])
-        self.opponents = pickle.loads(state["opponents"])
+        self.opponents = pickles.loads(state["opponents"])
         self._potential = float(state["potential"])
         self._done = bool(state["done"])
         self.league = League.from_state_dict(state["league"])

@@ -95,7 +95,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 
 import agents
 from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
-from training import bc
+from training import bc, pickles
 from training.evaluate import EvalResult, evaluate
 from training.league import League
 from training.policy import GuardedMaskablePolicy, RobustMaskablePPO
@@ -567,7 +567,7 @@ def _relocate(env_state: Mapping[str, Any], root: Path) -> Mapping[str, Any]:
     old = env_state.get("league_root")
     if old is None or Path(old) == root:
         return env_state
-    opponents = pickle.loads(env_state["opponents"])
+    opponents = pickles.loads(env_state["opponents"])
     for agent in opponents.values():
         path = getattr(agent, "path", None)
         if isinstance(path, str) and Path(path).parent == Path(old):
@@ -759,7 +759,7 @@ class Trainer:
             if checkpoint is None:
                 raise FileNotFoundError(f"no checkpoint to resume in {self.out / CHECKPOINTS}")
             with open(checkpoint / "state.pkl", "rb") as f:
-                state = pickle.load(f)
+                state = pickles.load(f)
             if state["n_envs"] != c.n_envs:
                 raise ValueError(f"the run used n_envs={state['n_envs']}; resume needs the same")
             self.league = League.from_state_dict(state["league"])
