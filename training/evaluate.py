@@ -47,11 +47,8 @@ class EvalResult:
 
 
 def game_config(game: GameConfig | Mapping[str, Any]) -> GameConfig:
-    """A game config from a config or from env keywords (``reward``/``render_mode`` ignored)."""
-    if isinstance(game, GameConfig):
-        return game
-    kwargs = {k: v for k, v in game.items() if k not in ("reward", "render_mode")}
-    return GameConfig.make(**kwargs)
+    """``game`` itself, or the config of ``GameConfig.make`` keywords (a convenience for tests)."""
+    return game if isinstance(game, GameConfig) else GameConfig.make(**game)
 
 
 def evaluate_agent(

@@ -932,7 +932,7 @@ class Trainer:
                     c.eval_opponents,
                     c.eval_deals,
                     c.eval_seed,
-                    c.env_kwargs(),
+                    c.game,
                     policy_path=path,
                 )
         finally:
