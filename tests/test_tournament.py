@@ -12,11 +12,13 @@ import csv
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,6 +31,8 @@ from agents.tournament import (
     COLUMNS,
     AgentSpec,
     ConfigMismatchError,
+    DamagedResultsError,
+    ResultsFile,
     Row,
     TournamentConfig,
     read_results,
@@ -36,13 +40,9 @@ from agents.tournament import (
 )
 from agents.tournament.cli import bench, config_from_args, register
 from agents.tournament.games import MexicanTrainGame
-from agents.tournament.harness import (
-    make_lineups,
-    make_plan,
-    rotations,
-    seating,
-)
+from agents.tournament.harness import make_plan
 from agents.tournament.rating import game_ranks
+from agents.tournament.seating import make_lineups, rotations, seating
 from agents.tournament.stats import agent_stats, group_games, mean_ci, pairwise, t_quantile
 from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
 from mtrain_env.mexican_train.env import raw_env
@@ -561,3 +561,108 @@ def test_bench_cli_says_how_it_filled_the_seats(tmp_path: Path, capsys: pytest.C
     argv = ["--agents", "planner", "greedy", "--players", "3", "--deals", "1", "--no-plots", "--no-progress"]
     assert bench(_bench_args([*argv, "--out", str(tmp_path / "x")])) == 0
     assert "seats filled by cycling the agent list (planner greedy planner)" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ damaged results
+def _edit_line(path: Path, number: int, edit: Callable[[list[str]], list[str]]) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    fields = lines[number - 1].rstrip("\n").split(",")
+    lines[number - 1] = ",".join(edit(fields)) + "\n"
+    path.write_text("".join(lines))
+
+
+def _set(column: str, value: str) -> Callable[[list[str]], list[str]]:
+    i = COLUMNS.index(column)
+    return lambda fields: [*fields[:i], value, *fields[i + 1 :]]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_set("penalty", "999999"), "disagree with the round's penalties"),
+        (_set("actions", "999"), "do not match their checksum"),
+        (_set("penalty", "-4"), "'penalty' is negative"),
+        (_set("score", "nan"), "'score'"),
+        (_set("deal", "-1"), "'deal' is negative"),
+        (_set("lowest_share", "2.0"), "lowest_share"),
+        (_set("rank", "x"), "'rank'"),
+        (_set("went_out", "7"), "'went_out' must be 0 or 1"),
+        (lambda fields: [*fields, "extra"], "expected 16 fields"),
+        (lambda f: _set("lowest", "1" if f[COLUMNS.index("lowest")] == "0" else "0")(f), "disagree"),
+    ],
+)
+def test_a_damaged_results_file_is_refused_naming_file_and_line(
+    tmp_path: Path, edit: Callable[[list[str]], list[str]], message: str
+) -> None:
+    """Anything changed in results.csv after the run wrote it is refused, with the file
+    and the line: never averaged in (a penalty of 999999 once moved a mean by 600 pips)."""
+    out = tmp_path / "run"
+    run_tournament(_config(out, deals=3, plots=False))
+    _edit_line(out / "results.csv", 5, edit)
+    with pytest.raises(DamagedResultsError, match=message) as err:
+        run_tournament(_config(out, deals=3, plots=False))
+    assert "results.csv" in str(err.value) or "results.sha256" in str(err.value)
+    with pytest.raises(DamagedResultsError):
+        read_results(out / "results.csv")
+
+
+def test_rows_consistent_with_a_forged_checksum_are_still_checked_against_the_plan(tmp_path: Path) -> None:
+    """A row relabelled to another agent, with its checksum recomputed, is still refused:
+    the plan derives every seat's agent and seeds."""
+    out = tmp_path / "run"
+    run_tournament(_config(out, deals=2, plots=False))
+    rows = read_results(out / "results.csv")
+    forged = [r._replace(agent="random") if r.agent != "random" else r for r in rows]
+    ResultsFile(out / "results.csv").rewrite(forged)
+    with pytest.raises(DamagedResultsError, match="should be"):
+        run_tournament(_config(out, deals=2, plots=False))
+
+
+def test_rows_or_checksums_removed_or_added_are_refused(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run_tournament(_config(out, deals=3, plots=False))
+    csv_path, sums = out / "results.csv", out / "results.sha256"
+    text, sums_text = csv_path.read_text(), sums.read_text()
+    lines = text.splitlines(keepends=True)
+    per_deal = (len(lines) - 1) // 3
+    # the first deal's rows removed, its checksum kept
+    csv_path.write_text(lines[0] + "".join(lines[1 + per_deal :]))
+    with pytest.raises(DamagedResultsError, match="has a checksum but no rows"):
+        run_tournament(_config(out, deals=3, plots=False))
+    # the checksum file gone
+    csv_path.write_text(text)
+    sums.unlink()
+    with pytest.raises(DamagedResultsError, match=r"results.sha256 is missing"):
+        run_tournament(_config(out, deals=3, plots=False))
+    # a deal's checksum removed from the middle: rows nobody vouches for
+    sums.write_text("".join(sums_text.splitlines(keepends=True)[i] for i in (0, 2)))
+    with pytest.raises(DamagedResultsError, match="has no checksum"):
+        run_tournament(_config(out, deals=3, plots=False))
+
+
+def test_a_deal_written_but_not_checksummed_is_replayed_identically(tmp_path: Path) -> None:
+    """A kill between a deal's rows and its checksum: the deal is dropped and played again,
+    and the files end byte-identical to an uninterrupted run's."""
+    clean = tmp_path / "clean"
+    run_tournament(_config(clean, deals=3, plots=False))
+    out = tmp_path / "run"
+    run_tournament(_config(out, deals=3, plots=False))
+    sums = out / "results.sha256"
+    sums.write_text("".join(sums.read_text().splitlines(keepends=True)[:2]))
+    resumed = run_tournament(_config(out, deals=3, plots=False))
+    assert resumed.throughput["deals_resumed"] == 2 and resumed.throughput["deals_played"] == 1
+    for name in ("results.csv", "results.sha256"):
+        assert (out / name).read_bytes() == (clean / name).read_bytes()
+
+
+def test_the_bench_cli_refuses_a_damaged_file_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--agents", "random", LOWEST, "--players", "2", "--deals", "2", "--max-pips", "6"]
+    argv += ["--no-progress", "--no-plots", "--out", str(tmp_path)]
+    assert bench(_bench_args(argv)) == 0
+    capsys.readouterr()
+    _edit_line(tmp_path / "results.csv", 3, _set("penalty", "999999"))
+    assert bench(_bench_args(argv)) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"results.csv:[23]: ", err) and "999999" in err and len(err.strip().splitlines()) == 1

@@ -34,28 +34,31 @@ resume), ``summary.json``, ``table.txt``, ``ratings.csv`` (mu/sigma after every 
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agents.tournament.harness import (
-    COLUMNS,
     AgentSpec,
-    ConfigMismatchError,
     DealResult,
     Plan,
-    Row,
     TournamentConfig,
     make_plan,
     play_deals,
     prepare_out_dir,
-    read_results,
-    rows_to_csv,
 )
 from agents.tournament.rating import Ratings, rate_games
 from agents.tournament.report import aggregates, build_summary, format_table, write_outputs
+from agents.tournament.results import (
+    COLUMNS,
+    RESULTS_FILE,
+    ConfigMismatchError,
+    DamagedResultsError,
+    ResultsFile,
+    Row,
+    read_results,
+)
 from agents.tournament.stats import agent_stats, group_games, pairwise
 
 
@@ -109,24 +112,20 @@ def run_tournament(config: TournamentConfig) -> TournamentResult:
     done = {r.deal for r in rows}
     missing = [d for d in range(config.deals) if d not in done]
     progress = _progress_bar(config, len(done)) if config.progress else None
-    sink_file = open(out / "results.csv", "a", encoding="utf-8") if out is not None else None  # noqa: SIM115
+    results = ResultsFile(out / RESULTS_FILE) if out is not None else None
     new_rows: list[Row] = []
 
     def sink(res: DealResult) -> None:
-        if sink_file is not None:
-            sink_file.write(rows_to_csv(res.rows))
-            sink_file.flush()
-            os.fsync(sink_file.fileno())
+        if results is not None:
+            results.append(res.deal, res.rows)
         new_rows.extend(res.rows)
 
     try:
         play = play_deals(plan, missing, config.workers, sink, progress)
     finally:
-        if sink_file is not None:
-            sink_file.close()
         if progress is not None:
             progress.close()
-    all_rows = read_results(out / "results.csv") if out is not None else sorted(new_rows)
+    all_rows = results.read(plan)[0] if results is not None else sorted(new_rows)
     games = group_games(all_rows)
     positive = plan.adapter.positive(plan.game_config)
     per_agent = agent_stats(games, plan.labels, positive)
@@ -148,6 +147,8 @@ __all__ = [
     "COLUMNS",
     "AgentSpec",
     "ConfigMismatchError",
+    "DamagedResultsError",
+    "ResultsFile",
     "Row",
     "TournamentConfig",
     "TournamentResult",

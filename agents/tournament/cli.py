@@ -24,14 +24,8 @@ import sys
 from typing import Any
 
 from agents.tournament.games import GAMES, make_game_config
-from agents.tournament.harness import (
-    AgentSpec,
-    ConfigMismatchError,
-    Plan,
-    TournamentConfig,
-    make_plan,
-    parse_param,
-)
+from agents.tournament.harness import AgentSpec, Plan, TournamentConfig, make_plan, parse_param
+from agents.tournament.results import ConfigMismatchError
 
 GAME_NAMES = tuple(GAMES)
 

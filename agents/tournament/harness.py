@@ -29,9 +29,6 @@ period (``a b a b``: 2), since further rotations would repeat the same seating.
 
 from __future__ import annotations
 
-import csv
-import io
-import itertools
 import json
 import math
 import multiprocessing as mp
@@ -41,52 +38,35 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, get_type_hints
+from typing import Any
 
 import numpy as np
 
 from agents.play import AgentError, RoundRecord, play_game
 from agents.registry import agent_class
 from agents.tournament.games import TournamentGame, game_of
+from agents.tournament.results import (
+    RESULTS_FILE,
+    ConfigMismatchError,
+    DamagedResultsError,
+    ResultsFile,
+    Row,
+    write_atomic,
+)
+from agents.tournament.seating import (
+    agent_seed,
+    deal_seed,
+    make_lineups,
+    partner_lineups,
+    rotations,
+    seating,
+    session_seed,
+)
 from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
-FORMAT_VERSION = 1
-RESULTS_FILE = "results.csv"
+FORMAT_VERSION = 2  # 2: results.sha256 beside results.csv
 RUN_FILE = "run.json"
-
-_TAG_DEAL, _TAG_SESSION, _TAG_AGENT = 0, 1, 2
-
-
-class Row(NamedTuple):
-    """One seat's result in one round: a line of ``results.csv``."""
-
-    deal: int  #: deal id, 0..deals-1
-    lineup: int  #: index into the run's lineups
-    rotation: int  #: agents shifted clockwise by this many seats (0..P-1)
-    round: int  #: round of the game (0 for single rounds; 0..rounds-1 in a session)
-    seat: int
-    agent: str  #: agent label
-    deal_seed: int  #: seed of the round-0 deal (the same in every rotation)
-    agent_seed: int  #: seed given to this seat's ``agent.reset()`` for this game
-    first_player: int  #: seat that opened this round (R6; block: the hand's opener)
-    #: the seat's cost of the round, lower is better: pips left in hand (Mexican Train,
-    #: R24, blank_penalty aware) or the points its pair scored (block, B10-B12)
-    penalty: int
-    score: float  #: the engine's round score (= penalty, or the positive_scoring share)
-    went_out: int  #: 1 if the hand was emptied
-    lowest: int  #: 1 if the penalty is the round's minimum (ties included)
-    lowest_share: float  #: 1/k for the k seats tied lowest, else 0
-    rank: int  #: 1 + seats with a strictly smaller penalty
-    actions: int  #: actions this seat took in the round (draws and passes included)
-
-
-#: ``results.csv`` columns: one row per seat per round
-COLUMNS: tuple[str, ...] = Row._fields
-
-
-class ConfigMismatchError(ValueError):
-    """The output directory holds results of a different tournament configuration."""
 
 
 # --------------------------------------------------------------------- config
@@ -193,62 +173,6 @@ class TournamentConfig:
     @property
     def num_players(self) -> int:
         return int(self.game.num_players)
-
-
-def make_lineups(num_agents: int, num_players: int) -> list[tuple[int, ...]]:
-    """Default lineups (agent indices by seat): cycle the agents, or every ``P``-subset."""
-    if num_agents <= num_players:
-        return [tuple(i % num_agents for i in range(num_players))]
-    return list(itertools.combinations(range(num_agents), num_players))
-
-
-def partner_lineups(num_agents: int, num_players: int) -> list[tuple[int, ...]]:
-    """Default lineups of a partnership game (seats ``s`` and ``s + 2`` are partners).
-
-    Partners are the same agent, so a game measures one agent's pair against another's:
-    every two agents meet as ``a b a b`` (one agent alone plays itself); rotating the
-    lineup by one seat swaps the pairs' hands.
-    """
-    if num_agents == 1:
-        return [(0,) * num_players]
-    return [(a, b) * (num_players // 2) for a, b in itertools.combinations(range(num_agents), 2)]
-
-
-def seating(lineup: Sequence[int], rotation: int) -> tuple[int, ...]:
-    """Agent index by seat in ``rotation``: seat ``s`` holds ``lineup[(s - rotation) mod P]``."""
-    p = len(lineup)
-    return tuple(lineup[(s - rotation) % p] for s in range(p))
-
-
-def rotations(lineup: Sequence[int]) -> int:
-    """Distinct rotations of a lineup: its cyclic period (``a b a b`` -> 2, ``a b c d`` -> 4).
-
-    Rotating by the period gives back the same agent at every seat, so further rotations
-    would replay identical seatings (exact copies for deterministic agents); the period
-    already seats every agent of the lineup at every seat.
-    """
-    p = len(lineup)
-    return next(k for k in range(1, p + 1) if all(lineup[s] == lineup[(s + k) % p] for s in range(p)))
-
-
-def derive_seed(*words: int) -> int:
-    """A 64-bit seed from non-negative ints via ``SeedSequence`` (order-sensitive, collision-safe)."""
-    return int(np.random.SeedSequence([int(w) for w in words]).generate_state(1, np.uint64)[0])
-
-
-def deal_seed(seed: int, deal: int) -> int:
-    """Seed of the round-0 deal and first player of ``deal``."""
-    return derive_seed(seed, _TAG_DEAL, deal)
-
-
-def session_seed(seed: int, deal: int) -> int:
-    """Env seed of ``deal``: deals rounds 1.. of a session, identically in every rotation."""
-    return derive_seed(seed, _TAG_SESSION, deal)
-
-
-def agent_seed(seed: int, deal: int, lineup: int, rotation: int, seat: int) -> int:
-    """Seed for ``agent.reset()`` of the agent at ``seat`` in one game."""
-    return derive_seed(seed, _TAG_AGENT, deal, lineup, rotation, seat)
 
 
 def agent_factory(name: str, game: str = "mexican_train") -> Callable[..., Any]:
@@ -490,88 +414,27 @@ def _play_in_worker(deal: int) -> DealResult:
     return _WORKER.play_deal(deal)
 
 
-# ---------------------------------------------------------------- result files
-def rows_to_csv(rows: Sequence[Sequence[Any]]) -> str:
-    """CSV text of rows (floats by ``repr``, so the text is exact and deterministic)."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerows(rows)
-    return buf.getvalue()
-
-
-#: text -> value converters of the columns, from the ``Row`` annotations
-_PARSERS: tuple[Callable[[str], Any], ...] = tuple(get_type_hints(Row).values())
-
-
-def _parse_row(raw: list[str]) -> Row:
-    return Row._make(f(x) for f, x in zip(_PARSERS, raw, strict=True))
-
-
-def read_results(path: str | os.PathLike[str]) -> list[Row]:
-    """Rows of a ``results.csv`` (header checked; a torn last line is ignored)."""
-    rows, _ = _read_complete(Path(path), rows_per_deal=None)
-    return rows
-
-
-def _read_complete(path: Path, rows_per_deal: int | None) -> tuple[list[Row], bool]:
-    """Rows of the complete deals in ``path``, and whether anything was dropped."""
-    text = path.read_text(encoding="utf-8")
-    dropped = False
-    if text and not text.endswith("\n"):
-        text = text[: text.rfind("\n") + 1]  # a line torn by a kill
-        dropped = True
-    lines = list(csv.reader(io.StringIO(text)))
-    if not lines or tuple(lines[0]) != COLUMNS:
-        raise ConfigMismatchError(
-            f"{path} does not start with the expected header {','.join(COLUMNS)}; "
-            "it was written by another version of the harness (use a new --out or --overwrite)"
-        )
-    by_deal: dict[int, list[Row]] = {}
-    for i, raw in enumerate(lines[1:], start=2):
-        if len(raw) != len(COLUMNS):
-            raise ConfigMismatchError(f"{path}:{i}: expected {len(COLUMNS)} fields, got {len(raw)}")
-        row = _parse_row(raw)
-        by_deal.setdefault(row[0], []).append(row)
-    rows: list[Row] = []
-    for deal in sorted(by_deal):
-        block = by_deal[deal]
-        if rows_per_deal is not None and len(block) > rows_per_deal:
-            raise ConfigMismatchError(
-                f"{path}: deal {deal} has {len(block)} rows, more than the {rows_per_deal} of one deal "
-                "(the file was edited or mixes runs)"
-            )
-        if rows_per_deal is not None and len(block) < rows_per_deal:
-            dropped = True  # a deal cut short by a kill: it is played again
-            continue
-        rows.extend(block)
-    return rows, dropped
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def prepare_out_dir(out: Path, plan: Plan, deals: int, overwrite: bool) -> list[Row]:
-    """Create or resume ``out``; the rows of its complete deals (partial deals removed from disk).
+    """Create or resume ``out``; the rows of its verified deals (a deal cut short is removed).
 
-    Raises :class:`ConfigMismatchError` when ``out`` holds another configuration's results.
+    Raises :class:`ConfigMismatchError` when ``out`` holds another configuration's results
+    and :class:`~agents.tournament.results.DamagedResultsError` when its results were changed
+    after they were written (see :mod:`agents.tournament.results`).
     """
     out.mkdir(parents=True, exist_ok=True)
     run_path = out / RUN_FILE
-    results_path = out / RESULTS_FILE
+    results = ResultsFile(out / RESULTS_FILE)
     identity = plan.identity()
     if overwrite:
-        for name in (RESULTS_FILE, RUN_FILE):
-            (out / name).unlink(missing_ok=True)
-    if results_path.exists() and not run_path.exists():
-        raise ConfigMismatchError(f"{results_path} exists without {RUN_FILE}; cannot tell which run it is")
+        results.remove()
+        run_path.unlink(missing_ok=True)
+    if results.exists() and not run_path.exists():
+        raise ConfigMismatchError(f"{results.path} exists without {RUN_FILE}; cannot tell which run it is")
     if run_path.exists():
-        saved = json.loads(run_path.read_text(encoding="utf-8"))
+        try:
+            saved = json.loads(run_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise DamagedResultsError(f"{run_path}: not valid JSON ({err})") from None
         if saved != identity:
             diffs = _diff(saved, identity)
             raise ConfigMismatchError(
@@ -580,19 +443,19 @@ def prepare_out_dir(out: Path, plan: Plan, deals: int, overwrite: bool) -> list[
                 + "\nUse another --out directory, or --overwrite to discard the old results."
             )
     else:
-        _write_atomic(run_path, json.dumps(identity, indent=2, sort_keys=True) + "\n")
-    if not results_path.exists():
-        _write_atomic(results_path, ",".join(COLUMNS) + "\n")
+        write_atomic(run_path, json.dumps(identity, indent=2, sort_keys=True) + "\n")
+    if not results.exists():
+        results.create()
         return []
-    rows, dropped = _read_complete(results_path, plan.rows_per_deal)
-    beyond = sorted({r[0] for r in rows if r[0] >= deals})
+    rows, dropped = results.read(plan)
+    beyond = sorted({r.deal for r in rows if r.deal >= deals})
     if beyond:
         raise ConfigMismatchError(
-            f"{results_path} already holds deals up to {beyond[-1]}; --deals {deals} would drop them "
+            f"{results.path} already holds deals up to {beyond[-1]}; --deals {deals} would drop them "
             f"(use --deals >= {beyond[-1] + 1})"
         )
     if dropped:
-        _write_atomic(results_path, ",".join(COLUMNS) + "\n" + rows_to_csv(rows))
+        results.rewrite(rows)
     return rows
 
 

@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
-from agents.tournament.harness import Row
+from agents.tournament.results import Row
 from mtrain_env.mexican_train.core.scoring import session_winners
 
 #: confidence level of every interval
