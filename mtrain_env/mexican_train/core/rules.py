@@ -183,6 +183,27 @@ class MexicanTrain:
         ``satisfy_in_reverse_order``: the last one first). Needs ``s.pending``."""
         return s.pending[-1] if self._reverse else s.pending[0]
 
+    def double_to_satisfy(self, s: GameState) -> int:
+        """The train whose unsatisfied double the next tile must go on (R20, R21), or -1.
+
+        Pending doubles bind from the end of the opening (R13) until the round ends.
+        """
+        return self.first_pending(s) if s.pending and s.phase == NORMAL else -1
+
+    def oriented_train(self, s: GameState, t: int) -> list[tuple[int, int]]:
+        """The tiles of train ``t`` from the station outward, each as ``(inner, outer)`` pips:
+        the inner half matches the open end before it (R7), the first one the engine."""
+        tiles = self.tiles.tiles
+        out = []
+        end = s.engine
+        for i in s.trains[t]:
+            a, b = tiles[i]
+            if a != end:
+                a, b = b, a
+            out.append((a, b))
+            end = b
+        return out
+
     def _may_draw(self, s: GameState) -> bool:
         """R16: one draw per owed tile; ``draw_until_engine_match`` draws on without a train."""
         if not s.boneyard:

@@ -23,17 +23,8 @@ def _train_ref(config: GameConfig, t: int) -> int | str:
     return MEXICAN if t == config.mexican else t
 
 
-def _oriented(game: MexicanTrain, s: GameState, train: list[int]) -> list[list[int]]:
-    tiles = game.tiles
-    out = []
-    end = s.engine
-    for i in train:
-        a, b = tiles.tiles[i]
-        if a != end:
-            a, b = b, a
-        out.append([a, b])
-        end = b
-    return out
+def _oriented(game: MexicanTrain, s: GameState, t: int) -> list[list[int]]:
+    return [[a, b] for a, b in game.oriented_train(s, t)]
 
 
 def _pips(mask: int) -> list[int]:
@@ -57,8 +48,8 @@ def state_to_dict(game: MexicanTrain, s: GameState) -> dict[str, Any]:
         "current_player": s.current,
         "hands": [[list(tiles[i]) for i in bits_list(h)] for h in s.hands],
         "boneyard": [list(tiles[i]) for i in reversed(s.boneyard)],
-        "trains": [_oriented(game, s, s.trains[p]) for p in range(c.num_players)],
-        "mexican_train": _oriented(game, s, s.trains[c.mexican]),
+        "trains": [_oriented(game, s, p) for p in range(c.num_players)],
+        "mexican_train": _oriented(game, s, c.mexican),
         "markers": list(s.markers),
         "pending_doubles": [_train_ref(c, t) for t in s.pending],
         "turn_doubles": [_train_ref(c, t) for t in s.turn_doubles],
