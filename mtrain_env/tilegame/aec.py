@@ -348,8 +348,9 @@ class TileGameEnv(AECEnv, EzPickle):
             "reward_mode": self.reward_mode,
             "rng": rng_state(self._rng),  # type: ignore[arg-type]
             "agents": list(self.agents),
-            "rewards": dict(self.rewards),
-            "cumulative_rewards": dict(self._cumulative_rewards),
+            # floats, whatever wrote them (PettingZoo's dead-step helper clears rewards to int 0)
+            "rewards": {a: float(r) for a, r in self.rewards.items()},
+            "cumulative_rewards": {a: float(r) for a, r in self._cumulative_rewards.items()},
             "terminations": dict(self.terminations),
             "truncations": dict(self.truncations),
             "agent_selection": self.agent_selection,
@@ -381,6 +382,10 @@ class TileGameEnv(AECEnv, EzPickle):
             value = e.get(key)
             if not isinstance(value, dict) or (set(value) != set(agents) and key != "rewards"):
                 raise ValueError(f"state dict 'env.{key}' must map every live agent")
+            if key.endswith("rewards"):
+                if not all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in value.values()):
+                    raise ValueError(f"state dict 'env.{key}' must hold numbers")
+                value = {a: float(r) for a, r in value.items()}
             books[key] = dict(value)
         selection = e.get("agent_selection")
         if selection not in self.possible_agents:

@@ -17,7 +17,7 @@ import numpy as np
 
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.dealing import Deal, random_deal
-from mtrain_env.mexican_train.core.scoring import positive_scores
+from mtrain_env.mexican_train.core.scoring import positive_scores, zero_scores
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.tilegame.tiles import bits_list
 
@@ -71,6 +71,7 @@ class MexicanTrain:
     ) -> GameState:
         """A fresh episode at round 0, dealt from ``rng`` (or from ``deal``)."""
         s = GameState(self.n)
+        s.scores = zero_scores(self.config)
         s.seat_offset = 0 if first_player is None else first_player
         s.first_player_forced = first_player is not None
         self.start_round(s, rng, deal)
@@ -396,10 +397,11 @@ class MexicanTrain:
         c = self.config
         s.blocked = blocked
         penalties = [self.tiles.hand_value(h, c.blank_penalty) for h in s.hands]
+        round_score: list[float]
         if c.positive_scoring:
             round_score = positive_scores(penalties, [not h for h in s.hands])
         else:
-            round_score = [float(x) for x in penalties]
+            round_score = list(penalties)  # R24: pips, whole numbers
         s.round_scores.append(round_score)
         s.scores = [a + b for a, b in zip(s.scores, round_score, strict=True)]
         s.phase = GAME_OVER if s.round_index + 1 >= c.rounds else ROUND_OVER

@@ -6,10 +6,12 @@ the rule) on anything inconsistent, so a corrupt dict never half-loads.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.rules import MexicanTrain
+from mtrain_env.mexican_train.core.scoring import score_type
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.tilegame.deal import tile_from_json
 from mtrain_env.tilegame.snapshot import req, req_bools, req_int
@@ -79,6 +81,19 @@ def _pip_mask(config: GameConfig, values: Any, key: str) -> int:
             raise ValueError(f"state dict {key!r}: {v!r} is not a pip value (R1)")
         m |= 1 << v
     return m
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _score(config: GameConfig, x: float, key: str) -> float:
+    """A saved score as its config's type (:func:`score_type`): pip scores are whole (R24)."""
+    if score_type(config) is float:
+        return float(x)
+    if not math.isfinite(x) or x != int(x):
+        raise ValueError(f"R24: state dict {key!r} holds {x!r}, pip scores are whole numbers")
+    return int(x)
 
 
 def _train_index(config: GameConfig, ref: Any, key: str) -> int:
@@ -191,13 +206,13 @@ def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
     for r in round_scores:
         if not isinstance(r, list) or len(r) != n:
             raise ValueError(f"state dict 'round_scores' rows must hold {n} scores")
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in r):
+        if not all(_is_number(x) for x in r):
             raise TypeError("state dict 'round_scores' must hold numbers")
-    s.round_scores = [[float(x) for x in r] for r in round_scores]
     scores = req(d, "scores", list)
-    if len(scores) != n or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in scores):
+    if len(scores) != n or not all(_is_number(x) for x in scores):
         raise ValueError(f"state dict 'scores' must hold {n} numbers")
-    s.scores = [float(x) for x in scores]
+    s.round_scores = [[_score(c, x, "round_scores") for x in r] for r in round_scores]
+    s.scores = [_score(c, x, "scores") for x in scores]
     totals = [sum(r[p] for r in s.round_scores) for p in range(n)]
     if any(abs(a - b) > 1e-6 for a, b in zip(totals, s.scores, strict=True)):
         raise ValueError("R25: 'scores' must be the sum of 'round_scores'")
