@@ -11,8 +11,9 @@ On ``--resume`` the run's saved ``config.json`` is used; only ``--steps``,
 ``--no-progress``, ``--verbose``, ``--vec`` and ``--workers`` may change (the last two
 change speed, not results), any other option given must match the saved one.
 
-On a machine shared with other jobs, ``--vec dummy`` (all envs in the learner process)
-was measured faster than worker processes; both give identical runs.
+``--vec dummy`` keeps all envs in the learner process: no messages between processes and
+no workers competing with other jobs for the cores, which can make it the faster choice on
+a shared machine. Both give identical runs.
 """
 
 from __future__ import annotations

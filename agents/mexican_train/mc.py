@@ -15,11 +15,11 @@ For each decision with more than one legal action:
    planner as prior (default), its move stays unless the best beats it by more than ``z``
    standard errors of their paired differences.
 
-Why the prior: a round's result has a standard deviation of ~16-20 pips, and the paired
-difference of two candidates on one determinization hardly less (the games diverge after
-the first move: different draws, different blocks), while good and bad moves differ by a
-few pips. At ~100 rollouts per decision most gaps are noise; gating keeps the planner's
-sound default and takes the search's corrections where they are clear.
+Why the prior: a round's result varies far more from deal to deal than good and bad moves
+differ, and the paired difference of two candidates on one determinization hardly less
+(the games diverge after the first move: different draws, different blocks). With the
+rollouts a decision can afford, most gaps are noise; gating keeps the planner's sound
+default and takes the search's corrections where they are clear.
 
 Candidates are compared on the same determinizations (common random numbers; the rollout
 policies are deterministic), so their differences are not drowned in deal noise. The

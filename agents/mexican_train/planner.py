@@ -11,8 +11,7 @@
 * A marked own train is unmarked (R17) by a play on it before other plans.
 * When an opponent holds ``danger`` tiles or fewer, shed: the highest-value legal tile,
   doubles included even without a follower (the 000 tip: a double "to get rid of points
-  when another player is about to win"; measured: ~0.7 pips a round better than keeping
-  the double rule first).
+  when another player is about to win"), so shedding ranks above the double rule.
 
 Every choice is a lexicographic key over the legal plays, :func:`play_key`: the tile the
 double owed needs, the heaviest tile in danger, no unfollowable double, marker lifted,

@@ -140,7 +140,7 @@ def _font(size: int) -> Font:
 def _text_sprite(text: str, size: int, color: Color, anchor: str) -> tuple[Image.Image, int, int]:
     """``text`` rendered once as an RGBA sprite, with its offset from the anchor point.
 
-    Rendering a string with FreeType costs ~1 ms; pasting a cached sprite ~0.05 ms, and most
+    Rendering a string with FreeType costs far more than pasting a cached sprite, and most
     strings (names, counts, labels) repeat from frame to frame.
     """
     font = _font(size)

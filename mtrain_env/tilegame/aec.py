@@ -1,8 +1,8 @@
 """Pieces every AEC adapter of this package needs, independent of the game.
 
-* :class:`FastDiscrete`: ``Discrete`` with an O(1) ``contains`` for plain ints (PettingZoo's
-  ``AssertOutOfBoundsWrapper`` calls it on every step, and gymnasium's version costs more
-  than a whole game step).
+* :class:`FastDiscrete`: ``Discrete`` with an O(1) ``contains`` for plain ints (an
+  ``AssertOutOfBoundsWrapper`` checks actions against it, and gymnasium's version converts
+  every value through numpy).
 * :func:`coerce_action`: the one validation of an incoming action (type, then range).
 * :func:`rng_state` / :func:`rng_from_state`: a ``numpy.random.Generator`` as JSON and back,
   for ``state_dict``.
