@@ -1,57 +1,242 @@
-"""Our fast wrappers (``mtrain_env.tilegame.wrappers``) behave exactly as PettingZoo's stock ones."""
+"""Our wrappers (``mtrain_env.tilegame.wrappers``) behave exactly as PettingZoo's stock ones.
+
+They are written on PettingZoo's public API (not subclasses of its wrappers), so these
+tests play both stacks side by side: the same AEC trace for legal, numpy-integer and
+illegal actions, the same assertion for actions out of the space, the same errors for
+calls before ``reset()`` and the same warnings after the end, in both games.
+"""
 
 from __future__ import annotations
 
+import pickle
+import warnings
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
-from pettingzoo.utils import wrappers
+from pettingzoo import AECEnv
+from pettingzoo.utils import BaseWrapper, wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 import mtrain_env
+import mtrain_env.block
+from mtrain_env.tilegame import wrappers as ours_module
+
+GAMES = [
+    pytest.param(mtrain_env.raw_env, {"num_players": 3, "rounds": 2}, id="mexican"),
+    pytest.param(mtrain_env.block.raw_env, {"match": True}, id="block-match"),
+]
 
 
-def _stock_env(**kwargs: object) -> object:
-    env = wrappers.TerminateIllegalWrapper(mtrain_env.raw_env(**kwargs), illegal_reward=-1)
+def _stock(make_raw: Callable[..., AECEnv], **kwargs: Any) -> Any:
+    """PettingZoo's classic stack around a bare env."""
+    env = wrappers.TerminateIllegalWrapper(make_raw(**kwargs), illegal_reward=-1)
     env = wrappers.AssertOutOfBoundsWrapper(env)
     return wrappers.OrderEnforcingWrapper(env)
 
 
-def _snapshot(env: object) -> tuple:
-    obs, reward, term, trunc, info = env.last()  # type: ignore[attr-defined]
+def _ours(make_raw: Callable[..., AECEnv], **kwargs: Any) -> Any:
+    return ours_module.wrap(make_raw(**kwargs), illegal_reward=-1)
+
+
+def _snapshot(env: Any) -> tuple:
+    obs, reward, term, trunc, info = env.last()
     return (
         obs["observation"].tobytes(),
         obs["action_mask"].tobytes(),
         reward,
+        type(reward),
         term,
         trunc,
         info["action_mask"].tobytes(),
-        env.agent_selection,  # type: ignore[attr-defined]
-        dict(env.rewards),  # type: ignore[attr-defined]
-        dict(env.terminations),  # type: ignore[attr-defined]
-        list(env.agents),  # type: ignore[attr-defined]
+        env.agent_selection,
+        dict(env.rewards),
+        dict(env.terminations),
+        dict(env.truncations),
+        dict(env._cumulative_rewards),
+        list(env.agents),
+        env.num_agents,
     )
 
 
+def _outcome(call: Callable[[], Any]) -> tuple[str, str]:
+    """(exception type, message) of ``call``, or ('', its warnings) if it returned.
+
+    PettingZoo's wrappers warn through ``EnvLogger`` (a logger, whose messages it also
+    queues) and Python's ``warnings``; both are collected.
+    """
+    EnvLogger.flush()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            call()
+        except Exception as err:  # the type and message are compared
+            return type(err).__name__, str(err)
+    return "", " | ".join([*map(str, EnvLogger.mqueue), *(str(w.message) for w in caught)])
+
+
+@pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
 @pytest.mark.parametrize("seed", range(6))
-def test_fast_wrappers_match_pettingzoo_wrappers(seed: int) -> None:
+def test_wrappers_match_pettingzoo_wrappers(make_raw: Callable[..., AECEnv], kwargs: dict, seed: int) -> None:
     """Same actions (legal ones, numpy ints, and an illegal one at a random step) -> same AEC trace."""
-    ours, stock = mtrain_env.env(num_players=3, rounds=2), _stock_env(num_players=3, rounds=2)
+    ours, stock = _ours(make_raw, **kwargs), _stock(make_raw, **kwargs)
     ours.reset(seed=seed)
-    stock.reset(seed=seed)  # type: ignore[attr-defined]
+    stock.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    illegal_at = int(rng.integers(5, 200)) if seed % 2 else -1
-    for step, agent in enumerate(ours.agent_iter()):
-        assert agent == stock.agent_selection  # type: ignore[attr-defined]
+    illegal_at = int(rng.integers(5, 120)) if seed % 2 else -1
+    illegal_done = False
+    for step, (a, b) in enumerate(zip(ours.agent_iter(), stock.agent_iter(), strict=True)):
+        assert a == b
         snap = _snapshot(ours)
         assert snap == _snapshot(stock)
-        term, trunc = snap[3], snap[4]
+        term, trunc = snap[4], snap[5]
         if term or trunc:
             action = None
         else:
             mask = np.frombuffer(snap[1], dtype=np.int8)
-            pool = np.flatnonzero(mask == 0) if step == illegal_at else np.flatnonzero(mask)
-            action = rng.choice(pool)  # a numpy integer: the slow (stock) paths
+            illegal = step >= illegal_at >= 0 and not illegal_done and (mask == 0).any()
+            pool = np.flatnonzero(mask == 0) if illegal else np.flatnonzero(mask)
+            illegal_done = illegal_done or bool(illegal)
+            action = rng.choice(pool)  # a numpy integer: the checked (slow) paths
             action = int(action) if step % 3 else action
-        ours.step(action)
-        stock.step(action)  # type: ignore[attr-defined]
-    assert not stock.agents  # type: ignore[attr-defined]
-    assert ours.unwrapped.state_dict() == stock.unwrapped.state_dict()  # type: ignore[attr-defined]
+        assert _outcome(lambda a=action: ours.step(a)) == _outcome(lambda a=action: stock.step(a))
+    assert not stock.agents and not ours.agents
+    assert ours.unwrapped.state_dict() == stock.unwrapped.state_dict()
+    assert illegal_done == (seed % 2 == 1)
+
+
+@pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
+def test_illegal_move_ends_the_game_with_minus_one_for_the_offender(
+    make_raw: Callable[..., AECEnv], kwargs: dict
+) -> None:
+    env = _ours(make_raw, **kwargs)
+    env.reset(seed=3)
+    obs, *_ = env.last()
+    offender = env.agent_selection
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    assert "Illegal move" in _outcome(lambda: env.step(illegal))[1]
+    assert all(env.terminations.values()) and all(env.truncations.values())
+    assert env.rewards[offender] == -1.0
+    assert all(r == 0 for a, r in env.rewards.items() if a != offender)
+    assert env._cumulative_rewards[offender] == -1.0
+    seen = []
+    for agent in env.agent_iter():
+        _, reward, term, trunc, _ = env.last()
+        assert term and trunc
+        seen.append((agent, reward))
+        env.step(None)
+    assert sorted(a for a, _ in seen) == sorted(env.possible_agents)
+    assert dict(seen)[offender] == -1.0
+
+
+@pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
+@pytest.mark.parametrize("action", [-1, "n", 1.5, None, "x", np.int64(-2)])
+def test_out_of_space_actions_assert_as_pettingzoo(
+    make_raw: Callable[..., AECEnv], kwargs: dict, action: Any
+) -> None:
+    ours, stock = _ours(make_raw, **kwargs), _stock(make_raw, **kwargs)
+    ours.reset(seed=0)
+    stock.reset(seed=0)
+    if isinstance(action, str) and action == "n":
+        action = int(ours.action_space(ours.agent_selection).n)
+    before = ours.unwrapped.state_dict()
+    outcome = _outcome(lambda: ours.step(action))
+    assert outcome == ("AssertionError", "action is not in action space")
+    assert outcome == _outcome(lambda: stock.step(action))
+    assert ours.unwrapped.state_dict() == before
+
+
+@pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
+def test_calls_before_reset_fail_as_pettingzoo(make_raw: Callable[..., AECEnv], kwargs: dict) -> None:
+    ours, stock = _ours(make_raw, **kwargs), _stock(make_raw, **kwargs)
+    calls: list[Callable[[Any], Any]] = [
+        lambda e: e.step(0),
+        lambda e: e.observe(e.possible_agents[0]),
+        lambda e: e.render(),
+        lambda e: e.state(),
+        lambda e: e.agent_iter(),
+        lambda e: e.last(),
+    ]
+    calls += [lambda e, n=name: getattr(e, n) for name in sorted(ours_module._NEEDS_RESET)]
+    for call in calls:
+        got = _outcome(lambda c=call: c(ours))
+        assert got[0] in ("AssertionError", "AttributeError"), got
+        assert got == _outcome(lambda c=call: c(stock))
+    assert ours.possible_agents == stock.possible_agents  # other attributes pass through
+
+
+@pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
+def test_agent_iter_needs_a_step_and_a_finished_game_warns(
+    make_raw: Callable[..., AECEnv], kwargs: dict
+) -> None:
+    outcomes = []
+    for env in (_ours(make_raw, **kwargs), _stock(make_raw, **kwargs)):
+        env.reset(seed=1)
+        it = iter(env.agent_iter())
+        next(it)
+        outcomes.append(_outcome(lambda it=it: next(it)))  # no step in between
+        env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
+        for _ in env.agent_iter():  # play to the end
+            obs, _, term, trunc, _ = env.last()
+            env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+        outcomes.append(_outcome(lambda env=env: env.step(None)))
+        outcomes.append(_outcome(lambda env=env: list(env.agent_iter())))
+    half = len(outcomes) // 2
+    assert outcomes[:half] == outcomes[half:]
+    assert outcomes[0] == ("AssertionError", "need to call step() or reset() in a loop over `agent_iter`")
+    assert outcomes[1][0] == "" and outcomes[1][1]  # a warning, no error
+
+
+@pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
+def test_agent_iter_max_iter_and_fresh_iterations(make_raw: Callable[..., AECEnv], kwargs: dict) -> None:
+    for env in (_ours(make_raw, **kwargs), _stock(make_raw, **kwargs)):
+        env.reset(seed=2)
+        iterable = env.agent_iter(max_iter=3)
+        count = 0
+        for _ in iterable:
+            obs, *_ = env.last()
+            env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+            count += 1
+        assert count == 3
+        assert len([env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0])) for _ in iterable]) == 3
+
+
+def test_wrapped_env_is_a_public_base_wrapper_not_a_stock_subclass() -> None:
+    """Ours build on ``BaseWrapper`` only: no dependence on the stock wrappers' internals."""
+    env = mtrain_env.env()
+    layers = []
+    e: Any = env
+    while isinstance(e, BaseWrapper):
+        layers.append(type(e))
+        e = e.env
+    assert layers == [
+        ours_module.OrderEnforcingWrapper,
+        ours_module.AssertOutOfBoundsWrapper,
+        ours_module.TerminateIllegalWrapper,
+    ]
+    for ours, stock in zip(
+        layers,
+        (wrappers.OrderEnforcingWrapper, wrappers.AssertOutOfBoundsWrapper, wrappers.TerminateIllegalWrapper),
+        strict=True,
+    ):
+        assert not issubclass(ours, stock)
+    assert isinstance(env, AECEnv) and env.unwrapped is e
+    assert str(env) == str(_stock(mtrain_env.raw_env)) == str(e)
+
+
+@pytest.mark.parametrize("reset_first", [False, True])
+def test_wrapped_env_pickles(reset_first: bool) -> None:
+    env = mtrain_env.env(num_players=3)
+    if reset_first:
+        env.reset(seed=4)
+    clone = pickle.loads(pickle.dumps(env))
+    if not reset_first:
+        assert _outcome(lambda: clone.agents) == ("AttributeError", "agents cannot be accessed before reset")
+        clone.reset(seed=4)
+        env.reset(seed=4)
+    assert _snapshot(clone) == _snapshot(env)
+    action = int(np.flatnonzero(env.last()[0]["action_mask"])[0])
+    env.step(action)
+    clone.step(action)
+    assert _snapshot(clone) == _snapshot(env)

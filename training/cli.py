@@ -19,8 +19,9 @@ The run ends with a summary: the final evaluation against each opponent with 95%
 steps/s, and where the curve, the policy and the TensorBoard logs are; summary.json in
 --out holds the same as strict JSON.
 
-On a machine shared with other jobs, --vec dummy (all envs in the learner process)
-was measured faster than worker processes; both give identical runs.
+--vec dummy keeps all envs in the learner process: no messages between processes and no
+workers competing with other jobs for the cores, which can make it the faster choice on a
+shared machine. Both give identical runs.
 """
 
 from __future__ import annotations

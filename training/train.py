@@ -56,14 +56,12 @@ learner and 1 thread in each env worker, seeded envs/agents/opponents (never the
 TensorBoard wall times); results across different machines, torch builds or thread
 counts may differ in the last float bits (BLAS kernels), which then grows over training.
 
-**Efficiency on 2 cores** (measured on the shared 2-core machine, random opponents,
-2048-step rollouts; numbers vary with the other load): SB3's ``SubprocVecEnv`` with 2 envs
-~250 steps/s, of which the extra ``action_masks`` round trip per step cost half (~610 with
-:class:`VecMaskCache`); batching the policy forward over more envs helps more than
-processes do (8 in-process envs ~940-1250); :class:`ShardedVecEnv` with 2 workers x 8
-envs ~1000-1670. ``torch_threads=2`` on 2 shared cores collapsed to ~90 steps/s (OpenMP
-threads spinning against the env workers), hence 1. The PPO update itself is ~35-45 %
-of the time at these rates.
+**Efficiency on a few cores**: the ``action_masks`` round trip that MaskablePPO adds to
+every step is answered from the step's own info (:class:`VecMaskCache`); batching the
+policy forward over more envs helps more than more processes do, so
+:class:`ShardedVecEnv` steps several envs in each worker process; ``torch_threads``
+defaults to 1 because more OpenMP threads spin against the env workers on shared cores.
+The rates reached are in the README's training section.
 """
 
 from __future__ import annotations
@@ -461,7 +459,8 @@ def configure_determinism(seed: int, torch_threads: int) -> None:
     Also turns off ``torch.distributions`` argument validation in this process: it is the
     check that raises the Simplex ``ValueError``, the guarded policy keeps every logit
     finite so it has nothing left to catch (non-finite weights are caught by
-    :class:`RobustMaskablePPO` instead), and it costs ~10-30 % of each policy forward.
+    :class:`RobustMaskablePPO` instead), and it re-checks every distribution built in each
+    policy forward.
     """
     th.set_num_threads(max(1, int(torch_threads)))
     th.use_deterministic_algorithms(True)

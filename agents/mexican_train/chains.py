@@ -12,8 +12,9 @@ exact depth-first search, memoized on ``(open end, tiles left)``, with three cut
   A branch whose bound cannot beat the best chain so far is skipped, and a node stops
   as soon as one of its chains reaches the bound (the tile count is still exact);
 * ``node_limit``: after that many expanded states a search keeps the best chain found so
-  far (anytime). Hands of the R4 tables (<= 15 tiles with double-12) need a few hundred
-  states at most; 25 random double-12 tiles need ~2k on average, rarely ~50k.
+  far (anytime). The default is well above what the hands of the R4 tables (at most 15
+  tiles with double-12) need; it bounds the rare searches over big hands (grown by draws
+  late in a round), which can expand far more states.
 
 "Longest" is the most tiles. Among chains of that length the search prefers more pips
 (the value a chain sheds safely) but, because of the bound cut, does not guarantee the

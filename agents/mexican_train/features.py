@@ -9,10 +9,10 @@
   - ``chain`` (one bit per tile id): the tiles of the longest chain the hand can lay on
     the seat's own train (:mod:`agents.mexican_train.chains`), the plan good players keep (``000``).
 
-Why: a multilayer perceptron over the raw vector imitates the planner poorly (measured:
-75 % of its real choices, and 18 pips a round worse than the planner it imitates) because
-the planner's choice rests on a longest-path search that an MLP cannot redo from the
-tile bits. With the search's result as an input the network starts from the planner's
+Why: a multilayer perceptron over the raw vector imitates the planner poorly (it misses
+many of its choices and plays clearly worse than the planner it imitates) because the
+planner's choice rests on a longest-path search that an MLP cannot redo from the tile
+bits. With the search's result as an input the network starts from the planner's
 play and learning is spent on when to deviate from it. The features are a function of
 the seat's own information only, so the learned policy stays an honest player.
 """

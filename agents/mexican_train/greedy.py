@@ -22,6 +22,12 @@ def value_table(max_pips: int, blank_penalty: bool) -> tuple[int, ...]:
     return tuple(tiles.tile_value(i, blank_penalty) for i in range(tiles.num_tiles))
 
 
+def greedy_key(value: int, own_train: bool) -> int:
+    """``greedy``'s preference for one play (higher is better): the tile's value (R2), then
+    the seat's own train. ``mc``'s greedy rollout policy ranks plays with it too."""
+    return value * 2 + own_train
+
+
 class GreedyAgent(Agent):
     """Lays the highest-value legal tile; own train on ties, then the lowest action id."""
 
@@ -36,13 +42,13 @@ class GreedyAgent(Agent):
         seat = decision.seat
         values = value_table(game.config.max_pips, game.config.blank_penalty)
         best = -1
-        best_key: tuple[int, int, int] | None = None
-        for a in legal:
+        best_key = -1
+        for a in legal:  # increasing: ties go to the lowest action id
             move = decision.to_move(a)
             if move >= game.draw:
                 continue
             tile, train = divmod(move, width)
-            k = (values[tile], train == seat, -a)
-            if best_key is None or k > best_key:
+            k = greedy_key(values[tile], train == seat)
+            if k > best_key:
                 best_key, best = k, a
         return int(best if best >= 0 else legal[0])

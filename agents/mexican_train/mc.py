@@ -7,19 +7,19 @@ For each decision with more than one legal action:
    the boneyard in random order) — a determinization;
 2. for each candidate action, copy that state, apply the candidate and play the rest of
    the ROUND with a fast default policy, straight on the rules core (no env, no
-   observation): ``chain`` (default, :class:`ChainPolicy`, the planner's plan in a few
-   bit operations per step) or ``greedy`` (the highest-value tile);
+   observation): ``chain`` (default, :class:`ChainPolicy`, the planner's ranking of plays
+   with a cheap chain-damage estimate) or ``greedy`` (the highest-value tile);
 3. score the round for this seat: the table's mean penalty minus its own (the zero-sum
    result), or its positive score minus the mean with ``positive_scoring``;
 4. choose the candidate with the best mean (ties: the lowest action id) — but with the
    planner as prior (default), its move stays unless the best beats it by more than ``z``
    standard errors of their paired differences.
 
-Why the prior: a round's result has a standard deviation of ~16-20 pips, and the paired
-difference of two candidates on one determinization hardly less (the games diverge after
-the first move: different draws, different blocks), while good and bad moves differ by a
-few pips. At ~100 rollouts per decision most gaps are noise; gating keeps the planner's
-sound default and takes the search's corrections where they are clear.
+Why the prior: a round's result varies far more from deal to deal than good and bad moves
+differ, and the paired difference of two candidates on one determinization hardly less
+(the games diverge after the first move: different draws, different blocks). With the
+rollouts a decision can afford, most gaps are noise; gating keeps the planner's sound
+default and takes the search's corrections where they are clear.
 
 Candidates are compared on the same determinizations (common random numbers; the rollout
 policies are deterministic), so their differences are not drowned in deal noise. The
@@ -42,14 +42,14 @@ from __future__ import annotations
 import math
 import time
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from agents.mexican_train.base import Agent, Decision
 from agents.mexican_train.chains import ChainSolver
-from agents.mexican_train.greedy import value_table
-from agents.mexican_train.planner import PlannerAgent
+from agents.mexican_train.greedy import greedy_key, value_table
+from agents.mexican_train.planner import PlannerAgent, lifts_marker, play_key, sheds
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import sample_state
 from mtrain_env.mexican_train.core.rules import MexicanTrain
@@ -67,15 +67,16 @@ _ROUND_OVER = Phase.ROUND_OVER
 def greedy_keys(config: GameConfig) -> tuple[tuple[int, ...], ...]:
     """Per seat, a key per absolute move for the greedy rollout policy (higher is better).
 
-    Value of the tile (R2, ``blank_penalty``) first, the seat's own train on ties, then the
-    lowest move id (``max`` keeps the first); DRAW and PASS rank below every play, so an R9
-    opening chain is never stopped early.
+    The ``greedy`` agent's :func:`~agents.mexican_train.greedy.greedy_key` (the tile's value,
+    R2 / ``blank_penalty``, then the seat's own train), then the lowest move id (``max``
+    keeps the first); DRAW and PASS rank below every play, so an R9 opening chain is never
+    stopped early.
     """
     values = value_table(config.max_pips, config.blank_penalty)
     width = config.num_trains
     out = []
     for seat in range(config.num_players):
-        keys = [values[m // width] * 2 + (m % width == seat) for m in range(config.draw_action)]
+        keys = [greedy_key(values[m // width], m % width == seat) for m in range(config.draw_action)]
         keys += [-1, -1]  # DRAW, PASS
         out.append(tuple(keys))
     return tuple(out)
@@ -102,30 +103,57 @@ class GreedyPolicy:
 
 
 class ChainPolicy:
-    """Rollout policy after the planner (:mod:`agents.mexican_train.planner`), cheap enough for rollouts.
+    """Rollout policy: the planner's choice (:mod:`agents.mexican_train.planner`), cheap enough for rollouts.
 
-    When a rollout starts, every seat's longest own-train chain is reserved
-    (:class:`agents.mexican_train.chains.ChainSolver`, a small node budget). Then each seat lays, by
-    preference: a follower on the double it just laid (R18); the heaviest tile if an
-    opponent holds 2 tiles or fewer; no double it cannot follow; a play that lifts its own
-    marker (R17); an unreserved tile (extra) off its own train; a reserved tile on its own
-    train; another own-train tile; a reserved tile elsewhere; more pips first within a
-    class. In the R9 opening it lays reserved tiles and stops when none fits.
-    Deterministic.
+    Plays are ranked by the planner's own :func:`~agents.mexican_train.planner.play_key`
+    (with its :func:`~agents.mexican_train.planner.sheds` and
+    :func:`~agents.mexican_train.planner.lifts_marker`); only the chain damage is
+    estimated instead of searched. When a rollout starts, every seat's longest own-train
+    chain is reserved (:class:`agents.mexican_train.chains.ChainSolver`, a small node
+    budget), and the damage of a play is read off that reservation (:attr:`DAMAGE`). In the
+    R9 opening a seat lays reserved tiles and stops when none fits. Ties go to the lowest
+    move id. Deterministic.
+
+    ``play_key`` is a sum of independent terms, one per criterion, so the terms are taken
+    from it once per config (:meth:`__init__`) and a rollout step adds up those of each
+    play instead of calling it.
     """
+
+    #: estimated chain damage by (on the own train, reserved tile): an extra laid elsewhere
+    #: costs nothing; the chain's next tile on the own train costs itself; another tile on
+    #: the own train moves its end off the chain; a reserved tile laid elsewhere cuts the
+    #: chain for good (the worst)
+    DAMAGE: ClassVar[dict[tuple[bool, bool], int]] = {
+        (False, False): 0,
+        (True, True): 1,
+        (True, False): 2,
+        (False, True): 3,
+    }
 
     def __init__(self, game: MexicanTrain, danger: int = 2) -> None:
         config = game.config
         self.game = game
         self.danger = danger
         self.solver = ChainSolver(config.tiles, config.blank_penalty, node_limit=500)
-        self.values = value_table(config.max_pips, config.blank_penalty)
+        self.values = values = value_table(config.max_pips, config.blank_penalty)
         self.multi_opening = config.multi_tile_opening
-        self.lift_matters = not config.marker_off_by_owner_play_anywhere
+        # the terms of play_key (see the class docstring)
+        zero = play_key(0, 0, 0, 0, 0, 0, 0)
+        self.covers_term = play_key(1, 0, 0, 0, 0, 0, 0) - zero
+        self.double_ok_term = play_key(0, 0, 1, 0, 0, 0, 0) - zero
+        self.lifts_term = play_key(0, 0, 0, 1, 0, 0, 0) - zero
+        self.shed_terms = tuple(play_key(0, v, 0, 0, 0, 0, 0) - zero for v in values)
+        #: per ``4 * tile + 2 * own + reserved``: the damage, off-own and value terms
+        self.tile_keys = tuple(
+            play_key(0, 0, 0, 0, self.DAMAGE[i >> 1 == 1, i & 1 == 1], i >> 1 == 0, v)
+            for v in values
+            for i in range(4)
+        )
 
     def rollout(self, s: GameState) -> None:
         """Play ``s`` to the end of its round (in place)."""
         game = self.game
+        config = game.config
         legal_moves = game.legal_moves
         apply = game.apply
         width = game.width
@@ -133,10 +161,14 @@ class ChainPolicy:
         pass_ = game.pass_
         match = game.tiles.match
         pairs = game.tiles.tiles
-        values = self.values
         danger = self.danger
-        lift_matters = self.lift_matters
         longest = self.solver.longest
+        tile_keys = self.tile_keys
+        shed_terms = self.shed_terms
+        covers_term = self.covers_term
+        double_ok_term = self.double_ok_term
+        lifts_term = self.lifts_term
+        bit_count = int.bit_count
         reserved = []
         for q in range(game.n):
             m = 0
@@ -150,7 +182,8 @@ class ChainPolicy:
                 continue
             p = s.current
             res = reserved[p]
-            if s.phase == Phase.OPENING and self.multi_opening:
+            phase = s.phase
+            if phase == Phase.OPENING and self.multi_opening:
                 pick = -1
                 for m in moves:
                     if m < draw and res >> (m // width) & 1:
@@ -162,29 +195,25 @@ class ChainPolicy:
                 continue
             hand = s.hands[p]
             owed = s.turn_doubles[-1] if s.owes and s.turn_doubles else -1
-            lift = lift_matters and s.markers[p]
-            shed = any(h.bit_count() <= danger for q, h in enumerate(s.hands) if q != p)
+            lift = lifts_marker(config, phase, s.markers[p])
+            shed = sheds(phase, map(bit_count, s.hands), p, danger)
             best = moves[0]
             best_key = -1
             for m in moves:
                 if m >= draw:
                     continue
                 t, tr = divmod(m, width)
-                a, b = pairs[t]
-                v = values[t]
-                key = v
+                own = tr == p
+                key = tile_keys[t << 2 | own << 1 | (res >> t & 1)]
                 if tr == owed:
-                    key |= 1 << 27
+                    key += covers_term
                 if shed:
-                    key |= v << 20
+                    key += shed_terms[t]
+                a, b = pairs[t]
                 if a != b or hand & ~(1 << t) & match[a]:
-                    key |= 1 << 19
-                if tr == p:
-                    if lift:
-                        key |= 1 << 11
-                    key |= (3 if res >> t & 1 else 2) << 8
-                else:
-                    key |= (4 if not res >> t & 1 else 1) << 8
+                    key += double_ok_term
+                if own and lift:
+                    key += lifts_term
                 if key > best_key:
                     best_key, best = key, m
             apply(s, best)

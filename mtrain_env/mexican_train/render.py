@@ -17,19 +17,6 @@ def _tile_text(a: int, b: int) -> str:
     return f"[{a}|{b}]"
 
 
-def oriented_train(game: MexicanTrain, s: GameState, t: int) -> list[tuple[int, int]]:
-    """Tiles of train ``t`` oriented from the station outward."""
-    out = []
-    end = s.engine
-    for i in s.trains[t]:
-        a, b = game.tiles.tiles[i]
-        if a != end:
-            a, b = b, a
-        out.append((a, b))
-        end = b
-    return out
-
-
 def render_text(game: MexicanTrain, s: GameState) -> str:
     """The table as text: station, trains with markers and pending doubles, counts, the hand on turn."""
     c = game.config
@@ -41,16 +28,17 @@ def render_text(game: MexicanTrain, s: GameState) -> str:
     head += f"  phase {s.phase.name.lower()}  boneyard {len(s.boneyard)}"
     lines.append(head)
     unsatisfied = s.pending + s.turn_doubles
+    next_double = game.double_to_satisfy(s)  # R20, R21
     for t in range(n + 1):
         name = "Mexican " if t == n else f"player_{t}"
-        tiles = " ".join(_tile_text(a, b) for a, b in oriented_train(game, s, t)) or "(not started)"
+        tiles = " ".join(_tile_text(a, b) for a, b in game.oriented_train(s, t)) or "(not started)"
         tags = []
         if t < n:
             if s.markers[t]:
                 tags.append("MARKER")
             tags.append(f"{s.hands[t].bit_count()} in hand")
         if t in unsatisfied:
-            tags.append("UNSATISFIED DOUBLE" + (" (next to satisfy)" if _is_head(game, s, t) else ""))
+            tags.append("UNSATISFIED DOUBLE" + (" (next to satisfy)" if t == next_double else ""))
         tag = f"  <{', '.join(tags)}>" if tags else ""
         lines.append(f"  {name:9s}: {tiles}{tag}")
     if s.phase < Phase.ROUND_OVER:
@@ -72,12 +60,6 @@ def render_text(game: MexicanTrain, s: GameState) -> str:
                 "  session totals " + ", ".join(f"player_{p}: {x:g}" for p, x in enumerate(s.scores))
             )
     return "\n".join(lines)
-
-
-def _is_head(game: MexicanTrain, s: GameState, t: int) -> bool:
-    if not s.pending or s.phase != Phase.NORMAL:
-        return False
-    return t == game.first_pending(s)
 
 
 def render_rgb(game: MexicanTrain, s: GameState) -> np.ndarray:

@@ -11,7 +11,7 @@ What the frame shows (public information only, plus the hand of the seat ON TURN
   (the half touching the previous tile on the left), wrapping into more rows and shrinking
   when a train grows long;
 * an unsatisfied double at a train's end glows orange; the one that must be satisfied
-  next (R20/R21, :func:`mtrain_env.mexican_train.render._is_head`) glows red and carries a ``!`` badge;
+  next (R20/R21, :meth:`MexicanTrain.double_to_satisfy`) glows red and carries a ``!`` badge;
 * at the bottom, the hand of the seat on turn only, its playable tiles underlined in
   green. Other hands and the boneyard order are never drawn. Once a round is over the
   panel shows the round's scores instead.
@@ -37,7 +37,6 @@ from PIL import Image, ImageDraw, ImageFont
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState, Phase
-from mtrain_env.mexican_train.render import _is_head, oriented_train
 from mtrain_env.tilegame.tiles import bits_list
 
 Color = tuple[int, int, int]
@@ -141,7 +140,7 @@ def _font(size: int) -> Font:
 def _text_sprite(text: str, size: int, color: Color, anchor: str) -> tuple[Image.Image, int, int]:
     """``text`` rendered once as an RGBA sprite, with its offset from the anchor point.
 
-    Rendering a string with FreeType costs ~1 ms; pasting a cached sprite ~0.05 ms, and most
+    Rendering a string with FreeType costs far more than pasting a cached sprite, and most
     strings (names, counts, labels) repeat from frame to frame.
     """
     font = _font(size)
@@ -338,12 +337,13 @@ class _Renderer:
         n = self.config.num_players
         unsatisfied = set(s.pending) | set(s.turn_doubles)
         on_turn = s.current if s.phase < Phase.ROUND_OVER else -1
+        next_double = game.double_to_satisfy(s)  # R20, R21
         for t in range(n + 1):
             y = self.layout.lane_y[t]
             if t < n:
                 self._plate_state(img, d, s, t, y, t == on_turn)
             open_double = t in unsatisfied
-            self._train(img, d, game, s, t, y, open_double, open_double and _is_head(game, s, t))
+            self._train(img, d, game, s, t, y, open_double, open_double and t == next_double)
         if s.phase < Phase.ROUND_OVER:
             self._hand_panel(img, d, game, s)
         else:
@@ -409,7 +409,7 @@ class _Renderer:
     ) -> None:
         lay = self.layout
         lane_h = lay.lane_h[t]
-        tiles = oriented_train(game, s, t)
+        tiles = game.oriented_train(s, t)
         if not tiles:
             _put_text(img, (lay.tiles_x + 6, y + lane_h / 2), "not started", SMALL, TEXT_DIM, "lm")
             return

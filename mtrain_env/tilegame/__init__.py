@@ -8,7 +8,7 @@ tile ids, bitmasks), :mod:`~mtrain_env.tilegame.validate` (config keyword checks
 
 Adapter pieces (PettingZoo / Gymnasium): :mod:`~mtrain_env.tilegame.aec` (the AEC env
 shared by every game, :class:`~mtrain_env.tilegame.aec.TileGameEnv`) and
-:mod:`~mtrain_env.tilegame.wrappers` (PettingZoo's classic wrappers).
+:mod:`~mtrain_env.tilegame.wrappers` (the classic wrappers, on PettingZoo's public API).
 
 This package imports no game: games import it.
 """

@@ -1,8 +1,8 @@
 """Pieces every AEC adapter of this package needs, independent of the game.
 
-* :class:`FastDiscrete`: ``Discrete`` with an O(1) ``contains`` for plain ints (PettingZoo's
-  ``AssertOutOfBoundsWrapper`` calls it on every step, and gymnasium's version costs more
-  than a whole game step).
+* :class:`FastDiscrete`: ``Discrete`` with an O(1) ``contains`` for plain ints (an
+  ``AssertOutOfBoundsWrapper`` checks actions against it, and gymnasium's version converts
+  every value through numpy).
 * :func:`coerce_action`: the one validation of an incoming action (type, then range).
 * :func:`rng_state` / :func:`rng_from_state`: a ``numpy.random.Generator`` as JSON and back,
   for ``state_dict``.
@@ -412,8 +412,9 @@ class TileGameEnv(AECEnv, EzPickle):
             "reward_mode": self.reward_mode,
             "rng": rng_state(self._rng),  # type: ignore[arg-type]
             "agents": list(self.agents),
-            "rewards": dict(self.rewards),
-            "cumulative_rewards": dict(self._cumulative_rewards),
+            # floats, whatever wrote them (PettingZoo's dead-step helper clears rewards to int 0)
+            "rewards": {a: float(r) for a, r in self.rewards.items()},
+            "cumulative_rewards": {a: float(r) for a, r in self._cumulative_rewards.items()},
             "terminations": dict(self.terminations),
             "truncations": dict(self.truncations),
             "agent_selection": self.agent_selection,
@@ -446,6 +447,10 @@ class TileGameEnv(AECEnv, EzPickle):
             value = e.get(key)
             if not isinstance(value, dict) or (set(value) != set(agents) and key != "rewards"):
                 raise ValueError(f"state dict 'env.{key}' must map every live agent")
+            if key.endswith("rewards"):
+                if not all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in value.values()):
+                    raise ValueError(f"state dict 'env.{key}' must hold numbers")
+                value = {a: float(r) for a, r in value.items()}
             books[key] = dict(value)
         round_result = e.get("round_result")
         if round_result is not None and not isinstance(round_result, dict):

@@ -1,54 +1,88 @@
-"""PettingZoo's classic-env wrappers, with O(1) access to the AEC bookkeeping attributes.
+"""The three wrappers PettingZoo's classic envs use, written on PettingZoo's public API.
 
-PettingZoo's ``BaseWrapper`` forwards every attribute through ``__getattr__``, so with the
-three classic wrappers each read of ``agent_selection``, ``terminations``... walks three
-failed lookups; in a fast env that costs more than the game itself (measured: the wrapped
-env ran at a third of the bare env's speed). These subclasses keep the wrappers'
-behaviour (they ARE the PettingZoo wrappers, ``isinstance`` holds) and only read the hot
-attributes straight from the unwrapped env, through C-level ``attrgetter`` properties,
-and give ``step``/``observe`` a fast path for the common case (a reset env, a live seat, a
-legal ``int`` action) that does exactly what the PettingZoo code does there; every other
-case goes through the PettingZoo code itself. They now add about 25k instructions to the
-bare env's 97k a step (``perf stat`` of ``mtrain_env.bench_speed --only env`` against
-``--only raw_env``).
+``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``
+behave exactly as PettingZoo's (same results, warnings and error messages; the test
+``tests/test_wrappers.py`` plays them step for step against the stock wrappers), but:
+
+* they rely only on PettingZoo's public surface: :class:`pettingzoo.utils.BaseWrapper`
+  (``env``, ``unwrapped``, the AEC methods), the AEC attributes of the env, the env-author
+  helpers of :class:`pettingzoo.AECEnv` that the stock wrappers call on the unwrapped env
+  (``_accumulate_rewards``, ``_deads_step_first``, ``_was_dead_step``; our envs already
+  use them) and ``EnvLogger`` for the stock messages; none reads another class's private
+  state, so a PettingZoo release that renames its wrappers' internals cannot break them;
+* ``BaseWrapper`` forwards every attribute through ``__getattr__``, one failed lookup per
+  layer: the attributes read on every step (``agent_selection``, ``agents``, ``rewards``,
+  ``terminations``, ``truncations``, ``infos``, ``_cumulative_rewards``) are read-only
+  properties that read the unwrapped env directly, so a wrapped step costs little more
+  than a bare one.
+
+They are not subclasses of PettingZoo's wrapper classes (``isinstance`` against those is
+false); they are ``BaseWrapper`` and ``AECEnv`` instances.
 """
 
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterator
 from typing import Any
 
 from gymnasium.spaces import Discrete
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+from pettingzoo.utils import BaseWrapper
+from pettingzoo.utils.env_logger import EnvLogger
 
+__all__ = ["AssertOutOfBoundsWrapper", "OrderEnforcingWrapper", "TerminateIllegalWrapper", "wrap"]
+
+#: AEC attributes read on every step, served from the unwrapped env
 _HOT = ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards")
 
+#: attributes ``OrderEnforcingWrapper`` refuses before ``reset()`` (PettingZoo's list)
+_NEEDS_RESET = frozenset(
+    ("rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents")
+)
 
-class _HotAttributes:
-    """Mixin: the hot AEC attributes read straight from the unwrapped env (read-only)."""
+
+class _Wrapper(BaseWrapper):
+    """``BaseWrapper`` whose hot AEC attributes read ``self._raw`` (the unwrapped env) directly."""
 
     _raw: Any
 
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+    def __str__(self) -> str:
+        return str(self.env)  # as PettingZoo's classic wrappers: the env's name
+
 
 for _name in _HOT:
-    setattr(_HotAttributes, _name, property(operator.attrgetter(f"_raw.{_name}")))
+    setattr(_Wrapper, _name, property(operator.attrgetter(f"_raw.{_name}")))
 
 
-class _NotReset:
-    """Stands in for the env until ``reset()``: every read fails, so ``OrderEnforcingWrapper``
-    raises its "cannot be accessed before reset" error, as PettingZoo promises."""
+class TerminateIllegalWrapper(_Wrapper):
+    """An illegal move (by the action mask) ends the game: the mover gets ``illegal_reward``,
+    every other seat 0, and every agent is terminated and truncated.
 
-    def __getattr__(self, name: str) -> Any:
-        raise AttributeError(name)
+    The mask is the one of the last observation of the agent on turn (observed by ``step``
+    itself if the agent was not observed since the last step): ``observation["action_mask"]``
+    for a dict observation, else ``info["action_mask"]``.
 
-
-class TerminateIllegalWrapper(_HotAttributes, wrappers.TerminateIllegalWrapper):
-    __doc__ = wrappers.TerminateIllegalWrapper.__doc__
+    Args:
+        illegal_reward: the offender's reward.
+    """
 
     def __init__(self, env: AECEnv, illegal_reward: float) -> None:
-        self._raw = env.unwrapped
-        super().__init__(env, illegal_reward)
+        super().__init__(env)
+        self._illegal_value = illegal_reward
+        self._prev_obs: Any = None
+        self._prev_info: Any = None
+        self._terminated = False  # the game was ended by an illegal move
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._terminated = False
+        self._prev_obs = None
+        self._prev_info = None
+        self.env.reset(seed=seed, options=options)
 
     def observe(self, agent: Any) -> Any:
         obs = self.env.observe(agent)
@@ -61,61 +95,162 @@ class TerminateIllegalWrapper(_HotAttributes, wrappers.TerminateIllegalWrapper):
     def step(self, action: Any) -> None:
         raw = self._raw
         agent = raw.agent_selection
+        if self._prev_obs is None:
+            self.observe(agent)
         obs = self._prev_obs
-        if (
-            isinstance(obs, dict)
-            and not self._terminated
-            and not raw.terminations[agent]
-            and not raw.truncations[agent]
-            and type(action) is int
-            and obs["action_mask"][action]
-        ):  # a legal action of a live seat: PettingZoo's code only forwards it
-            self._prev_obs = None
-            self._prev_info = None
-            self.env.step(action)
+        if isinstance(obs, dict):
+            assert "action_mask" in obs, (
+                f"`action_mask` not found in dictionary observation: {obs}. Action mask must either "
+                "be in `observation['action_mask']` or `info['action_mask']` to use TerminateIllegalWrapper."
+            )
+            mask = obs["action_mask"]
         else:
-            super().step(action)
+            info = self._prev_info
+            assert info is not None
+            assert "action_mask" in info, (
+                f"`action_mask` not found in info for non-dictionary observation: {info}. Action mask "
+                "must either be in observation['action_mask'] or info['action_mask'] to use "
+                "TerminateIllegalWrapper."
+            )
+            mask = info["action_mask"]
+        self._prev_obs = None
+        self._prev_info = None
+        dead = raw.terminations[agent] or raw.truncations[agent]
+        if dead and self._terminated:
+            raw._was_dead_step(action)
+        elif not dead and not mask[action]:
+            EnvLogger.warn_on_illegal_move()
+            raw._cumulative_rewards[agent] = 0
+            raw.terminations = dict.fromkeys(raw.agents, True)
+            raw.truncations = dict.fromkeys(raw.agents, True)
+            raw.rewards = dict.fromkeys(raw.truncations, 0)
+            raw.rewards[agent] = float(self._illegal_value)
+            raw._accumulate_rewards()
+            raw._deads_step_first()
+            self._terminated = True
+        else:
+            self.env.step(action)
 
 
-class AssertOutOfBoundsWrapper(_HotAttributes, wrappers.AssertOutOfBoundsWrapper):
-    __doc__ = wrappers.AssertOutOfBoundsWrapper.__doc__
+class AssertOutOfBoundsWrapper(_Wrapper):
+    """Asserts that the action is in the action space (``None`` only for a dead agent)."""
 
     def __init__(self, env: AECEnv) -> None:
-        self._raw = env.unwrapped
+        assert isinstance(env, AECEnv), "AssertOutOfBoundsWrapper is only compatible with AEC environments"
         super().__init__(env)
-        space = env.action_space(env.possible_agents[0])
-        self._num_actions = int(space.n) if isinstance(space, Discrete) and space.start == 0 else -1
+        # ``Discrete(n).contains`` of a Python int is ``0 <= x < n``: checked inline when every
+        # agent has that same space
+        spaces = [env.action_space(a) for a in env.possible_agents]
+        first = spaces[0] if spaces else None
+        same = isinstance(first, Discrete) and int(first.start) == 0 and all(sp == first for sp in spaces)
+        self._num_actions = int(first.n) if same and first is not None else -1
 
     def step(self, action: Any) -> None:
-        # Discrete(n).contains(x) for a Python int x is exactly 0 <= x < n
-        if type(action) is int and 0 <= action < self._num_actions:
-            self.env.step(action)
-        else:
-            super().step(action)
+        if not (type(action) is int and 0 <= action < self._num_actions):
+            raw = self._raw
+            agent = raw.agent_selection
+            assert (
+                action is None and (raw.terminations[agent] or raw.truncations[agent])
+            ) or self.action_space(agent).contains(action), "action is not in action space"
+        self.env.step(action)
 
 
-class OrderEnforcingWrapper(_HotAttributes, wrappers.OrderEnforcingWrapper):
-    __doc__ = wrappers.OrderEnforcingWrapper.__doc__
+class _NotReset:
+    """Stands in for the unwrapped env until ``reset()``: every read fails, so the wrapper's
+    ``__getattr__`` answers with the "cannot be accessed before reset" error."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(name)
+
+
+class OrderEnforcingWrapper(_Wrapper):
+    """Checks that the AEC API is used in order.
+
+    * ``AttributeError`` when ``rewards``, ``terminations``, ``truncations``, ``infos``,
+      ``agent_selection``, ``num_agents`` or ``agents`` is read before ``reset()``;
+    * ``AssertionError`` when ``render()``, ``step()``, ``observe()``, ``state()`` or
+      ``agent_iter()`` is called before ``reset()``, and when a loop over ``agent_iter()``
+      goes on without a ``step()``;
+    * a warning when ``step()`` is called once no agent is left.
+    """
 
     def __init__(self, env: AECEnv) -> None:
-        self._raw = _NotReset()
+        assert isinstance(env, AECEnv), "OrderEnforcingWrapper is only compatible with AEC environments"
+        self._has_reset = False
+        self._has_updated = False  # a step or reset happened since agent_iter's last agent
         super().__init__(env)
+        self._raw = _NotReset()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _NEEDS_RESET and not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return super().__getattr__(name)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        super().reset(seed=seed, options=options)
+        self._has_reset = True
+        self._has_updated = True
+        self.env.reset(seed=seed, options=options)
         self._raw = self.env.unwrapped
 
     def step(self, action: Any) -> None:
-        if self._has_reset and self._raw.agents:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self._raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
             self._has_updated = True
             self.env.step(action)
-        else:
-            super().step(action)
 
     def observe(self, agent: Any) -> Any:
-        if self._has_reset:
-            return self.env.observe(agent)
-        return super().observe(agent)
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.observe(agent)
+
+    def render(self) -> Any:
+        if not self._has_reset:
+            EnvLogger.error_render_before_reset()
+        return self.env.render()
+
+    def state(self) -> Any:
+        if not self._has_reset:
+            EnvLogger.error_state_before_reset()
+        return self.env.state()
+
+    def agent_iter(self, max_iter: int = 2**63) -> _OrderEnforcingIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _OrderEnforcingIterable(self, max_iter)
+
+
+class _OrderEnforcingIterable:
+    """``agent_iter()``: each ``iter()`` starts a fresh count of ``max_iter`` agents."""
+
+    def __init__(self, env: OrderEnforcingWrapper, max_iter: int) -> None:
+        self.env = env
+        self.max_iter = max_iter
+
+    def __iter__(self) -> _OrderEnforcingIterator:
+        return _OrderEnforcingIterator(self.env, self.max_iter)
+
+
+class _OrderEnforcingIterator(Iterator[Any]):
+    """The agent on turn while agents are left, at most ``max_iter`` times; asserts that the
+    loop stepped (or reset) the env since the previous agent."""
+
+    def __init__(self, env: OrderEnforcingWrapper, max_iter: int) -> None:
+        self.env = env
+        self.iters_til_term = max_iter
+
+    def __next__(self) -> Any:
+        env = self.env
+        if not env.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        agent = env.agent_selection
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return agent
 
 
 def wrap(env: AECEnv, illegal_reward: float = -1.0) -> AECEnv:

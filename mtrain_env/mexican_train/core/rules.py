@@ -17,7 +17,7 @@ import numpy as np
 
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.dealing import Deal, random_deal
-from mtrain_env.mexican_train.core.scoring import positive_scores
+from mtrain_env.mexican_train.core.scoring import positive_scores, zero_scores
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.tilegame.tiles import bits_list
 
@@ -71,6 +71,7 @@ class MexicanTrain:
     ) -> GameState:
         """A fresh episode at round 0, dealt from ``rng`` (or from ``deal``)."""
         s = GameState(self.n)
+        s.scores = zero_scores(self.config)
         s.seat_offset = 0 if first_player is None else first_player
         s.first_player_forced = first_player is not None
         self.start_round(s, rng, deal)
@@ -182,6 +183,27 @@ class MexicanTrain:
         """The train whose unsatisfied double is satisfied first (R21: in the order played;
         ``satisfy_in_reverse_order``: the last one first). Needs ``s.pending``."""
         return s.pending[-1] if self._reverse else s.pending[0]
+
+    def double_to_satisfy(self, s: GameState) -> int:
+        """The train whose unsatisfied double the next tile must go on (R20, R21), or -1.
+
+        Pending doubles bind from the end of the opening (R13) until the round ends.
+        """
+        return self.first_pending(s) if s.pending and s.phase == NORMAL else -1
+
+    def oriented_train(self, s: GameState, t: int) -> list[tuple[int, int]]:
+        """The tiles of train ``t`` from the station outward, each as ``(inner, outer)`` pips:
+        the inner half matches the open end before it (R7), the first one the engine."""
+        tiles = self.tiles.tiles
+        out = []
+        end = s.engine
+        for i in s.trains[t]:
+            a, b = tiles[i]
+            if a != end:
+                a, b = b, a
+            out.append((a, b))
+            end = b
+        return out
 
     def _may_draw(self, s: GameState) -> bool:
         """R16: one draw per owed tile; ``draw_until_engine_match`` draws on without a train."""
@@ -375,10 +397,11 @@ class MexicanTrain:
         c = self.config
         s.blocked = blocked
         penalties = [self.tiles.hand_value(h, c.blank_penalty) for h in s.hands]
+        round_score: list[float]
         if c.positive_scoring:
             round_score = positive_scores(penalties, [not h for h in s.hands])
         else:
-            round_score = [float(x) for x in penalties]
+            round_score = list(penalties)  # R24: pips, whole numbers
         s.round_scores.append(round_score)
         s.scores = [a + b for a, b in zip(s.scores, round_score, strict=True)]
         s.phase = GAME_OVER if s.round_index + 1 >= c.rounds else ROUND_OVER

@@ -1,8 +1,25 @@
-"""Scoring (R24) and session results (R25): round scores, ranking and tie-breaks."""
+"""Scoring (R24) and session results (R25): round scores, ranking and tie-breaks.
+
+Score types are fixed by the config: pip scores (R24) are ``int``; ``positive_scoring``
+scores are ``float`` from the start of the episode, since tied winners split a pot that
+need not divide evenly. A snapshot keeps them so (:func:`score_type`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from mtrain_env.mexican_train.core.config import GameConfig
+
+
+def score_type(config: GameConfig) -> type:
+    """``float`` under ``positive_scoring`` (shared pots), else ``int`` (pips, R24)."""
+    return float if config.positive_scoring else int
+
+
+def zero_scores(config: GameConfig) -> list[float]:
+    """The session totals before any round is scored, typed as :func:`score_type`."""
+    return [score_type(config)(0)] * config.num_players
 
 
 def positive_scores(penalties: Sequence[int], went_out: Sequence[bool]) -> list[float]:

@@ -6,10 +6,12 @@ the rule) on anything inconsistent, so a corrupt dict never half-loads.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.rules import MexicanTrain
+from mtrain_env.mexican_train.core.scoring import score_type
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.tilegame.deal import tile_from_json
 from mtrain_env.tilegame.snapshot import req, req_bools, req_int
@@ -23,17 +25,8 @@ def _train_ref(config: GameConfig, t: int) -> int | str:
     return MEXICAN if t == config.mexican else t
 
 
-def _oriented(game: MexicanTrain, s: GameState, train: list[int]) -> list[list[int]]:
-    tiles = game.tiles
-    out = []
-    end = s.engine
-    for i in train:
-        a, b = tiles.tiles[i]
-        if a != end:
-            a, b = b, a
-        out.append([a, b])
-        end = b
-    return out
+def _oriented(game: MexicanTrain, s: GameState, t: int) -> list[list[int]]:
+    return [[a, b] for a, b in game.oriented_train(s, t)]
 
 
 def _pips(mask: int) -> list[int]:
@@ -57,8 +50,8 @@ def state_to_dict(game: MexicanTrain, s: GameState) -> dict[str, Any]:
         "current_player": s.current,
         "hands": [[list(tiles[i]) for i in bits_list(h)] for h in s.hands],
         "boneyard": [list(tiles[i]) for i in reversed(s.boneyard)],
-        "trains": [_oriented(game, s, s.trains[p]) for p in range(c.num_players)],
-        "mexican_train": _oriented(game, s, s.trains[c.mexican]),
+        "trains": [_oriented(game, s, p) for p in range(c.num_players)],
+        "mexican_train": _oriented(game, s, c.mexican),
         "markers": list(s.markers),
         "pending_doubles": [_train_ref(c, t) for t in s.pending],
         "turn_doubles": [_train_ref(c, t) for t in s.turn_doubles],
@@ -88,6 +81,19 @@ def _pip_mask(config: GameConfig, values: Any, key: str) -> int:
             raise ValueError(f"state dict {key!r}: {v!r} is not a pip value (R1)")
         m |= 1 << v
     return m
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _score(config: GameConfig, x: float, key: str) -> float:
+    """A saved score as its config's type (:func:`score_type`): pip scores are whole (R24)."""
+    if score_type(config) is float:
+        return float(x)
+    if not math.isfinite(x) or x != int(x):
+        raise ValueError(f"R24: state dict {key!r} holds {x!r}, pip scores are whole numbers")
+    return int(x)
 
 
 def _train_index(config: GameConfig, ref: Any, key: str) -> int:
@@ -200,13 +206,13 @@ def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
     for r in round_scores:
         if not isinstance(r, list) or len(r) != n:
             raise ValueError(f"state dict 'round_scores' rows must hold {n} scores")
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in r):
+        if not all(_is_number(x) for x in r):
             raise TypeError("state dict 'round_scores' must hold numbers")
-    s.round_scores = [[float(x) for x in r] for r in round_scores]
     scores = req(d, "scores", list)
-    if len(scores) != n or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in scores):
+    if len(scores) != n or not all(_is_number(x) for x in scores):
         raise ValueError(f"state dict 'scores' must hold {n} numbers")
-    s.scores = [float(x) for x in scores]
+    s.round_scores = [[_score(c, x, "round_scores") for x in r] for r in round_scores]
+    s.scores = [_score(c, x, "scores") for x in scores]
     totals = [sum(r[p] for r in s.round_scores) for p in range(n)]
     if any(abs(a - b) > 1e-6 for a, b in zip(totals, s.scores, strict=True)):
         raise ValueError("R25: 'scores' must be the sum of 'round_scores'")

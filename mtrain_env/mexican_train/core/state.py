@@ -86,8 +86,10 @@ class GameState:
         self.voids: list[int] = [0] * n  #: per seat, pip bitmask it has shown it lacks (public)
         self.pre_draw_voids: list[int] = [0] * n  #: voids of the hand before an unrevealed draw
         self.blocked = False  #: the round ended blocked (R23)
-        self.round_scores: list[list[float]] = []  #: per finished round, the score of each seat
-        self.scores: list[float] = [0] * n  #: cumulative score per seat (R24, R25)
+        #: per finished round, the score of each seat: ints (pips, R24), floats under
+        #: ``positive_scoring`` (:func:`~mtrain_env.mexican_train.core.scoring.score_type`)
+        self.round_scores: list[list[float]] = []
+        self.scores: list[float] = [0] * n  #: cumulative score per seat (R24, R25), typed alike
         self.history_len = 0  #: actions applied this episode
 
     def copy(self) -> GameState:
