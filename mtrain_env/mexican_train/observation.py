@@ -165,7 +165,10 @@ class ObservationEncoder:
                 rest |= 1 << (o_double + rel[t])
             for t in s.turn_doubles:
                 rest |= 1 << (o_double + rel[t])
-            if s.pending and s.phase == NORMAL:  # binding from the end of the opening (R13, R20)
+            # MexicanTrain.double_to_satisfy inline (this runs on every observation; the
+            # reference encoder in tests/test_observation_reference.py checks it): binding
+            # from the end of the opening (R13, R20)
+            if s.pending and s.phase == NORMAL:
                 rest |= 1 << (self._o_pfirst + rel[self._first_pending(s)])
                 pending_count = len(s.pending)
         real.append(pending_count)
