@@ -2,7 +2,7 @@
 
 * ``"env"``: the env's observation vector, as is.
 * ``"planner"``: the env's vector plus two "advice" views computed from the same
-  leak-free :class:`~agents.base.Decision` (public table + own hand, nothing hidden):
+  leak-free :class:`~agents.mexican_train.base.Decision` (public table + own hand, nothing hidden):
 
   - ``planner_choice`` (one-hot over the action space): the action the ``planner``
     baseline would take now (all zero when the seat is not on turn);
