@@ -7,7 +7,34 @@ they import only when run. The ``mtrain`` program itself is :mod:`training.app`.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """An argparse ``type``: an int >= ``low`` (the error names the bound and the value)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an int >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an int >= {low}, got {value}")
+        return value
+
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """An argparse ``type``: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text}")
+    return value
 
 
 def bench_speed(args: argparse.Namespace) -> int:
@@ -34,8 +61,10 @@ def register(subparsers: Any) -> None:
         description="Random legal games through the env, its rules core and OpenSpiel, timed in "
         "interleaved slices; prints steps/s and the ratios.",
     )
-    p.add_argument("--seconds", type=float, default=30.0, help="total CPU seconds per contender")
-    p.add_argument("--slices", type=int, default=30, help="interleaved measurements per contender")
+    p.add_argument("--seconds", type=positive_float, default=30.0, help="total CPU seconds per contender")
+    p.add_argument(
+        "--slices", type=int_at_least(1), default=30, help="interleaved measurements per contender"
+    )
     p.set_defaults(func=bench_speed)
     p = subparsers.add_parser(
         "block-crosscheck",
@@ -43,7 +72,7 @@ def register(subparsers: Any) -> None:
         description="Same deals and same random moves in both engines; every legal-move set and "
         "final pip count is compared. Exit status 1 on an unexplained difference.",
     )
-    p.add_argument("--hands", type=int, default=5000, help="hands to compare")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--hands", type=int_at_least(1), default=5000, help="hands to compare")
+    p.add_argument("--seed", type=int_at_least(0), default=0)
     p.add_argument("--players", type=int, choices=(2, 4), default=4)
     p.set_defaults(func=block_crosscheck)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import types
 from collections.abc import Sequence
+from typing import NoReturn
 
 from agents import cli as agents_cli
 from mtrain_env import cli as env_cli
@@ -43,16 +45,28 @@ def plain(text: str) -> str:
     return text.replace("``", "")
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """A bad command line gets one line naming the problem (and exit status 2), not a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
+def _one_line_errors(parser: argparse.ArgumentParser) -> None:
+    """Give a command's parser the one-line errors of :class:`_OneLineErrors` (unless it has its own)."""
+    if "error" not in vars(parser):
+        parser.error = types.MethodType(_OneLineErrors.error, parser)  # type: ignore[method-assign]
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``mtrain`` parser with every layer's commands."""
-    parser = argparse.ArgumentParser(
-        prog="mtrain", description=DESCRIPTION, formatter_class=_CommandListFormatter
-    )
+    parser = _OneLineErrors(prog="mtrain", description=DESCRIPTION, formatter_class=_CommandListFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
     agents_cli.register(sub)
     training_cli.register(sub)
     env_cli.register(sub)
     for command in sub.choices.values():
+        _one_line_errors(command)
         if command.description:
             command.description = plain(command.description)
     return parser

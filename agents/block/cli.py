@@ -11,6 +11,9 @@ from typing import Any
 
 from agents.block import make_agent
 from agents.play import Step, play_until
+from agents.registry import agent_names
+from mtrain_env.block.core.config import PRESETS
+from mtrain_env.cli import int_at_least
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -51,9 +54,11 @@ def register(subparsers: Any) -> None:
         description="Play one seeded hand (or a whole match) of partnership block dominoes between "
         "random players and print the table after every move.",
     )
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--seed", type=int_at_least(0), default=7)
     p.add_argument("--players", type=int, choices=(2, 4), default=4)
-    p.add_argument("--rules", default="001", help="preset: 001 (default) or openspiel")
+    p.add_argument(
+        "--rules", choices=sorted(PRESETS), default="001", help="preset: 001 (default) or openspiel"
+    )
     p.add_argument("--match", action="store_true", help="play a whole match to 100 (B13)")
     p.set_defaults(func=demo)
     p = subparsers.add_parser(
@@ -62,8 +67,15 @@ def register(subparsers: Any) -> None:
         description="Every two agents meet in duplicate matches, each playing both seats of a pair; "
         "prints net points per hand and match win rates with 95% intervals.",
     )
-    p.add_argument("--hands", type=int, default=2000, help="hands per meeting")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--hands", type=int_at_least(1), default=2000, help="hands per meeting")
+    p.add_argument("--seed", type=int_at_least(0), default=0)
     p.add_argument("--players", type=int, choices=(2, 4), default=4)
-    p.add_argument("--agents", nargs="+", default=None, help="default: random greedy classic")
+    p.add_argument(
+        "--agents",
+        nargs="+",
+        choices=agent_names("block"),
+        default=None,
+        metavar="AGENT",
+        help=f"two or more of {', '.join(agent_names('block'))} (default: all three)",
+    )
     p.set_defaults(func=bench)

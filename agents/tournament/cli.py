@@ -26,6 +26,7 @@ from typing import Any
 from agents.tournament.games import GAMES, make_game_config
 from agents.tournament.harness import AgentSpec, Plan, TournamentConfig, make_plan, parse_param
 from agents.tournament.results import ConfigMismatchError
+from mtrain_env.cli import int_at_least
 
 GAME_NAMES = tuple(GAMES)
 
@@ -72,9 +73,9 @@ def register(subparsers: Any) -> None:
     rounds = p.add_mutually_exclusive_group()
     rounds.add_argument("--rounds", type=int, default=None, help="rounds per game (default 1)")
     rounds.add_argument("--session", action="store_true", help="full sessions: max_pips + 1 rounds (R25)")
-    p.add_argument("--deals", type=int, default=100, help="duplicate deals (each played P times)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=1, help="processes (0 = every core)")
+    p.add_argument("--deals", type=int_at_least(0), default=100, help="duplicate deals (each played P times)")
+    p.add_argument("--seed", type=int_at_least(0), default=0)
+    p.add_argument("--workers", type=int_at_least(0), default=1, help="processes (0 = every core)")
     p.add_argument("--out", required=True, help="output directory (resumed when it holds this run)")
     p.add_argument("--lineup", nargs="+", default=None, metavar="LABEL", help="agent label for each seat")
     p.add_argument(
@@ -86,6 +87,14 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=bench)
 
 
+class OptionError(ValueError):
+    """A bad value of one command-line option (``option`` names it)."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
 def game_from_args(args: argparse.Namespace) -> Any:
     """The frozen game config of ``--game`` and its rule options (raises naming the option)."""
     flags: dict[str, Any] = {}
@@ -93,7 +102,7 @@ def game_from_args(args: argparse.Namespace) -> Any:
         name, eq, value = item.partition("=")
         if args.game == "mexican_train":
             if eq and value.lower() not in ("true", "false", "1", "0"):
-                raise ValueError(f"--flag {item!r}: the value must be true or false")
+                raise OptionError("--flag", f"{item!r}: the value must be true or false")
             flags[name] = not eq or value.lower() in ("true", "1")
         else:
             flags[name] = parse_param(item)[1] if eq else True
@@ -109,7 +118,7 @@ def game_from_args(args: argparse.Namespace) -> Any:
             if value is not None
         ]
         if given:
-            raise ValueError(f"{', '.join(given)}: not an option of --game block (double-6, 7 tiles, B1-B3)")
+            raise OptionError(given[0], "not an option of --game block (double-6, 7 tiles, B1-B3)")
         return make_game_config("block", num_players=args.players, rules=args.rules or "001", **flags)
     max_pips = 12 if args.max_pips is None else args.max_pips
     return make_game_config(
@@ -123,8 +132,8 @@ def game_from_args(args: argparse.Namespace) -> Any:
     )
 
 
-def config_from_args(args: argparse.Namespace) -> TournamentConfig:
-    """The :class:`TournamentConfig` of parsed ``bench`` arguments."""
+def config_from_args(args: argparse.Namespace, game: Any = None) -> TournamentConfig:
+    """The :class:`TournamentConfig` of parsed ``bench`` arguments (``game``: already built)."""
     specs = [AgentSpec.parse(text) for text in args.agents]
     for item in args.agent_param:
         target, dot, rest = item.partition(".")
@@ -138,7 +147,7 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
             specs[i] = AgentSpec(specs[i].name, {**specs[i].params, key: value}, specs[i].label)
     return TournamentConfig(
         agents=specs,
-        game=game_from_args(args),
+        game=game if game is not None else game_from_args(args),
         deals=args.deals,
         seed=args.seed,
         lineup=args.lineup,
@@ -149,6 +158,42 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
         progress=not args.no_progress,
         plots=not args.no_plots,
     )
+
+
+#: words of a game-configuration error -> the option it is about (first match wins)
+_GAME_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("num_players", "--players"),
+    ("R3", "--players"),
+    ("max_pips", "--max-pips"),
+    ("hand_size", "--hand-size"),
+    ("R4", "--hand-size"),
+    ("R25", "--rounds"),
+    ("rules", "--rules"),
+)
+
+
+def _game_option(message: str) -> str:
+    """The option a game-configuration error is about (``--flag`` for the rule flags)."""
+    return next((option for word, option in _GAME_OPTIONS if word in message), "--flag")
+
+
+def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
+    """Config and plan of parsed arguments; :class:`OptionError` naming the option at fault."""
+    try:
+        game = game_from_args(args)
+    except OptionError:
+        raise
+    except (ValueError, TypeError) as err:
+        raise OptionError(_game_option(str(err)), str(err)) from None
+    try:
+        config = config_from_args(args, game)
+    except (ValueError, TypeError) as err:
+        raise OptionError("--agent-param" if "--agent-param" in str(err) else "--agents", str(err)) from None
+    try:
+        plan = make_plan(config)  # builds every agent once: unknown names and parameters fail here
+    except (ValueError, TypeError) as err:
+        raise OptionError("--lineup" if "lineup" in str(err) else "--agents", str(err)) from None
+    return config, plan
 
 
 def seating_note(plan: Plan) -> str | None:
@@ -169,10 +214,9 @@ def bench(args: argparse.Namespace) -> int:
     from agents.tournament import run_tournament
 
     try:
-        config = config_from_args(args)
-        plan = make_plan(config)  # validates rules, agents and params before any file is touched
-    except (ValueError, TypeError) as err:
-        print(f"mtrain bench: invalid configuration: {err}", file=sys.stderr)
+        config, plan = checked_config(args)  # everything validated before any file is touched
+    except OptionError as err:
+        print(f"mtrain bench: {err.option}: {err}", file=sys.stderr)
         return 2
     note = seating_note(plan)
     if note is not None:
