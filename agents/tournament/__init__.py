@@ -25,10 +25,12 @@ Command line: ``mtrain bench --agents greedy random --players 4 --deals 500 --se
 :mod:`agents.tournament.cli`).
 
 Files in ``out_dir``: ``results.csv`` (one row per seat per round, see
-:class:`~agents.tournament.harness.Row`), ``run.json`` (the run's identity, checked on
-resume), ``summary.json``, ``table.txt``, ``ratings.csv`` (mu/sigma after every game),
-``penalty.png`` and ``rating.png``. Seating, seeding and resume:
-:mod:`agents.tournament.harness`; statistics: :mod:`agents.tournament.stats`; ratings:
+:class:`~agents.tournament.results.Row`) and ``results.sha256`` (a checksum per deal),
+``run.json`` (the run's identity, checked on resume), ``summary.json``, ``table.txt``,
+``ratings.csv`` (mu/sigma after every game), ``penalty.png`` and ``rating.png``. Play and
+resume: :mod:`agents.tournament.harness`; seats and seeds: :mod:`agents.tournament.seating`;
+the results file and its checks: :mod:`agents.tournament.results`; each game's part:
+:mod:`agents.tournament.games`; statistics: :mod:`agents.tournament.stats`; ratings:
 :mod:`agents.tournament.rating`.
 """
 

@@ -1,7 +1,7 @@
-"""Duplicate-deal tournaments: seating, seeding, play, and resumable result files.
+"""Duplicate-deal tournaments: the run's plan, playing deals (on workers), and resume.
 
-The unit of work is one **deal**: a seeded random deal of round 0 (R4, R5, R8) and a
-first player (R6), replayed once per **game** with the agents rotated around the table,
+The unit of work is one **deal**: a seeded random deal of round 0 (Mexican Train: R4, R5,
+R8 and a first player, R6; block dominoes: B3-B5), replayed once per **game** with the agents rotated around the table,
 so that every agent plays every hand from every seat. In each game seat ``s`` of
 rotation ``r`` holds ``lineup[(s - r) mod P]``; the hands (and the opener) stay with the
 seats, so across the rotations each hand is played by each agent of the lineup. A
@@ -21,9 +21,9 @@ period (``a b a b``: 2), since further rotations would repeat the same seating.
   or the order in which deals finish.
 * **Resume**: ``run.json`` holds the run's identity (resolved game config, agents and
   their ``params()``, lineups, seed); ``results.csv`` gets one block of rows per finished
-  deal (one ``write``, then ``flush`` + ``fsync``), in deal order. A restart keeps the
-  complete deals, drops a partial one, and plays only the missing deal ids; a different
-  configuration is refused. ``deals`` is not part of the identity: rerunning with a larger
+  deal, in deal order, each followed by its checksum (:mod:`agents.tournament.results`).
+  A restart keeps the verified deals, drops one cut short by a kill, and plays only the
+  missing deal ids; a different configuration or a damaged file is refused. ``deals`` is not part of the identity: rerunning with a larger
   ``deals`` extends a finished run.
 """
 
