@@ -10,8 +10,9 @@ period (``a b a b``: 2), since further rotations would repeat the same seating.
 
 * **Lineups**: with ``|A| <= P`` agents the seats are filled by cycling the agent list
   (``a b a b`` for two agents and four seats); with ``|A| > P`` every ``P``-subset of the
-  agents is a lineup (each deal is then played ``C(|A|, P) * P`` times); a user lineup
-  (agent labels, one per seat) replaces both.
+  agents is a lineup (each deal is then played ``C(|A|, P) * P`` times); in a partnership
+  game partners are the same agent and every two agents meet as ``a b a b``; a user lineup
+  (agent labels, one per seat) replaces these.
 * **Sessions** (``rounds_per_game > 1``, R25): round 0 comes from our deal; the later
   rounds are dealt by the env from its own generator, seeded per deal and identical for
   every rotation, so the whole session is duplicated (the env draws from that generator
