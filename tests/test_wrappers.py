@@ -307,3 +307,57 @@ def test_wrapped_env_pickles(reset_first: bool) -> None:
     env.step(action)
     clone.step(action)
     assert _snapshot(clone) == _snapshot(env)
+
+
+class _TinyEnv(AECEnv):
+    """A minimal AEC env without ``check_action``: two agents, ``Discrete(3)``, action 2 illegal."""
+
+    metadata = {"name": "tiny_v0"}  # noqa: RUF012 - PettingZoo's class attribute
+
+    def __init__(self) -> None:
+        super().__init__()
+        from gymnasium import spaces
+
+        self.possible_agents = ["a", "b"]
+        self.action_spaces = dict.fromkeys(self.possible_agents, spaces.Discrete(3))
+        mask = spaces.Box(0, 1, (3,), dtype=np.int8)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, spaces.Dict({"action_mask": mask}))
+
+    def observation_space(self, agent: str) -> Any:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> Any:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = "a"
+
+    def observe(self, agent: str) -> Any:
+        return {"action_mask": np.array([1, 1, 0], dtype=np.int8)}
+
+    def step(self, action: Any) -> None:
+        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+            self._was_dead_step(action)
+            return
+        self.agent_selection = "b" if self.agent_selection == "a" else "a"
+
+
+def test_an_env_without_check_action_gets_the_generic_clear_errors() -> None:
+    """The wrappers stay generic: on a plain ``Discrete`` env they refuse with
+    ``coerce_action``'s errors (naming the agent), pass numpy ints on, and end the game on
+    an illegal action of the space."""
+    env = ours_module.wrap(_TinyEnv(), illegal_reward=-1)
+    env.reset()
+    for action, error in [(3, "ValueError"), (-1, "ValueError"), (1.5, "TypeError"), (True, "TypeError")]:
+        kind, message = _outcome(lambda a=action: env.step(a))
+        assert kind == error and message.startswith("a: action ") and "Discrete(3)" in message, message
+    env.step(np.uint64(1))
+    assert env.agent_selection == "b"
+    env.step(2)  # illegal by the mask
+    assert all(env.terminations.values()) and env.rewards["b"] == -1.0
