@@ -7,7 +7,8 @@
 * illegal actions on ``raw_env`` -> ``ValueError`` naming the rule broken (R-id or variant)
   and listing the legal actions; the state is unchanged;
 * on ``env()`` an illegal in-range action follows PettingZoo's ``TerminateIllegalWrapper``
-  convention (offender -1, game over).
+  convention (offender -1, game over); an out-of-space one raises as on ``raw_env`` (the
+  full table of bad actions, also under ``python -O``: ``tests/test_bad_actions.py``).
 """
 
 from __future__ import annotations
@@ -132,6 +133,8 @@ def _deals() -> list[Any]:
         return f
 
     case("three-hands", lambda d: d["hands"].append([]))
+    case("hand-empty", lambda d: _Replace(_empty_hands([0])))
+    case("hands-all-empty", lambda d: _Replace(_empty_hands([0, 1])))
     case("one-hand", lambda d: d["hands"].pop())
     case("tile-twice", lambda d: d["boneyard"].append(list(d["hands"][0][0])))
     case("tile-twice-across-hands", lambda d: d["hands"][1].append(list(d["hands"][0][0])))
@@ -189,6 +192,43 @@ def test_malformed_deal_raises_and_changes_nothing(mutate: Callable[[dict[str, A
         fresh.reset(options={"deal": _mutated(mutate)})
     with pytest.raises(RuntimeError):
         fresh.state_dict()
+
+
+def _empty_hands(seats: list[int]) -> dict[str, Any]:
+    """The reference deal with the hands of ``seats`` put back on top of the boneyard."""
+    d = _deal_2p()
+    for seat in seats:
+        d["boneyard"] = d["hands"][seat] + d["boneyard"]
+        d["hands"][seat] = []
+    return d
+
+
+@pytest.mark.parametrize("seats", [[0], [1], [0, 1]], ids=["seat0", "seat1", "every-seat"])
+def test_empty_hand_deal_is_refused_at_reset(seats: list[int]) -> None:
+    """R4: every seat is dealt a tile. A fixed deal with an empty hand (the rest of it exactly
+    the set) is refused by ``reset`` naming R4 and the hand; the env is left as it was. (An
+    all-empty deal used to be accepted and leave the env unable to reload its own snapshot.)"""
+    env = mtrain_env.raw_env(num_players=2, max_pips=6, hand_size=4)
+    env.reset(seed=1, options={"deal": _deal_2p()})
+    env.step(env.legal_actions()[0])
+    before = env.state_dict()
+    with pytest.raises(ValueError, match=rf"R4: deal\['hands'\]\[{seats[0]}\] is empty"):
+        env.reset(seed=2, options={"deal": _empty_hands(seats)})
+    assert env.state_dict() == before
+    env.load_state_dict(env.state_dict())  # still its own consistent self
+    with pytest.raises(ValueError, match="R4"):
+        mtrain_env.env(num_players=2, max_pips=6, hand_size=4).reset(options={"deal": _empty_hands(seats)})
+
+
+def test_engine_only_hand_is_refused_under_engine_holder_opens() -> None:
+    """R4/R5 ``engine_holder_opens``: a hand of only the engine is empty once the engine is
+    placed, so it is refused like an empty hand; the engine in a bigger hand is fine."""
+    tiles = [[a, b] for a in range(7) for b in range(a, 7) if (a, b) != (6, 6)]
+    env = mtrain_env.raw_env(num_players=2, max_pips=6, hand_size=4, engine_holder_opens=True)
+    with pytest.raises(ValueError, match=r"R4: deal\['hands'\]\[1\] holds only the engine \(6, 6\)"):
+        env.reset(options={"deal": {"hands": [tiles[0:4], [[6, 6]]], "boneyard": tiles[4:]}})
+    env.reset(options={"deal": {"hands": [tiles[0:4], [[6, 6], *tiles[4:5]]], "boneyard": tiles[5:]}})
+    assert env.state_dict()["hands"][1] == [tiles[4]]
 
 
 def test_valid_fixed_deal_is_used() -> None:
@@ -471,15 +511,17 @@ def test_wrapped_env_illegal_action_terminates_with_penalty(seed: int) -> None:
     assert not e.agents
 
 
-@pytest.mark.parametrize("action", [-1, "num_actions", 1.5])
-def test_wrapped_env_out_of_space_action_is_refused(action: Any) -> None:
-    """env(): actions outside the space are refused (PettingZoo's AssertOutOfBoundsWrapper)."""
+@pytest.mark.parametrize(
+    ("action", "error"), [(-1, ValueError), ("num_actions", ValueError), (1.5, TypeError)]
+)
+def test_wrapped_env_out_of_space_action_is_refused(action: Any, error: type[Exception]) -> None:
+    """env(): actions outside the space raise the bare env's clear error (not an assertion)."""
     e = mtrain_env.env()
     e.reset(seed=0)
     if action == "num_actions":
         action = e.unwrapped.config.num_actions
     before = e.unwrapped.state_dict()
-    with pytest.raises((AssertionError, ValueError, TypeError)):
+    with pytest.raises(error, match=r"action space Discrete\(457\)"):
         e.step(action)
     assert e.unwrapped.state_dict() == before
 

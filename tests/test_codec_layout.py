@@ -78,32 +78,105 @@ def test_codec_formula_and_round_trip(kwargs: dict[str, Any]) -> None:
     assert env.decode_action(np.int64(env.DRAW)).kind == "draw"
 
 
+ENCODERS = [  # double-6 both, so that every legal action fits in every integer dtype
+    pytest.param(lambda: mtrain_env.raw_env(num_players=2, max_pips=6), "double-6", id="mexican"),
+    pytest.param(lambda: mtrain_env.block_dominoes_env().unwrapped, "double-6", id="block"),
+]
+
+
+@pytest.mark.parametrize(("make", "set_name"), ENCODERS)
 @pytest.mark.parametrize(
-    ("tile", "train", "error"),
+    ("tile", "where", "error"),
     [
-        pytest.param((0, 13), 0, ValueError, id="pip-13"),
+        pytest.param((0, 19), 0, ValueError, id="pip-19"),
         pytest.param((-1, 0), 0, ValueError, id="pip-neg"),
-        pytest.param((0, 1), 5, ValueError, id="train-n+1"),
-        pytest.param((0, 1), -1, ValueError, id="train-neg"),
-        pytest.param((0, 1), 1.0, TypeError, id="train-float"),
-        pytest.param((0, 1), True, TypeError, id="train-bool"),
+        pytest.param((np.int64(7), 20), 0, ValueError, id="np-pip-20"),
+        pytest.param([7, 7], 0, ValueError, id="pip-7-of-double-6"),
+        pytest.param((0, 1), 99, ValueError, id="where-99"),
+        pytest.param((0, 1), -1, ValueError, id="where-neg"),
+        pytest.param((0, 1), 1.0, TypeError, id="where-float"),
+        pytest.param((0, 1), True, TypeError, id="where-bool"),
+        pytest.param((0, 1), "0", TypeError, id="where-str"),
+        pytest.param((0, 1), None, TypeError, id="where-none"),
         pytest.param((0, 1, 2), 0, TypeError, id="triple"),
+        pytest.param((1,), 0, TypeError, id="single"),
         pytest.param("01", 0, TypeError, id="str-tile"),
+        pytest.param(b"\x01\x02", 0, TypeError, id="bytes-tile"),
+        pytest.param(None, 0, TypeError, id="none-tile"),
+        pytest.param((1.9, 2.2), 0, TypeError, id="float-pips"),  # was read as (1, 2)
+        pytest.param((1.0, 2), 0, TypeError, id="integral-float-pip"),
+        pytest.param(("1", "2"), 0, TypeError, id="str-pips"),  # was read as (1, 2)
+        pytest.param((True, 2), 0, TypeError, id="bool-pip"),  # was read as (1, 2)
+        pytest.param((np.float64(1), 2), 0, TypeError, id="np-float-pip"),
+        pytest.param((np.bool_(True), 2), 0, TypeError, id="np-bool-pip"),
+        pytest.param((None, 2), 0, TypeError, id="none-pip"),
+        pytest.param(np.array([1.0, 2.0]), 0, TypeError, id="float-array-tile"),
+        pytest.param(np.array([[1, 2]]), 0, TypeError, id="2d-array-tile"),
     ],
 )
-def test_encode_rejects_bad_input(tile: Any, train: Any, error: type[Exception]) -> None:
-    env = mtrain_env.raw_env()  # 4 seats, double-12
-    with pytest.raises(error):
-        env.encode_action(tile, train)
+def test_encode_rejects_bad_input(
+    make: Any, set_name: str, tile: Any, where: Any, error: type[Exception]
+) -> None:
+    """Non-integer pips or train/end raise ``TypeError`` naming the value (no silent rounding,
+    R1); a pip outside the set raises ``ValueError`` naming the tile and the set."""
+    env = make()
+    with pytest.raises(error) as err:
+        env.encode_action(tile, where)
+    message = str(err.value)
+    assert message
+    if error is ValueError and where == 0:  # a tile outside the set: named, with the set and R1
+        assert "R1" in message and set_name in message and str(tuple(map(int, tile))) in message, message
 
 
-@pytest.mark.parametrize("action", [-1, "num_actions", 1.5, True, None])
-def test_decode_rejects_bad_input(action: Any) -> None:
-    env = mtrain_env.raw_env()
-    if action == "num_actions":
+@pytest.mark.parametrize(("make", "set_name"), ENCODERS)
+def test_encode_accepts_every_integer_type(make: Any, set_name: str) -> None:
+    """Numpy integer pips, a 1-d integer array tile and a numpy train give the int encoding."""
+    env = make()
+    expected = env.encode_action((2, 5), 1)
+    for tile in [(np.int8(5), np.uint64(2)), [np.int32(2), 5], np.array([5, 2]), (np.array(2), 5)]:
+        assert env.encode_action(tile, np.uint8(1)) == expected
+        assert type(env.encode_action(tile, 1)) is int
+
+
+#: accepted by ``step`` (when legal) and by ``decode_action``
+INTEGER_KINDS = [
+    pytest.param(lambda a: a, id="int"),
+    *(pytest.param(t, id=t.__name__) for t in (np.int8, np.int16, np.int32, np.int64)),
+    *(pytest.param(t, id=t.__name__) for t in (np.uint8, np.uint16, np.uint32, np.uint64)),
+    pytest.param(lambda a: np.array(a, dtype=np.int64), id="0d-int64"),
+    pytest.param(lambda a: np.array(a, dtype=np.uint64), id="0d-uint64"),
+]
+
+
+@pytest.mark.parametrize(("make", "set_name"), ENCODERS)
+@pytest.mark.parametrize("kind", INTEGER_KINDS)
+def test_decode_accepts_what_step_accepts(make: Any, set_name: str, kind: Any) -> None:
+    """``decode_action`` takes every integer kind ``step`` takes (0-d arrays included)."""
+    env = make()
+    env.reset(seed=2)
+    action = env.legal_actions()[0]
+    assert action < 128  # every dtype holds it
+    assert env.decode_action(kind(action)) == env.decode_action(action)
+    env.step(kind(action))  # and step takes it too
+
+
+@pytest.mark.parametrize(("make", "set_name"), ENCODERS)
+@pytest.mark.parametrize(
+    "action", [-1, "num_actions", 1.5, 2.0, True, np.bool_(False), None, "3", np.array([3]), np.float32(3)]
+)
+def test_decode_refuses_what_step_refuses(make: Any, set_name: str, action: Any) -> None:
+    """Same error class and the same words as ``step``'s refusal (which adds agent and legal list)."""
+    env = make()
+    env.reset(seed=2)
+    if isinstance(action, str) and action == "num_actions":
         action = env.config.num_actions
-    with pytest.raises((ValueError, TypeError)):
+    with pytest.raises((ValueError, TypeError)) as decoded:
         env.decode_action(action)
+    with pytest.raises((ValueError, TypeError)) as stepped:
+        env.step(action)
+    assert type(decoded.value) is type(stepped.value)
+    assert str(decoded.value) in str(stepped.value)
+    assert f"Discrete({env.config.num_actions})" in str(decoded.value)
 
 
 def _end(train: list[list[int]], engine: int) -> int:

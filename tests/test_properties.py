@@ -1,7 +1,8 @@
 """Hypothesis property tests over random games played through ``raw_env``.
 
 A game is drawn as (config, seed): a set size (R1), a player count (R3), a preset, any
-subset of the RULES.md variant flags, 1-3 rounds (R25) and a reward mode; the seed deals
+subset of the RULES.md variant flags that ``GameConfig`` accepts (no pair of
+``CONTRADICTORY_FLAGS``), 1-3 rounds (R25) and a reward mode; the seed deals
 the game and picks uniformly random legal actions. The invariants are checked after every
 step, recomputed from ``state_dict()`` and the rule book rather than from engine helpers.
 """
@@ -17,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import mtrain_env
-from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, max_players
+from mtrain_env.mexican_train.core.config import CONTRADICTORY_FLAGS, PRESETS, VARIANT_FLAGS, max_players
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.tilegame.tiles import SUPPORTED_MAX_PIPS
 
@@ -45,6 +46,10 @@ def game_configs(draw: st.DrawFn) -> dict[str, Any]:
     }
     for flag in draw(st.sets(st.sampled_from(VARIANT_FLAGS), max_size=4)):
         kwargs[flag] = True
+    preset = PRESETS[kwargs["rules"]].flags
+    for flag, other, _ in CONTRADICTORY_FLAGS:  # refused together: keep the other one
+        if kwargs.get(flag) and (kwargs.get(other) or preset.get(other)):
+            del kwargs[flag]
     return kwargs
 
 

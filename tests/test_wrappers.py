@@ -1,9 +1,13 @@
-"""Our wrappers (``mtrain_env.tilegame.wrappers``) behave exactly as PettingZoo's stock ones.
+"""Our wrappers (``mtrain_env.tilegame.wrappers``) behave as PettingZoo's stock ones for every
+action in the action space, and refuse the others clearly.
 
 They are written on PettingZoo's public API (not subclasses of its wrappers), so these
-tests play both stacks side by side: the same AEC trace for legal, numpy-integer and
-illegal actions, the same assertion for actions out of the space, the same errors for
-calls before ``reset()`` and the same warnings after the end, in both games.
+tests play both stacks side by side: the same AEC trace for legal actions (Python ints,
+numpy integers of every dtype, 0-d arrays) and illegal in-space ones (the game ends, the
+offender gets -1), the same errors for calls before ``reset()`` and the same warnings
+after the end, in both games. The one documented difference: an action outside the
+space, or not an integer, raises the bare env's own ``TypeError``/``ValueError`` (naming
+the action and the space) where the stock ``AssertOutOfBoundsWrapper`` asserts.
 """
 
 from __future__ import annotations
@@ -76,10 +80,23 @@ def _outcome(call: Callable[[], Any]) -> tuple[str, str]:
     return "", " | ".join([*map(str, EnvLogger.mqueue), *(str(w.message) for w in caught)])
 
 
+#: every numpy integer dtype: each holds a valid action as well as a Python int does
+INT_DTYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+
+
+def _as_numpy(action: Any, k: int) -> Any:
+    """``action`` as the ``k``-th (cyclically) numpy integer dtype that holds it, every other
+    time as a 0-d array."""
+    fits = [t for t in INT_DTYPES if np.iinfo(t).max >= int(action)]
+    value = fits[k % len(fits)](action)
+    return np.array(value) if k % 2 else value
+
+
 @pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
 @pytest.mark.parametrize("seed", range(6))
 def test_wrappers_match_pettingzoo_wrappers(make_raw: Callable[..., AECEnv], kwargs: dict, seed: int) -> None:
-    """Same actions (legal ones, numpy ints, and an illegal one at a random step) -> same AEC trace."""
+    """Same actions (legal ones, numpy integers of every dtype, and an illegal one at a random
+    step) -> same AEC trace."""
     ours, stock = _ours(make_raw, **kwargs), _stock(make_raw, **kwargs)
     ours.reset(seed=seed)
     stock.reset(seed=seed)
@@ -99,7 +116,7 @@ def test_wrappers_match_pettingzoo_wrappers(make_raw: Callable[..., AECEnv], kwa
             pool = np.flatnonzero(mask == 0) if illegal else np.flatnonzero(mask)
             illegal_done = illegal_done or bool(illegal)
             action = rng.choice(pool)  # a numpy integer: the checked (slow) paths
-            action = int(action) if step % 3 else action
+            action = int(action) if step % 3 else _as_numpy(action, step // 3)
         assert _outcome(lambda a=action: ours.step(a)) == _outcome(lambda a=action: stock.step(a))
     assert not stock.agents and not ours.agents
     assert ours.unwrapped.state_dict() == stock.unwrapped.state_dict()
@@ -131,20 +148,70 @@ def test_illegal_move_ends_the_game_with_minus_one_for_the_offender(
 
 
 @pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
-@pytest.mark.parametrize("action", [-1, "n", 1.5, None, "x", np.int64(-2)])
-def test_out_of_space_actions_assert_as_pettingzoo(
-    make_raw: Callable[..., AECEnv], kwargs: dict, action: Any
+@pytest.mark.parametrize(
+    ("action", "error"),
+    [
+        pytest.param(-1, "ValueError", id="minus-1"),
+        pytest.param("n", "ValueError", id="n"),
+        pytest.param(np.int64(-2), "ValueError", id="np-minus-2"),
+        pytest.param(1.5, "TypeError", id="float"),
+        pytest.param(None, "TypeError", id="none"),
+        pytest.param("x", "TypeError", id="str"),
+        pytest.param(True, "TypeError", id="true"),
+        pytest.param(np.array([0]), "TypeError", id="array-1d"),
+    ],
+)
+def test_out_of_space_actions_raise_the_raw_envs_error_where_pettingzoo_asserts(
+    make_raw: Callable[..., AECEnv], kwargs: dict, action: Any, error: str
 ) -> None:
-    ours, stock = _ours(make_raw, **kwargs), _stock(make_raw, **kwargs)
-    ours.reset(seed=0)
-    stock.reset(seed=0)
+    """The documented deviation: ours raise the bare env's own clear error, the stock stack
+    a bare ``AssertionError`` (or, for ``True``, numpy's "truth value" error); nothing changes."""
+    ours, stock, raw = _ours(make_raw, **kwargs), _stock(make_raw, **kwargs), make_raw(**kwargs)
+    for env in (ours, stock, raw):
+        env.reset(seed=0)
     if isinstance(action, str) and action == "n":
         action = int(ours.action_space(ours.agent_selection).n)
     before = ours.unwrapped.state_dict()
     outcome = _outcome(lambda: ours.step(action))
-    assert outcome == ("AssertionError", "action is not in action space")
-    assert outcome == _outcome(lambda: stock.step(action))
+    assert outcome == _outcome(lambda: raw.step(action))  # word for word
+    assert outcome[0] == error
+    assert "action space Discrete(" in outcome[1] and ours.agent_selection in outcome[1], outcome
+    assert _outcome(lambda: stock.step(action))[0] in ("AssertionError", "ValueError")
     assert ours.unwrapped.state_dict() == before
+    assert not any(ours.terminations.values())  # a bug in the caller is not a move: no -1
+
+
+@pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
+def test_uint64_and_every_integer_dtype_are_accepted(make_raw: Callable[..., AECEnv], kwargs: dict) -> None:
+    """A legal action of any numpy integer dtype plays as the same Python int does (the stock
+    ``Discrete.contains`` refuses ``uint64``; our ``FastDiscrete`` holds what ``step`` takes)."""
+    for k in range(2 * len(INT_DTYPES)):
+        ours, by_int = _ours(make_raw, **kwargs), _ours(make_raw, **kwargs)
+        ours.reset(seed=k)
+        by_int.reset(seed=k)
+        action = int(np.flatnonzero(ours.last()[0]["action_mask"])[-1])
+        numpy_action = _as_numpy(action, k)
+        assert ours.action_space(ours.agent_selection).contains(numpy_action)
+        ours.step(numpy_action)
+        by_int.step(action)
+        assert _snapshot(ours) == _snapshot(by_int)
+    assert not ours.action_space(ours.agent_selection).contains(True)  # gymnasium's takes it for 1
+
+
+@pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
+def test_dead_agent_action_is_refused_by_name(make_raw: Callable[..., AECEnv], kwargs: dict) -> None:
+    """After the game ends, a dead agent's only action is None: anything else is a ValueError
+    naming the action and the agent (PettingZoo's names neither), in both stacks' place."""
+    env = _ours(make_raw, **kwargs)
+    env.reset(seed=5)
+    obs, *_ = env.last()
+    env.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))  # illegal: the game ends
+    agent = env.agent_selection
+    for action in (0, np.int64(0), "x", 1.5):
+        kind, message = _outcome(lambda a=action: env.step(a))
+        assert kind == "ValueError" and agent in message and "None" in message, message
+    env.step(None)
+    assert agent not in env.agents
 
 
 @pytest.mark.parametrize(("make_raw", "kwargs"), GAMES)
@@ -240,3 +307,57 @@ def test_wrapped_env_pickles(reset_first: bool) -> None:
     env.step(action)
     clone.step(action)
     assert _snapshot(clone) == _snapshot(env)
+
+
+class _TinyEnv(AECEnv):
+    """A minimal AEC env without ``check_action``: two agents, ``Discrete(3)``, action 2 illegal."""
+
+    metadata = {"name": "tiny_v0"}  # noqa: RUF012 - PettingZoo's class attribute
+
+    def __init__(self) -> None:
+        super().__init__()
+        from gymnasium import spaces
+
+        self.possible_agents = ["a", "b"]
+        self.action_spaces = dict.fromkeys(self.possible_agents, spaces.Discrete(3))
+        mask = spaces.Box(0, 1, (3,), dtype=np.int8)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, spaces.Dict({"action_mask": mask}))
+
+    def observation_space(self, agent: str) -> Any:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> Any:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = "a"
+
+    def observe(self, agent: str) -> Any:
+        return {"action_mask": np.array([1, 1, 0], dtype=np.int8)}
+
+    def step(self, action: Any) -> None:
+        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+            self._was_dead_step(action)
+            return
+        self.agent_selection = "b" if self.agent_selection == "a" else "a"
+
+
+def test_an_env_without_check_action_gets_the_generic_clear_errors() -> None:
+    """The wrappers stay generic: on a plain ``Discrete`` env they refuse with
+    ``coerce_action``'s errors (naming the agent), pass numpy ints on, and end the game on
+    an illegal action of the space."""
+    env = ours_module.wrap(_TinyEnv(), illegal_reward=-1)
+    env.reset()
+    for action, error in [(3, "ValueError"), (-1, "ValueError"), (1.5, "TypeError"), (True, "TypeError")]:
+        kind, message = _outcome(lambda a=action: env.step(a))
+        assert kind == error and message.startswith("a: action ") and "Discrete(3)" in message, message
+    env.step(np.uint64(1))
+    assert env.agent_selection == "b"
+    env.step(2)  # illegal by the mask
+    assert all(env.terminations.values()) and env.rewards["b"] == -1.0

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
-
 from mtrain_env.block.core.config import GameConfig
+from mtrain_env.tilegame.actions import coerce_action, integer_value, short_repr
+from mtrain_env.tilegame.deal import tile_from_json
 from mtrain_env.tilegame.tiles import Tile
 
 __all__ = ["Action", "ActionCodec"]
@@ -45,26 +45,22 @@ class ActionCodec:
         ]
 
     def encode_action(self, tile: Tile, end: int) -> int:
-        """Action id of laying ``tile`` (``(a, b)``, either order) on ``end`` (0 left, 1 right)."""
-        if not isinstance(tile, (tuple, list)) or len(tile) != 2:
-            raise TypeError(f"tile must be a pair (a, b), got {tile!r}")
-        for x in tile:
-            if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-                raise TypeError(f"tile halves must be ints, got {tile!r}")
-        tile_id = self._tiles.tile_id(int(tile[0]), int(tile[1]))
-        if isinstance(end, bool) or not isinstance(end, (int, np.integer)):
-            raise TypeError(f"end must be 0 or 1, got {end!r}")
-        if end not in (0, 1):
-            raise ValueError(f"end must be 0 (left) or 1 (right), got {end}")
-        return tile_id * 2 + int(end)
+        """Action id of laying ``tile`` (``(a, b)``, either order) on ``end`` (0 left, 1 right).
+
+        ``TypeError`` for halves or an end that are not integers (no rounding of floats, no
+        bools or strings), ``ValueError`` for a tile not in the set (B1) or an end not 0/1.
+        """
+        tile_id = tile_from_json(self._tiles, tile, "encode_action")
+        side = integer_value(end)
+        if side is None:
+            raise TypeError(f"end must be 0 or 1, got {short_repr(end)}")
+        if side not in (0, 1):
+            raise ValueError(f"end must be 0 (left) or 1 (right), got {side}")
+        return tile_id * 2 + side
 
     def decode_action(self, action: int) -> Action:
-        """Inverse of :meth:`encode_action` (and PASS)."""
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise TypeError(f"an action must be an int, got {action!r}")
-        if not 0 <= action < self.num_actions:
-            raise ValueError(f"action {action} is outside Discrete({self.num_actions})")
-        return self._decoded[int(action)]
+        """Inverse of :meth:`encode_action` (and PASS); takes what ``step`` takes."""
+        return self._decoded[coerce_action(action, self.num_actions)]
 
     def describe(self, action: int) -> str:
         """Short text, e.g. ``"(3, 5) on the left end"`` or ``"PASS"``."""

@@ -90,8 +90,10 @@ def env(**kwargs: Any) -> AECEnv:
     """The block-dominoes AEC env wrapped as PettingZoo classic envs are.
 
     An illegal action ends the game with reward -1 for the offender
-    (``TerminateIllegalWrapper``), out-of-space actions assert, and calls out of order
-    raise (``OrderEnforcingWrapper``). Keywords are those of :class:`raw_env`.
+    (``TerminateIllegalWrapper``); an action outside the action space, or not an integer,
+    raises the bare env's ``ValueError``/``TypeError`` (where PettingZoo's
+    ``AssertOutOfBoundsWrapper`` asserts; see :mod:`mtrain_env.tilegame.wrappers`); calls
+    out of order raise (``OrderEnforcingWrapper``). Keywords are those of :class:`raw_env`.
     """
     return wrap(raw_env(**kwargs), illegal_reward=-1)
 

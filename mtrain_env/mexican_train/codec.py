@@ -18,6 +18,8 @@ from typing import NamedTuple
 import numpy as np
 
 from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.tilegame.actions import coerce_action, integer_value, short_repr
+from mtrain_env.tilegame.deal import tile_from_json
 from mtrain_env.tilegame.tiles import Tile
 
 
@@ -59,29 +61,29 @@ class ActionCodec:
         self.abs_to_rel = [row.tolist() for row in abs_to_rel]
 
     def encode_action(self, tile: Tile, train: int) -> int:
-        """Action id of laying ``tile`` (``(a, b)`` in either order) on relative ``train``."""
-        if not isinstance(tile, (tuple, list)) or len(tile) != 2:
-            raise TypeError(f"tile must be a pair (a, b), got {tile!r}")
-        tile_id = self._tiles.tile_id(int(tile[0]), int(tile[1]))
-        if isinstance(train, bool) or not isinstance(train, (int, np.integer)):
-            raise TypeError(f"train must be an int, got {train!r}")
-        if not 0 <= train <= self.n:
+        """Action id of laying ``tile`` (``(a, b)`` in either order) on relative ``train``.
+
+        ``TypeError`` for halves or a train that are not integers (no rounding of floats, no
+        bools or strings), ``ValueError`` for a tile not in the set (R1) or a train out of range.
+        """
+        tile_id = tile_from_json(self._tiles, tile, "encode_action")
+        where = integer_value(train)
+        if where is None:
+            raise TypeError(f"train must be an int, got {short_repr(train)}")
+        if not 0 <= where <= self.n:
             raise ValueError(
-                f"train must be 0 (own) .. {self.n - 1} (other seats) or {self.n} (Mexican), got {train}"
+                f"train must be 0 (own) .. {self.n - 1} (other seats) or {self.n} (Mexican), got {where}"
             )
-        return tile_id * self.width + int(train)
+        return tile_id * self.width + where
 
     def decode_action(self, action: int) -> Action:
-        """Inverse of :meth:`encode_action` (and DRAW / PASS)."""
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise TypeError(f"an action must be an int, got {action!r}")
-        if not 0 <= action < self.num_actions:
-            raise ValueError(f"action {action} is outside Discrete({self.num_actions})")
+        """Inverse of :meth:`encode_action` (and DRAW / PASS); takes what ``step`` takes."""
+        action = coerce_action(action, self.num_actions)
         if action == self.DRAW:
             return Action("draw")
         if action == self.PASS:
             return Action("pass")
-        tile_id, train = divmod(int(action), self.width)
+        tile_id, train = divmod(action, self.width)
         return Action("play", self._tiles.tiles[tile_id], train)
 
     def describe(self, action: int) -> str:

@@ -2,8 +2,9 @@
 
 * :class:`FastDiscrete`: ``Discrete`` with an O(1) ``contains`` for plain ints (an
   ``AssertOutOfBoundsWrapper`` checks actions against it, and gymnasium's version converts
-  every value through numpy).
-* :func:`coerce_action`: the one validation of an incoming action (type, then range).
+  every value through numpy) that holds exactly the actions ``step`` accepts.
+* :func:`coerce_action` (from :mod:`mtrain_env.tilegame.actions`): the one validation of
+  an incoming action (type, then range).
 * :func:`rng_state` / :func:`rng_from_state`: a ``numpy.random.Generator`` as JSON and back,
   for ``state_dict``.
 * :func:`check_options`: ``reset(options=...)`` must be a dict; unknown keys warn (the
@@ -25,6 +26,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
+from mtrain_env.tilegame.actions import coerce_action, integer_value, short_repr
 from mtrain_env.tilegame.layout import FlatLayout, View
 
 __all__ = [
@@ -48,7 +50,12 @@ ROUND_RESULT_KEY = "round_result"
 
 
 class FastDiscrete(spaces.Discrete):
-    """``Discrete(n)`` whose ``contains`` is a plain range check for Python ints."""
+    """``Discrete(n)`` whose ``contains`` is a plain range check for Python ints.
+
+    It holds exactly what ``step`` accepts (:mod:`mtrain_env.tilegame.actions`): any numpy
+    integer dtype holding a value in range (gymnasium's refuses ``uint64``, which cannot be
+    cast to its ``int64`` dtype) and no ``bool`` (gymnasium's takes ``True`` for 1).
+    """
 
     def __init__(self, n: int) -> None:
         super().__init__(n)
@@ -57,25 +64,8 @@ class FastDiscrete(spaces.Discrete):
     def contains(self, x: Any) -> bool:
         if type(x) is int:
             return 0 <= x < self._size
-        return super().contains(x)
-
-
-def coerce_action(action: Any, num_actions: int) -> int:
-    """``action`` as a Python int in ``0 .. num_actions - 1``.
-
-    Accepts Python ints, numpy integer scalars and 0-d integer arrays; raises ``TypeError``
-    for anything else (``None``, floats, bools) and ``ValueError`` out of range.
-    """
-    if type(action) is not int:
-        if isinstance(action, np.integer) or (
-            isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
-        ):
-            action = int(action)
-        else:
-            raise TypeError(f"an action must be an int in Discrete({num_actions}), got {action!r}")
-    if not 0 <= action < num_actions:
-        raise ValueError(f"action {action} is outside the action space Discrete({num_actions})")
-    return action
+        value = integer_value(x)
+        return value is not None and 0 <= value < self._size
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:
@@ -237,10 +227,35 @@ class TileGameEnv(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
+
+    def _seat_of(self, agent: Any) -> int:
+        """The seat of agent name ``agent``; a clear error for anything else."""
+        try:
+            return self.agent_name_mapping[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
+
+    def _unknown_agent(self, agent: Any) -> Exception:
+        """``ValueError`` for an unknown name, ``TypeError`` for an unhashable value (a dict
+        lookup's bare ``KeyError`` would name neither the agents nor the method's contract)."""
+        try:
+            hash(agent)
+        except TypeError:
+            return TypeError(
+                f"an agent is a name such as {self.possible_agents[0]!r}, got "
+                f"{short_repr(agent)} ({type(agent).__name__}); the agents are {self.possible_agents}"
+            )
+        return ValueError(f"unknown agent {short_repr(agent)}; the agents are {self.possible_agents}")
 
     @property
     def observation_layout(self) -> dict[str, View]:
@@ -259,14 +274,18 @@ class TileGameEnv(AECEnv, EzPickle):
 
         Never contains another seat's hand or the boneyard.
         """
-        return self._public_view(self.state_obj, self.agent_name_mapping[agent])
+        s = self._state
+        if s is None:
+            raise RuntimeError("call reset() before public_view()")
+        return self._public_view(s, self._seat_of(agent))
 
     def encode_action(self, tile: tuple[int, int], where: int) -> int:
         """Action of laying ``tile`` (either order) at ``where`` (a train, or a line end)."""
         return int(self.codec.encode_action(tile, where))
 
     def decode_action(self, action: int) -> Any:
-        """The decoded move of an action id (inverse of :meth:`encode_action`)."""
+        """The decoded move of an action id (inverse of :meth:`encode_action`); takes every
+        value ``step`` takes (numpy integers, 0-d integer arrays) and refuses the rest alike."""
         return self.codec.decode_action(action)
 
     @property
@@ -276,12 +295,38 @@ class TileGameEnv(AECEnv, EzPickle):
 
     def legal_actions(self) -> list[int]:
         """Legal actions of the agent on turn, increasing."""
+        if self._state is None:
+            raise RuntimeError("call reset() before legal_actions()")
         return np.flatnonzero(self._mask).tolist()
 
     def observe_mask(self, agent: str) -> np.ndarray:
         """The int8 action mask of ``agent`` (all-zero off turn), without an observation."""
-        s = self.state_obj
-        return self._mask if self.agent_name_mapping[agent] == s.current else self._zero_mask
+        s = self._state
+        if s is None:
+            raise RuntimeError("call reset() before observe_mask()")
+        return self._mask if self._seat_of(agent) == s.current else self._zero_mask
+
+    def check_action(self, action: Any) -> int:
+        """``action`` as a Python int of the action space, or an error that says what is wrong.
+
+        ``TypeError`` for a value that is not an integer (:mod:`mtrain_env.tilegame.actions`:
+        ``bool``, floats, strings, ``None``, arrays not 0-d), ``ValueError`` for an integer
+        outside ``Discrete(num_actions)``; the message names the value, the space, the agent
+        on turn and its legal actions. Whether the action is legal is not checked here (the
+        wrappers call this before ``TerminateIllegalWrapper`` reads the mask).
+        """
+        if type(action) is int and 0 <= action < self._num_actions:
+            return action
+        try:
+            return coerce_action(action, self._num_actions)
+        except (TypeError, ValueError) as err:
+            if self._state is None:
+                raise
+            legal = np.flatnonzero(self._mask).tolist()
+            raise type(err)(
+                f"{self.agent_selection}: {err} (a seat lays a tile, draws or passes) -> "
+                f"{self.legal_label}: {legal}"
+            ) from None
 
     # --------------------------------------------------------------- AEC API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -309,7 +354,10 @@ class TileGameEnv(AECEnv, EzPickle):
         s = self._state
         if s is None:
             raise RuntimeError("call reset() before observe()")
-        seat = self.agent_name_mapping[agent]
+        try:
+            seat = self.agent_name_mapping[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
         return {
             "observation": self._encoder.encode(s, seat),
             # _mask is the zero mask whenever nobody is on turn
@@ -321,7 +369,13 @@ class TileGameEnv(AECEnv, EzPickle):
         if s is None:
             raise RuntimeError("call reset() before step()")
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        try:
+            dead = self.terminations[agent] or self.truncations[agent]
+        except KeyError:
+            raise RuntimeError(
+                f"step({short_repr(action)}): the episode is over and every agent is done; call reset()"
+            ) from None
+        if dead:
             self._was_dead_step(action)
             return
         # the common case inline (a legal plain int); anything else is checked by _to_move
@@ -359,21 +413,24 @@ class TileGameEnv(AECEnv, EzPickle):
 
     def _to_move(self, s: Any, action: Any) -> int:
         """Validate an action and return the core move (state untouched)."""
-        if type(action) is not int or not 0 <= action < self._num_actions:
-            try:
-                action = coerce_action(action, self._num_actions)
-            except ValueError as err:
-                raise ValueError(
-                    f"{self.agent_selection}: {err} (a seat lays a tile, draws or passes) -> "
-                    f"{self.legal_label}: {self.legal_actions()}"
-                ) from None
+        action = self.check_action(action)
         move = self._action_to_move[s.current][action]
         if move not in self._legal:
             reason = self.game.explain_illegal(s, move, self._legal)
             raise ValueError(
-                f"{self.agent_selection}: {reason} -> {self.legal_label}: {self.legal_actions()}"
+                f"{self.agent_selection}: action {action} of Discrete({self._num_actions}): {reason} "
+                f"-> {self.legal_label}: {self.legal_actions()}"
             )
         return move
+
+    def _was_dead_step(self, action: Any) -> None:
+        """PettingZoo's dead step, whose refusal of an action also names it and the agent."""
+        if action is not None:
+            raise ValueError(
+                f"{self.agent_selection} is terminated or truncated: the only valid action is None, "
+                f"got {short_repr(action)}"
+            )
+        super()._was_dead_step(None)
 
     def _fresh_infos(self) -> dict[str, dict[str, Any]]:
         """Every live agent's info: the all-zero mask (``_settle`` gives the seat on turn its own)."""

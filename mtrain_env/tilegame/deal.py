@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from mtrain_env.tilegame.actions import integer_value, short_repr
 from mtrain_env.tilegame.tiles import TileSet
 
-__all__ = ["shuffled_hands", "tile_from_json"]
+__all__ = ["shuffled_hands", "tile_from_json", "tile_pips"]
 
 
 def shuffled_hands(
@@ -39,12 +40,29 @@ def shuffled_hands(
     return hands, shuffled[num_hands * hand_size :]
 
 
+def tile_pips(tile: Any, where: str = "input") -> tuple[int, int]:
+    """The halves ``(a, b)`` of a tile given as a pair, as Python ints; ``TypeError`` otherwise.
+
+    A pair is a list, a tuple or a 1-d numpy array of two integers (Python or numpy ints,
+    :mod:`mtrain_env.tilegame.actions`); a float, string or bool half is refused rather than
+    rounded (``(1.9, 2.2)`` is not the tile ``(1, 2)``), as is a string or bytes "pair".
+    """
+    if isinstance(tile, np.ndarray):
+        pair = tile.tolist() if tile.shape == (2,) and tile.dtype.kind in "iu" else None
+    elif isinstance(tile, Sequence) and not isinstance(tile, (str, bytes, bytearray)) and len(tile) == 2:
+        pair = list(tile)
+    else:
+        pair = None
+    if pair is None:
+        raise TypeError(f"a tile in {where} must be a pair [a, b] of ints, got {short_repr(tile)}")
+    a, b = integer_value(pair[0]), integer_value(pair[1])
+    if a is None or b is None:
+        raise TypeError(f"tile halves in {where} must be ints, got {short_repr(tile)}")
+    return a, b
+
+
 def tile_from_json(tiles: TileSet, tile: Any, where: str = "input") -> int:
-    """Tile id of ``[a, b]`` (either order); ``TypeError`` if malformed, ``ValueError`` if not in the set."""
-    if not isinstance(tile, Sequence) or isinstance(tile, str) or len(tile) != 2:
-        raise TypeError(f"a tile in {where} must be a pair [a, b], got {tile!r}")
-    a, b = tile
-    for x in (a, b):
-        if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-            raise TypeError(f"tile halves in {where} must be ints, got {tile!r}")
-    return tiles.tile_id(int(a), int(b))
+    """Tile id of ``[a, b]`` (either order); ``TypeError`` if malformed (:func:`tile_pips`),
+    ``ValueError`` naming the tile and the set if it is not in the set (R1)."""
+    a, b = tile_pips(tile, where)
+    return tiles.tile_id(a, b)

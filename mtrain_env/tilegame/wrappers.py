@@ -1,8 +1,26 @@
 """The three wrappers PettingZoo's classic envs use, written on PettingZoo's public API.
 
 ``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``
-behave exactly as PettingZoo's (same results, warnings and error messages; the test
-``tests/test_wrappers.py`` plays them step for step against the stock wrappers), but:
+behave as PettingZoo's for every action in the action space, legal or illegal (same
+results, warnings and error messages; the test ``tests/test_wrappers.py`` plays them step
+for step against the stock wrappers): an illegal move ends the game with the illegal-move
+reward for the offender. One deliberate difference:
+
+* **an action outside the action space, or not an integer, raises a clear error** (the
+  env's own :meth:`~mtrain_env.tilegame.aec.TileGameEnv.check_action`, else
+  :func:`~mtrain_env.tilegame.actions.coerce_action` on a ``Discrete`` space): ``TypeError``
+  for a value that is not an integer (``bool``, float, string, ``None`` for a live agent,
+  an array that is not 0-d), ``ValueError`` for an integer out of range, each naming the
+  value, the space and the agent, exactly as the bare env says it. The stock
+  ``AssertOutOfBoundsWrapper`` answers all of these with a bare ``AssertionError: action
+  is not in action space`` (and nothing at all under ``python -O``, where its ``assert``
+  vanishes and ``-1`` would index the mask from its end), its ``TerminateIllegalWrapper``
+  with numpy's "truth value of an array is ambiguous" for ``step(True)``. No check here is
+  an ``assert`` statement, so ``python -O`` changes nothing. Any numpy integer dtype holding
+  a valid action is accepted (the stock stack refuses ``uint64``), and passed on as a
+  Python int.
+
+Otherwise:
 
 * they rely only on PettingZoo's public surface: :class:`pettingzoo.utils.BaseWrapper`
   (``env``, ``unwrapped``, the AEC methods), the AEC attributes of the env, the env-author
@@ -23,13 +41,15 @@ false); they are ``BaseWrapper`` and ``AECEnv`` instances.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from gymnasium.spaces import Discrete
 from pettingzoo import AECEnv
 from pettingzoo.utils import BaseWrapper
 from pettingzoo.utils.env_logger import EnvLogger
+
+from mtrain_env.tilegame.actions import coerce_action, short_repr
 
 __all__ = ["AssertOutOfBoundsWrapper", "OrderEnforcingWrapper", "TerminateIllegalWrapper", "wrap"]
 
@@ -43,13 +63,39 @@ _NEEDS_RESET = frozenset(
 
 
 class _Wrapper(BaseWrapper):
-    """``BaseWrapper`` whose hot AEC attributes read ``self._raw`` (the unwrapped env) directly."""
+    """``BaseWrapper`` whose hot AEC attributes read ``self._raw`` (the unwrapped env) directly.
+
+    ``_num_actions`` is ``n`` when every agent has the action space ``Discrete(n)`` (then a
+    Python int in ``0 .. n - 1`` is checked inline), else -1; ``_check_action`` turns an
+    action into a Python int of the space or raises ``TypeError``/``ValueError``.
+    """
 
     _raw: Any
 
     def __init__(self, env: AECEnv) -> None:
+        if not isinstance(env, AECEnv):
+            raise TypeError(f"{type(self).__name__} wraps AEC environments, got {type(env).__name__}")
         super().__init__(env)
-        self._raw = env.unwrapped
+        self._raw = raw = env.unwrapped
+        spaces = [env.action_space(a) for a in env.possible_agents]
+        first = spaces[0] if spaces else None
+        same = isinstance(first, Discrete) and int(first.start) == 0 and all(sp == first for sp in spaces)
+        self._num_actions = int(first.n) if same and first is not None else -1
+        check = getattr(raw, "check_action", None)
+        self._check_action: Callable[[Any], Any] = check if callable(check) else self._generic_check
+
+    def _generic_check(self, action: Any) -> Any:
+        """For an env without ``check_action``: the action space's own test, as a clear error."""
+        agent = self._raw.agent_selection
+        if self._num_actions >= 0:
+            try:
+                return coerce_action(action, self._num_actions)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{agent}: {err}") from None
+        space = self.env.action_space(agent)
+        if not space.contains(action):
+            raise ValueError(f"{agent}: action {short_repr(action)} is not in the action space {space}")
+        return action
 
     def __str__(self) -> str:
         return str(self.env)  # as PettingZoo's classic wrappers: the env's name
@@ -65,7 +111,9 @@ class TerminateIllegalWrapper(_Wrapper):
 
     The mask is the one of the last observation of the agent on turn (observed by ``step``
     itself if the agent was not observed since the last step): ``observation["action_mask"]``
-    for a dict observation, else ``info["action_mask"]``.
+    for a dict observation, else ``info["action_mask"]``. An action that is not in the
+    action space is refused first, with the env's own ``TypeError``/``ValueError`` (see the
+    module): it is a bug in the caller, not a move.
 
     Args:
         illegal_reward: the offender's reward.
@@ -99,23 +147,27 @@ class TerminateIllegalWrapper(_Wrapper):
             self.observe(agent)
         obs = self._prev_obs
         if isinstance(obs, dict):
-            assert "action_mask" in obs, (
-                f"`action_mask` not found in dictionary observation: {obs}. Action mask must either "
-                "be in `observation['action_mask']` or `info['action_mask']` to use TerminateIllegalWrapper."
-            )
+            if "action_mask" not in obs:
+                raise KeyError(
+                    f"`action_mask` not found in dictionary observation: {obs}. Action mask must "
+                    "either be in `observation['action_mask']` or `info['action_mask']` to use "
+                    "TerminateIllegalWrapper."
+                )
             mask = obs["action_mask"]
         else:
             info = self._prev_info
-            assert info is not None
-            assert "action_mask" in info, (
-                f"`action_mask` not found in info for non-dictionary observation: {info}. Action mask "
-                "must either be in observation['action_mask'] or info['action_mask'] to use "
-                "TerminateIllegalWrapper."
-            )
+            if info is None or "action_mask" not in info:
+                raise KeyError(
+                    f"`action_mask` not found in info for non-dictionary observation: {info}. Action mask "
+                    "must either be in observation['action_mask'] or info['action_mask'] to use "
+                    "TerminateIllegalWrapper."
+                )
             mask = info["action_mask"]
         self._prev_obs = None
         self._prev_info = None
-        dead = raw.terminations[agent] or raw.truncations[agent]
+        dead = raw.terminations.get(agent, True) or raw.truncations.get(agent, True)
+        if not dead and not (type(action) is int and 0 <= action < self._num_actions):
+            action = self._check_action(action)  # raises for anything but an action of the space
         if dead and self._terminated:
             raw._was_dead_step(action)
         elif not dead and not mask[action]:
@@ -133,25 +185,20 @@ class TerminateIllegalWrapper(_Wrapper):
 
 
 class AssertOutOfBoundsWrapper(_Wrapper):
-    """Asserts that the action is in the action space (``None`` only for a dead agent)."""
+    """Refuses an action outside the action space with a clear ``TypeError``/``ValueError``.
 
-    def __init__(self, env: AECEnv) -> None:
-        assert isinstance(env, AECEnv), "AssertOutOfBoundsWrapper is only compatible with AEC environments"
-        super().__init__(env)
-        # ``Discrete(n).contains`` of a Python int is ``0 <= x < n``: checked inline when every
-        # agent has that same space
-        spaces = [env.action_space(a) for a in env.possible_agents]
-        first = spaces[0] if spaces else None
-        same = isinstance(first, Discrete) and int(first.start) == 0 and all(sp == first for sp in spaces)
-        self._num_actions = int(first.n) if same and first is not None else -1
+    Unlike PettingZoo's (a bare ``AssertionError``, gone under ``python -O``), the error is
+    the env's own, naming the action, the space and the agent (see the module). A live
+    agent's numpy integer is passed on as a Python int; a terminated or truncated agent's
+    action goes to the env untouched (``None`` steps it; anything else is refused there).
+    """
 
     def step(self, action: Any) -> None:
         if not (type(action) is int and 0 <= action < self._num_actions):
             raw = self._raw
             agent = raw.agent_selection
-            assert (
-                action is None and (raw.terminations[agent] or raw.truncations[agent])
-            ) or self.action_space(agent).contains(action), "action is not in action space"
+            if not (raw.terminations.get(agent, True) or raw.truncations.get(agent, True)):
+                action = self._check_action(action)
         self.env.step(action)
 
 
@@ -175,7 +222,6 @@ class OrderEnforcingWrapper(_Wrapper):
     """
 
     def __init__(self, env: AECEnv) -> None:
-        assert isinstance(env, AECEnv), "OrderEnforcingWrapper is only compatible with AEC environments"
         self._has_reset = False
         self._has_updated = False  # a step or reset happened since agent_iter's last agent
         super().__init__(env)
@@ -248,7 +294,8 @@ class _OrderEnforcingIterator(Iterator[Any]):
             raise StopIteration
         self.iters_til_term -= 1
         agent = env.agent_selection
-        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        if not env._has_updated:  # raised, not asserted: the same under python -O
+            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
         env._has_updated = False
         return agent
 

@@ -11,6 +11,11 @@ Presets (``rules=``):
   with any tile (``first_opener="seat0"``) and there is no redeal (``redeal_doubles=None``).
 
 Any keyword passed explicitly overrides the preset.
+
+No two keywords contradict each other, but some have no effect under others
+(:data:`KEYWORD_PRECEDENCE`, also in the README). Those combinations are accepted, not
+refused: one config serves single-hand play (training, ``mtrain bench --game block``) and
+whole matches alike, so its match keywords stay valid in a single hand.
 """
 
 from __future__ import annotations
@@ -43,6 +48,24 @@ SCORING = ("pips", "ten")
 REDEAL_THRESHOLDS = (4, 5, 6, 7)
 #: B13: default targets by scoring system.
 DEFAULT_TARGET = {"pips": 100, "ten": 40}
+
+#: Keywords that have no effect under others, and why. ``(keywords, rule)``.
+KEYWORD_PRECEDENCE: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("opener", "match"),
+        "opener picks who opens the hands after the first (B6): a single hand (match=False) has none",
+    ),
+    (
+        ("target", "match"),
+        "target ends a match (B13): a single hand (match=False) ends on its own; target only "
+        "scales the match scores in the last observation",
+    ),
+    (
+        ("double_opening", "first_opener", "opener"),
+        "double_opening binds an opener that chooses its tile: a hand opened with the double six "
+        "(first_opener='double_six' for the first hand, opener='double_six' for the others) has no choice",
+    ),
+)
 
 PRESETS: dict[str, dict[str, Any]] = {
     "001": {},

@@ -12,6 +12,10 @@ any flag passed explicitly overrides its preset value:
   16/15/14/12/11/10/9 for 2..8 players.
 * ``cardinal`` (``reference/003``, ``004``): 12 tiles up to 6 players, 10 for 7-8, 8 for
   9-10; ``one_tile_opening``, ``engine_holder_opens``, ``draw_until_engine_match``.
+
+Flags that contradict each other (:data:`CONTRADICTORY_FLAGS`) are refused together, the
+preset's included; the other combinations compose, by the precedence rules of
+:data:`FLAG_PRECEDENCE` (both tables are in the README's flag section).
 """
 
 from __future__ import annotations
@@ -37,6 +41,57 @@ VARIANT_FLAGS: tuple[str, ...] = (
     "cover_own_double_on_it",
     "blank_penalty",
     "positive_scoring",
+)
+
+#: Pairs refused together (``ValueError`` naming both): the first flag would be overruled by
+#: the second or modify a rule the second switches off, so asking for both is a mistake to
+#: report, not a choice to guess. ``(flag, other, why)``.
+CONTRADICTORY_FLAGS: tuple[tuple[str, str, str], ...] = (
+    (
+        "opening_draw",
+        "draw_until_engine_match",
+        "a seat that cannot start its train draws once (opening_draw) or keeps drawing "
+        "until it can (draw_until_engine_match), not both",
+    ),
+    (
+        "satisfy_in_reverse_order",
+        "no_double_satisfaction",
+        "satisfy_in_reverse_order orders the satisfaction of doubles (R21), which "
+        "no_double_satisfaction switches off (R20)",
+    ),
+    (
+        "no_marker_when_forced_to_satisfy",
+        "no_double_satisfaction",
+        "no_marker_when_forced_to_satisfy spares the marker of a seat bound to satisfy a double "
+        "(R20), and under no_double_satisfaction no seat ever is",
+    ),
+)
+
+#: Combinations that are accepted, and the rule that decides them. ``(flags, rule)``.
+FLAG_PRECEDENCE: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("one_tile_opening", "opening_draw"),
+        "opening_draw adds nothing: the one-tile first turn already draws once (R16)",
+    ),
+    (
+        ("one_tile_opening", "draw_until_engine_match"),
+        "both apply (the cardinal preset): a one-tile first turn, and a seat without its own "
+        "train draws until a drawn tile can be played",
+    ),
+    (
+        ("marker_off_by_any_play_on_it", "marker_off_by_owner_play_anywhere"),
+        "both apply: a marker comes off when anyone plays on its train or its owner plays anywhere",
+    ),
+    (
+        ("cover_own_double_on_it", "no_double_satisfaction"),
+        "both apply: R18's extra tile is still owed and goes on the double just played; "
+        "a double left open binds nobody",
+    ),
+    (
+        ("one_double_per_turn", "cover_own_double_on_it"),
+        "both apply, but after a double the tile laid on it can never be a double, so "
+        "one_double_per_turn only limits a first-turn chain (R9)",
+    ),
 )
 
 MIN_PIPS = 6
@@ -202,6 +257,14 @@ class GameConfig:
                 f"R25: rounds must be in 1..{self.max_pips + 1} for a double-{self.max_pips} "
                 f"set, got {self.rounds}"
             )
+        preset = PRESETS[self.rules].flags
+        for flag, other, why in CONTRADICTORY_FLAGS:
+            if getattr(self, flag) and getattr(self, other):
+                if preset.get(other) and not preset.get(flag):
+                    fix = f"{other} comes from the {self.rules!r} preset: pass {other}=False to use {flag}"
+                else:
+                    fix = "set only one of them"
+                raise ValueError(f"{flag}=True contradicts {other}=True: {why}; {fix}")
 
     # ---- derived sizes, computed in one place ----
     @property

@@ -40,10 +40,13 @@ def random_deal(config: GameConfig, engine_value: int, rng: np.random.Generator)
 def parse_deal(config: GameConfig, engine_value: int, deal: Any) -> Deal:
     """Validate a fixed deal ``{"hands": [[[a, b], ...], ...], "boneyard": [[a, b], ...]}``.
 
-    Hands are by seat, any sizes; the boneyard is listed top first (draw order). Hands,
-    boneyard and the engine must be exactly the set (R1, R5), each tile once; with
-    ``engine_holder_opens`` the engine is one of the dealt tiles. Raises ``TypeError``
-    for malformed input and ``ValueError`` for a deal that is not the set.
+    Hands are by seat, any non-zero sizes; the boneyard is listed top first (draw order).
+    Hands, boneyard and the engine must be exactly the set (R1, R5), each tile once; with
+    ``engine_holder_opens`` the engine is one of the dealt tiles. Every seat is dealt at
+    least one tile it keeps (R4): a seat with none, or with only the engine it must place
+    (``engine_holder_opens``), would take no turn at all (R15) and the round would be over
+    before it was played (R12, R19). Raises ``TypeError`` for malformed input and
+    ``ValueError`` for a deal that is not the set or leaves a seat without a tile.
     """
     if not isinstance(deal, dict):
         raise TypeError(f"deal must be a dict with 'hands' and 'boneyard', got {type(deal).__name__}")
@@ -77,6 +80,16 @@ def parse_deal(config: GameConfig, engine_value: int, deal: Any) -> Deal:
         mask = 0
         for tile in hand:
             mask |= 1 << take(tile, f"hand {seat}")
+        if mask == 0 or mask == 1 << engine_id:
+            only = (
+                "is empty"
+                if mask == 0
+                else f"holds only the engine {tiles.tiles[engine_id]}, which goes to the station (R5)"
+            )
+            raise ValueError(
+                f"R4: deal['hands'][{seat}] {only}; every seat is dealt a tile to play "
+                "(a seat without one takes no turn, R15, and the round would end unplayed, R19)"
+            )
         hands.append(mask)
     bone_in = deal["boneyard"]
     if not isinstance(bone_in, Sequence) or isinstance(bone_in, str):

@@ -1,0 +1,66 @@
+"""What counts as an integer where the package reads one from its user: actions and pips.
+
+One definition, shared by ``step``, the action space's ``contains``, the wrappers, the
+codecs and the deal parser, so they all accept and refuse exactly the same values:
+
+* accepted: a Python ``int`` (or a subclass such as an ``IntEnum`` member), a numpy integer
+  scalar of any dtype (``int8`` .. ``int64``, ``uint8`` .. ``uint64``) and a 0-d array of one;
+* refused: ``bool`` (``True`` is a slip, not action 1), floats (even integral ones: ``2.0``
+  usually means a policy's output was not rounded on purpose), strings, ``None``, arrays of
+  any other shape or dtype, and numpy's ``timedelta64`` (a numpy integer subclass that is
+  a duration, not a number).
+
+No framework import (the pure cores use it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["coerce_action", "integer_value", "short_repr"]
+
+#: longest value representation quoted in an error message
+_REPR_LIMIT = 60
+
+
+def integer_value(x: Any) -> int | None:
+    """``x`` as a Python int if it is an accepted integer (see the module), else ``None``."""
+    if type(x) is int:
+        return x
+    if isinstance(x, int):
+        return None if isinstance(x, bool) else int(x)
+    if isinstance(x, np.integer):
+        return None if isinstance(x, np.timedelta64) else int(x)
+    if isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu":
+        return int(x)
+    return None
+
+
+def short_repr(x: Any) -> str:
+    """``repr(x)`` cut to a readable length, for error messages."""
+    text = repr(x)
+    return text if len(text) <= _REPR_LIMIT else text[: _REPR_LIMIT - 3] + "..."
+
+
+def coerce_action(action: Any, num_actions: int) -> int:
+    """``action`` as a Python int in ``0 .. num_actions - 1``.
+
+    ``TypeError`` for a value that is not an accepted integer (see the module), ``ValueError``
+    for an integer outside ``Discrete(num_actions)``; both name the value and the space.
+    """
+    value = integer_value(action)
+    if value is None:
+        hint = "; None is only the action of a terminated or truncated agent" if action is None else ""
+        raise TypeError(
+            f"action {short_repr(action)} ({type(action).__name__}) is not in the action space "
+            f"Discrete({num_actions}): an action is an int (a Python or numpy integer, or a "
+            f"0-d integer array){hint}"
+        )
+    if not 0 <= value < num_actions:
+        raise ValueError(
+            f"action {short_repr(action)} is outside the action space Discrete({num_actions}) "
+            f"(0 .. {num_actions - 1})"
+        )
+    return value
