@@ -1,12 +1,12 @@
 """Duplicate-deal tournaments: the run's plan, playing deals (on workers), and resume.
 
 The unit of work is one **deal**: a seeded random deal of round 0 (Mexican Train: R4, R5,
-R8 and a first player, R6; block dominoes: B3-B5), replayed once per **game** with the agents rotated around the table,
-so that every agent plays every hand from every seat. In each game seat ``s`` of
-rotation ``r`` holds ``lineup[(s - r) mod P]``; the hands (and the opener) stay with the
-seats, so across the rotations each hand is played by each agent of the lineup. A
-lineup of ``P`` different agents has ``P`` rotations; a cycled one has as many as its
-period (``a b a b``: 2), since further rotations would repeat the same seating.
+R8 and a first player, R6; block dominoes: B3-B5), replayed once per **game** with the
+agents rotated around the table, so that every agent plays every hand from every seat. In
+each game seat ``s`` of rotation ``r`` holds ``lineup[(s - r) mod P]``; the hands (and the
+opener) stay with the seats, so across the rotations each hand is played by each agent of
+the lineup. A lineup of ``P`` different agents has ``P`` rotations; a cycled one has as
+many as its period (``a b a b``: 2), since further rotations would repeat the same seating.
 
 * **Lineups**: with ``|A| <= P`` agents the seats are filled by cycling the agent list
   (``a b a b`` for two agents and four seats); with ``|A| > P`` every ``P``-subset of the
@@ -24,8 +24,8 @@ period (``a b a b``: 2), since further rotations would repeat the same seating.
   their ``params()``, lineups, seed); ``results.csv`` gets one block of rows per finished
   deal, in deal order, each followed by its checksum (:mod:`agents.tournament.results`).
   A restart keeps the verified deals, drops one cut short by a kill, and plays only the
-  missing deal ids; a different configuration or a damaged file is refused. ``deals`` is not part of the identity: rerunning with a larger
-  ``deals`` extends a finished run.
+  missing deal ids; a different configuration or a damaged file is refused. ``deals`` is
+  not part of the identity: rerunning with a larger ``deals`` extends a finished run.
 """
 
 from __future__ import annotations
