@@ -242,6 +242,7 @@ def test_a_damaged_model_archive_is_refused(finished_run: tuple[Path, str], tmp_
             "league: not a league state (ValueError: a snapshot is named by its file name",
         ),
         (lambda s: s["league"].pop("heuristics"), "league: not a league state (KeyError: 'heuristics')"),
+        (lambda s: s["env_states"][1].pop("opponent_specs"), "env_states: not env states (KeyError"),
     ],
 )
 def test_a_state_that_does_not_fit_the_run_is_refused(

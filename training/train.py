@@ -939,9 +939,12 @@ def _check_state(path: Path, state: Any, config: TrainConfig, step: int, obs_siz
         raise CheckpointError(path, f"observations of shape {shape}, the model takes ({n}, {obs_size})")
     try:
         League.from_state_dict(state["league"])
-        names = _snapshot_names(state)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise CheckpointError(path, f"league: not a league state ({type(err).__name__}: {err})") from None
+    try:
+        names = _snapshot_names(state)
+    except (KeyError, TypeError, AttributeError) as err:
+        raise CheckpointError(path, f"env_states: not env states ({type(err).__name__}: {err})") from None
     for name in names:
         if not isinstance(name, str) or not SNAPSHOT_NAME.fullmatch(name):
             raise CheckpointError(
