@@ -1,4 +1,4 @@
-"""The policy network the ``ppo`` agent plays and the trainer trains.
+"""The policy network the ``ppo`` agent plays and the trainer trains, and its file format.
 
 :class:`GuardedMaskablePolicy` is sb3-contrib's ``MaskableActorCriticPolicy`` with its
 action logits passed through :func:`bound_logits` (finite and bounded, so the masked
@@ -6,18 +6,63 @@ softmax never overflows; see :mod:`training.policy` for the failure it guards ag
 :func:`policy_logits` reads the actor's logits of any maskable policy. It lives in the
 agents layer because playing a saved policy needs it and training builds on it.
 
+**Policy files** hold data, never code. :func:`save_policy` writes a zip archive
+(``.npz``, so ``numpy.load`` reads it too) of ``policy.json``, the architecture
+(:class:`PolicySpec`: format name and version, observation size, action count,
+``net_arch``, activation, feature set, logit bound, orthogonal init, every parameter's
+shape), and one ``<parameter>.npy`` per tensor of the network's ``state_dict``
+(little-endian float32). :func:`read_policy` reads it without any unpickler: the JSON is
+checked field by field, each array's header is checked against the shape the
+architecture implies before its bytes are read (``allow_pickle`` never comes into it),
+and anything else is refused with a one-line :class:`PolicyFileError` naming the file.
+
+:func:`read_policy` also reads the policy of a model archive written by SB3
+(``model.zip``, ``final_model.zip``) through its data-only parts: the ``data`` JSON (its
+pickled entries are never decoded) and ``policy.pth`` with
+``torch.load(weights_only=True)``. A file written by SB3's ``policy.save`` or by
+``torch.save`` of a whole object is a pickle, which would run any code it holds when
+loaded: it is refused; :func:`upgrade_trusted_policy` (``python -m agents.policy_net SRC
+DST``) converts one you trust.
+
 Importing this module imports torch and sb3-contrib (the ``train`` extra).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import io
+import json
+import math
+import os
+import pickle
+import sys
+import zipfile
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
 
+import numpy as np
 import torch as th
+from gymnasium import spaces
 from sb3_contrib.common.maskable.distributions import MaskableDistribution
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import FlattenExtractor
 
-__all__ = ["GuardedMaskablePolicy", "bound_logits", "policy_logits"]
+__all__ = [
+    "GuardedMaskablePolicy",
+    "PolicyFileError",
+    "PolicySpec",
+    "bound_logits",
+    "build_policy",
+    "policy_logits",
+    "policy_spec",
+    "read_policy",
+    "read_sb3_archive",
+    "save_policy",
+    "upgrade_trusted_policy",
+]
 
 
 def bound_logits(logits: th.Tensor, bound: float) -> th.Tensor:
@@ -70,3 +115,483 @@ def policy_logits(policy: MaskableActorCriticPolicy, obs: th.Tensor) -> th.Tenso
     if isinstance(features, tuple):
         features = features[0]
     return policy.action_net(policy.mlp_extractor.forward_actor(features))
+
+
+# ----------------------------------------------------------------- policy files
+#: ``format`` of ``policy.json``, and the version this code writes and reads
+POLICY_FORMAT = "mtrain-policy"
+POLICY_VERSION = 1
+#: the architecture member of a policy file
+SPEC_MEMBER = "policy.json"
+#: hidden-layer activations a policy file may name
+ACTIVATIONS: dict[str, type[th.nn.Module]] = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}
+#: the largest network a file may describe (refused before anything is allocated)
+MAX_PARAMETERS = 100_000_000
+#: the largest JSON member read (``policy.json``, an SB3 archive's ``data``)
+MAX_JSON_BYTES = 64 << 20
+#: modules that define ``GuardedMaskablePolicy`` (an SB3 archive names one as its policy class)
+SB3_POLICY_MODULES = ("agents.policy_net", "training.policy")
+_SPEC_KEYS = (
+    "format",
+    "version",
+    "observation_size",
+    "action_count",
+    "net_arch",
+    "activation",
+    "features",
+    "logit_bound",
+    "ortho_init",
+    "parameters",
+)
+_FLOAT32 = np.dtype("<f4")
+_REFUSED = (
+    "loading it would run code stored in the file, so it is refused "
+    "(convert a file you trust with: python -m agents.policy_net SRC DST)"
+)
+
+
+class PolicyFileError(ValueError):
+    """A file that is not a readable policy: ``<path>: <what is wrong>`` on one line."""
+
+    def __init__(self, path: str | os.PathLike[str], message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = str(path)
+        self.message = message
+
+
+def _constant_zero(_progress: float) -> float:
+    return 0.0
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """The architecture of a :class:`GuardedMaskablePolicy` with a flat (MLP) input.
+
+    Everything needed to rebuild the network before its weights are loaded; the
+    constructor checks every field (``ValueError`` saying which).
+    """
+
+    observation_size: int
+    action_count: int
+    pi: tuple[int, ...]  #: hidden sizes of the actor
+    vf: tuple[int, ...]  #: hidden sizes of the critic
+    activation: str = "tanh"
+    features: str = "env"  #: the input's feature set (``agents.mexican_train.features``)
+    logit_bound: float = 20.0
+    ortho_init: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("observation_size", "action_count"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        for name in ("pi", "vf"):
+            sizes = getattr(self, name)
+            if not isinstance(sizes, tuple) or not all(_is_int(x) and x >= 1 for x in sizes):
+                raise ValueError(f"net_arch.{name} must be a list of hidden sizes >= 1, got {sizes!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
+        if not isinstance(self.features, str) or not self.features.isidentifier():
+            raise ValueError(f"features must name a feature set, got {self.features!r}")
+        bound = self.logit_bound
+        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
+            raise ValueError(f"logit_bound must be a finite number, got {bound!r}")
+        if not isinstance(self.ortho_init, bool):
+            raise ValueError(f"ortho_init must be true or false, got {self.ortho_init!r}")
+        count = sum(math.prod(shape) for shape in self.parameter_shapes().values())
+        if count > MAX_PARAMETERS:
+            raise ValueError(f"the network would have {count} parameters (at most {MAX_PARAMETERS})")
+
+    def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Name -> shape of every tensor of the network's ``state_dict``, in its order."""
+        shapes: dict[str, tuple[int, ...]] = {}
+        last = {}
+        for branch, sizes in (("policy_net", self.pi), ("value_net", self.vf)):
+            width = self.observation_size
+            for i, size in enumerate(sizes):  # Linear layers at 0, 2, 4 ... (activations between)
+                shapes[f"mlp_extractor.{branch}.{2 * i}.weight"] = (size, width)
+                shapes[f"mlp_extractor.{branch}.{2 * i}.bias"] = (size,)
+                width = size
+            last[branch] = width
+        shapes["action_net.weight"] = (self.action_count, last["policy_net"])
+        shapes["action_net.bias"] = (self.action_count,)
+        shapes["value_net.weight"] = (1, last["value_net"])
+        shapes["value_net.bias"] = (1,)
+        return shapes
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``policy.json`` of a policy file."""
+        return {
+            "format": POLICY_FORMAT,
+            "version": POLICY_VERSION,
+            "observation_size": self.observation_size,
+            "action_count": self.action_count,
+            "net_arch": {"pi": list(self.pi), "vf": list(self.vf)},
+            "activation": self.activation,
+            "features": self.features,
+            "logit_bound": float(self.logit_bound),
+            "ortho_init": self.ortho_init,
+            "parameters": {k: list(v) for k, v in self.parameter_shapes().items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> PolicySpec:
+        """Inverse of :meth:`to_json`; ``ValueError`` saying what is wrong (key, value)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"must be a JSON object, got {type(data).__name__}")
+        if data.get("format") != POLICY_FORMAT:
+            raise ValueError(f"format must be {POLICY_FORMAT!r}, got {data.get('format')!r}")
+        if data.get("version") != POLICY_VERSION:
+            raise ValueError(f"format version {data.get('version')!r}; this version reads {POLICY_VERSION}")
+        missing = [k for k in _SPEC_KEYS if k not in data]
+        unknown = sorted(set(data) - set(_SPEC_KEYS))
+        if missing or unknown:
+            raise ValueError(f"missing keys {missing}" if missing else f"unknown keys {unknown}")
+        arch = data["net_arch"]
+        if not isinstance(arch, dict) or set(arch) != {"pi", "vf"}:
+            raise ValueError(f'net_arch must be {{"pi": [...], "vf": [...]}}, got {arch!r}')
+        pi, vf = (tuple(arch[k]) if isinstance(arch[k], list) else arch[k] for k in ("pi", "vf"))
+        spec = cls(
+            observation_size=data["observation_size"],
+            action_count=data["action_count"],
+            pi=pi,
+            vf=vf,
+            activation=data["activation"],
+            features=data["features"],
+            logit_bound=data["logit_bound"],
+            ortho_init=data["ortho_init"],
+        )
+        if data["parameters"] != spec.to_json()["parameters"]:
+            raise ValueError("parameters: the shapes listed are not those of the architecture")
+        return spec
+
+
+def policy_spec(policy: GuardedMaskablePolicy) -> PolicySpec:
+    """The :class:`PolicySpec` of a live policy (``ValueError`` if it has none: other
+    spaces, feature extractor or activation than a policy file describes)."""
+    if not isinstance(policy, GuardedMaskablePolicy):
+        raise ValueError(f"policy files hold GuardedMaskablePolicy networks, got {type(policy).__name__}")
+    obs, act = policy.observation_space, policy.action_space
+    if not isinstance(obs, spaces.Box) or len(obs.shape) != 1 or not isinstance(act, spaces.Discrete):
+        raise ValueError(f"policy files need a flat Box input and Discrete actions, got {obs} and {act}")
+    if not isinstance(policy.pi_features_extractor, FlattenExtractor):
+        raise ValueError("policy files need the flatten feature extractor")
+    arch: Any = policy.net_arch
+    pi, vf = (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)
+    names = [k for k, cls in ACTIVATIONS.items() if policy.activation_fn is cls]
+    if not names:
+        raise ValueError(f"activation {policy.activation_fn.__name__} has no name in policy files")
+    return PolicySpec(
+        observation_size=int(obs.shape[0]),
+        action_count=int(act.n),
+        pi=tuple(int(x) for x in pi),
+        vf=tuple(int(x) for x in vf),
+        activation=names[0],
+        features=policy.features,
+        logit_bound=float(policy.logit_bound),
+        ortho_init=bool(policy.ortho_init),
+    )
+
+
+def build_policy(spec: PolicySpec) -> GuardedMaskablePolicy:
+    """A fresh network of ``spec`` on the CPU, in eval mode, without gradients.
+
+    Its initial weights are drawn with torch's global generator forked, so building one
+    (loading an opponent, say) never changes the generator a training run draws from.
+    """
+    obs = spaces.Box(low=-np.inf, high=np.inf, shape=(spec.observation_size,), dtype=np.float32)
+    with th.random.fork_rng(devices=[]):
+        policy = GuardedMaskablePolicy(
+            obs,
+            spaces.Discrete(spec.action_count),
+            _constant_zero,
+            net_arch={"pi": list(spec.pi), "vf": list(spec.vf)},
+            activation_fn=ACTIVATIONS[spec.activation],
+            ortho_init=spec.ortho_init,
+            logit_bound=spec.logit_bound,
+            features=spec.features,
+        )
+    policy.set_training_mode(False)
+    for param in policy.parameters():
+        param.requires_grad_(False)
+    return policy
+
+
+def _zip_info(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # the same bytes for the same weights
+    info.compress_type = zipfile.ZIP_STORED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def _spec_text(spec: PolicySpec) -> str:
+    """``policy.json``: one key per line, each value compact."""
+    lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in spec.to_json().items()]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def save_policy(policy: GuardedMaskablePolicy, path: str | os.PathLike[str]) -> PolicySpec:
+    """Write ``policy`` as a policy file (module docstring) at ``path``, atomically; its spec."""
+    spec = policy_spec(policy)
+    state = policy.state_dict()
+    shapes = spec.parameter_shapes()
+    if {k: tuple(v.shape) for k, v in state.items()} != shapes:
+        raise ValueError(f"the network's parameters are not those of its architecture {spec}")
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w") as zf:
+        zf.writestr(_zip_info(SPEC_MEMBER), _spec_text(spec))
+        for name in shapes:
+            buf = io.BytesIO()
+            array = state[name].detach().cpu().numpy().astype(_FLOAT32, copy=False)
+            np.lib.format.write_array(buf, np.ascontiguousarray(array), allow_pickle=False)
+            zf.writestr(_zip_info(f"{name}.npy"), buf.getvalue())
+    os.replace(tmp, target)
+    return spec
+
+
+def _open_zip(path: Path, what: str = "a policy file") -> zipfile.ZipFile:
+    """``path`` as a zip archive; a pickle or anything else is refused (``what`` it should be)."""
+    try:
+        return zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        with open(path, "rb") as f:
+            head = f.read(2)
+        if head[:1] == b"\x80":  # a pickle's PROTO opcode (torch.save's legacy format, pickle.dump)
+            raise PolicyFileError(path, f"a pickle, not {what}: {_REFUSED}") from None
+        raise PolicyFileError(path, f"not {what} (not a zip archive)") from None
+
+
+def _member(zf: zipfile.ZipFile, path: Path, name: str, limit: int) -> bytes:
+    """The bytes of member ``name`` (at most ``limit``; its CRC checked)."""
+    try:
+        info = zf.getinfo(name)
+    except KeyError:
+        raise PolicyFileError(path, f"{name}: missing") from None
+    if info.file_size > limit:
+        raise PolicyFileError(path, f"{name}: {info.file_size} bytes, more than the {limit} expected")
+    try:
+        with zf.open(info) as f:
+            data = f.read(limit + 1)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as err:
+        raise PolicyFileError(path, f"{name}: damaged ({err})") from None
+    if len(data) > limit:
+        raise PolicyFileError(path, f"{name}: more than the {limit} bytes expected")
+    return data
+
+
+def _json_member(zf: zipfile.ZipFile, path: Path, name: str) -> Any:
+    try:
+        return json.loads(_member(zf, path, name, MAX_JSON_BYTES).decode("utf-8"))
+    except ValueError as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise PolicyFileError(path, f"{name}: not JSON ({err})") from None
+
+
+def _read_npy(f: IO[bytes], shape: tuple[int, ...]) -> np.ndarray:
+    """A float32 array of ``shape`` from an ``.npy`` stream; its header is checked before its
+    data is read (no pickled object array is ever read: ``ValueError`` saying what is wrong)."""
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        found, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+    elif version == (2, 0):
+        found, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+    else:
+        raise ValueError(f".npy format version {version} (1.0 or 2.0 expected)")
+    if dtype != _FLOAT32:
+        raise ValueError(f"dtype {dtype} (little-endian float32 expected)")
+    if tuple(found) != shape:
+        raise ValueError(f"shape {tuple(found)}, the architecture says {shape}")
+    nbytes = math.prod(shape) * _FLOAT32.itemsize
+    data = f.read(nbytes)
+    if len(data) != nbytes or f.read(1):
+        raise ValueError(f"{len(data)} data bytes, {nbytes} expected")
+    array = np.frombuffer(data, dtype=_FLOAT32).reshape(shape, order="F" if fortran else "C")
+    if not np.isfinite(array).all():
+        raise ValueError("non-finite values")
+    return np.array(array, order="C")
+
+
+def _shape_difference(found: Mapping[str, tuple[int, ...]], spec: PolicySpec | Mapping[str, Any]) -> str:
+    """The first parameter whose presence or shape differs from the architecture's, as text."""
+    expected = spec.parameter_shapes() if isinstance(spec, PolicySpec) else spec
+    for name in [*expected, *found]:
+        if found.get(name) != expected.get(name):
+            return f"parameter {name} has shape {found.get(name)}, the architecture says {expected.get(name)}"
+    return "the parameters are those of the architecture"
+
+
+def _assemble(spec: PolicySpec, weights: Mapping[str, np.ndarray], path: Path) -> GuardedMaskablePolicy:
+    policy = build_policy(spec)
+    built = {k: tuple(v.shape) for k, v in policy.state_dict().items()}
+    if built != spec.parameter_shapes():  # only if SB3 changed its network layout
+        raise PolicyFileError(path, f"this version builds another network: {_shape_difference(built, spec)}")
+    policy.load_state_dict({k: th.from_numpy(np.asarray(w)) for k, w in weights.items()}, strict=True)
+    return policy
+
+
+def _read_policy_file(zf: zipfile.ZipFile, path: Path) -> GuardedMaskablePolicy:
+    data = _json_member(zf, path, SPEC_MEMBER)
+    try:
+        spec = PolicySpec.from_json(data)
+    except ValueError as err:
+        raise PolicyFileError(path, f"{SPEC_MEMBER}: {err}") from None
+    shapes = spec.parameter_shapes()
+    unexpected = sorted(set(zf.namelist()) - {SPEC_MEMBER} - {f"{k}.npy" for k in shapes})
+    if unexpected:
+        raise PolicyFileError(path, f"unexpected members {unexpected} (not parameters of {SPEC_MEMBER})")
+    weights = {}
+    for name, shape in shapes.items():
+        member = f"{name}.npy"
+        if member not in zf.NameToInfo:
+            raise PolicyFileError(path, f"{member}: missing")
+        try:
+            with zf.open(member) as f:
+                weights[name] = _read_npy(f, shape)
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as err:
+            raise PolicyFileError(path, f"{member}: damaged ({err})") from None
+        except ValueError as err:
+            raise PolicyFileError(path, f"{member}: {err}") from None
+    return _assemble(spec, weights, path)
+
+
+def _sb3_space(data: Mapping[str, Any], key: str, kind: str) -> Mapping[str, Any]:
+    space = data.get(key)
+    if not isinstance(space, dict) or space.get(":type:") != f"<class 'gymnasium.spaces.{kind}'>":
+        raise ValueError(f"{key} is not a gymnasium {kind.rsplit('.', 1)[-1]}")
+    return space
+
+
+def _sb3_spec(data: Any) -> tuple[PolicySpec, int]:
+    """The spec and ``num_timesteps`` of an SB3 archive's ``data`` JSON, from its plain
+    entries only (``ValueError`` saying what is missing or would need unpickling)."""
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    policy_class = data.get("policy_class")
+    module = policy_class.get("__module__") if isinstance(policy_class, dict) else None
+    if module not in SB3_POLICY_MODULES:
+        raise ValueError(f"policy_class from {module!r}: only GuardedMaskablePolicy models are read")
+    kwargs = data.get("policy_kwargs", {})
+    if not isinstance(kwargs, dict) or ":serialized:" in kwargs:
+        raise ValueError(f"policy_kwargs would need unpickling: {_REFUSED}")
+    unknown = sorted(set(kwargs) - {"net_arch", "logit_bound", "features", "ortho_init"})
+    if unknown:
+        raise ValueError(f"policy_kwargs {unknown} are not read without unpickling: {_REFUSED}")
+    arch = kwargs.get("net_arch", {"pi": [64, 64], "vf": [64, 64]})  # SB3's default
+    pi: Any = arch.get("pi") if isinstance(arch, dict) else arch
+    vf: Any = arch.get("vf") if isinstance(arch, dict) else arch
+    obs = _sb3_space(data, "observation_space", "box.Box")
+    shape = obs.get("_shape")
+    if obs.get("dtype") != "float32" or not isinstance(shape, list) or len(shape) != 1:
+        raise ValueError(f"observation_space must be a flat float32 Box, got shape {shape!r}")
+    act = _sb3_space(data, "action_space", "discrete.Discrete")
+    n, start = str(act.get("n")), str(act.get("start", "0"))
+    if not n.isdigit() or start != "0":
+        raise ValueError(f"action_space must be Discrete(n) from 0, got n={n!r} start={start!r}")
+    steps: Any = data.get("num_timesteps")
+    if not _is_int(steps) or steps < 0:
+        raise ValueError(f"num_timesteps must be an int >= 0, got {steps!r}")
+    spec = PolicySpec(
+        observation_size=shape[0],
+        action_count=int(n),
+        pi=tuple(pi) if isinstance(pi, list) else pi,
+        vf=tuple(vf) if isinstance(vf, list) else vf,
+        features=kwargs.get("features", "env"),
+        logit_bound=kwargs.get("logit_bound", 20.0),
+        ortho_init=kwargs.get("ortho_init", True),
+    )
+    return spec, steps
+
+
+def _weights_only(raw: bytes, path: Path, spec: PolicySpec) -> dict[str, np.ndarray]:
+    """``policy.pth`` through torch's weights-only unpickler, checked against ``spec``."""
+    try:
+        state = th.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise PolicyFileError(path, f"policy.pth: not a weights-only state dict ({first})") from None
+    shapes = spec.parameter_shapes()
+    if not isinstance(state, dict) or not all(isinstance(v, th.Tensor) for v in state.values()):
+        raise PolicyFileError(path, "policy.pth: not a state dict of tensors")
+    found = {k: tuple(v.shape) for k, v in state.items()}
+    if found != shapes:
+        raise PolicyFileError(path, f"policy.pth: {_shape_difference(found, shapes)}")
+    weights = {}
+    for name, tensor in state.items():
+        if tensor.dtype != th.float32 or not bool(th.isfinite(tensor).all()):
+            raise PolicyFileError(path, f"policy.pth: {name} is not finite float32")
+        weights[name] = tensor.numpy()
+    return weights
+
+
+def read_sb3_archive(path: str | os.PathLike[str]) -> tuple[PolicySpec, int, dict[str, np.ndarray]]:
+    """The policy spec, ``num_timesteps`` and policy weights of an SB3 model archive
+    (``model.zip``), read without unpickling anything (:class:`PolicyFileError` otherwise)."""
+    p = Path(path)
+    with _open_zip(p, "an SB3 model archive") as zf:
+        if "data" not in zf.NameToInfo or "policy.pth" not in zf.NameToInfo:
+            raise PolicyFileError(p, "not an SB3 model archive (no data and policy.pth)")
+        data = _json_member(zf, p, "data")
+        try:
+            spec, steps = _sb3_spec(data)
+        except ValueError as err:
+            raise PolicyFileError(p, f"data: {err}") from None
+        limit = 4 * sum(math.prod(s) for s in spec.parameter_shapes().values()) + (1 << 20)
+        weights = _weights_only(_member(zf, p, "policy.pth", limit), p, spec)
+    return spec, steps, weights
+
+
+def read_policy(path: str | os.PathLike[str]) -> GuardedMaskablePolicy:
+    """The policy stored at ``path``: a policy file, or the policy of an SB3 model archive.
+
+    Nothing is unpickled: a pickle (SB3's ``policy.save``, ``torch.save`` of an object) and
+    every malformed file are refused with a :class:`PolicyFileError` (a ``ValueError``)
+    ``<path>: <what is wrong>``. The network is on the CPU, in eval mode, without gradients.
+    """
+    p = Path(path)
+    with _open_zip(p) as zf:
+        names = set(zf.namelist())
+        if SPEC_MEMBER in names:
+            return _read_policy_file(zf, p)
+        if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names):
+            raise PolicyFileError(p, f"a pickled torch file (SB3's policy.save or torch.save): {_REFUSED}")
+        if not {"data", "policy.pth"} <= names:
+            raise PolicyFileError(p, f"not a policy file (a zip archive without {SPEC_MEMBER})")
+    spec, _steps, weights = read_sb3_archive(p)
+    return _assemble(spec, weights, p)
+
+
+def upgrade_trusted_policy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> PolicySpec:
+    """Convert a policy pickled by SB3's ``policy.save`` into a policy file; its spec.
+
+    This UNPICKLES ``src``, which runs any code the file holds: use it only on files you
+    trust (those your own runs wrote before policies became data files).
+    """
+    with th.random.fork_rng(devices=[]):
+        policy = GuardedMaskablePolicy.load(str(src), device="cpu")
+    return save_policy(policy, dst)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m agents.policy_net SRC DST``: :func:`upgrade_trusted_policy`."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.policy_net",
+        description="Convert a pickled SB3 policy file YOU TRUST (loading it runs any code it holds) "
+        "into a policy file (policy.json + weights, read without unpickling).",
+    )
+    parser.add_argument("src", help="the pickled policy (policy.save / torch.save)")
+    parser.add_argument("dst", help="the policy file to write (.npz)")
+    args = parser.parse_args(argv)
+    spec = upgrade_trusted_policy(args.src, args.dst)
+    print(f"wrote {args.dst}: {json.dumps(spec.to_json(), separators=(',', ':'))[:200]}...")
+    return 0
+
+
+if __name__ == "__main__":
+    # the classes must be those of ``agents.policy_net`` (which pickles name), not ``__main__``'s
+    from agents import policy_net
+
+    sys.exit(policy_net.main())

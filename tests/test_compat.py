@@ -1,8 +1,11 @@
-"""What earlier versions saved still loads after the layout change: policies and run state."""
+"""What earlier versions saved still loads (run state after the layout change) or plays the same
+(the reference policy, converted from a pickle to a policy file)."""
 
 from __future__ import annotations
 
+import hashlib
 import pickle
+import zipfile
 
 import numpy as np
 import pytest
@@ -42,8 +45,11 @@ def test_run_state_pickled_with_the_old_module_paths_loads() -> None:
 
 
 def test_the_shipped_reference_policy_loads_and_plays_legally() -> None:
-    """The reference policy (saved before the layout change) loads through the ppo agent."""
-    assert REFERENCE_POLICY.is_file()
+    """The reference policy is a policy file (no pickle) and loads through the ppo agent."""
+    assert REFERENCE_POLICY.is_file() and REFERENCE_POLICY.suffix == ".npz"
+    assert REFERENCE_POLICY.stat().st_size < 3_000_000
+    with zipfile.ZipFile(REFERENCE_POLICY) as zf:
+        assert not any(name.endswith((".pkl", ".pth")) for name in zf.namelist())
     agent = PPOAgent(path=REFERENCE_POLICY)
     env = mtrain_env.raw_env(num_players=4, max_pips=12)
     env.reset(seed=0)
@@ -56,6 +62,28 @@ def test_the_shipped_reference_policy_loads_and_plays_legally() -> None:
         assert d.action_mask[action] == 1
         env.step(action)
     assert getattr(agent.policy, "features", None) == "planner"
+
+
+#: the pickled reference policy (``reference.pt``, before it became a policy file) chose these
+#: actions in the games of the test below: the sha256 of their comma-joined ids
+PICKLED_REFERENCE_CHOICES = (293, "b3aaaad7c58eb43a1d3703918f3c76f74371246ffba0bb450221f308e9ef9591")
+
+
+def test_the_converted_reference_policy_chooses_as_the_pickled_one_did() -> None:
+    """Every seat's decision in four seeded games (the policy and planner alternating seats)."""
+    agent = PPOAgent()
+    actions = []
+    for seed in range(4):
+        env = mtrain_env.raw_env(num_players=4, max_pips=12)
+        env.reset(seed=seed)
+        planner = make_agent("planner", seed=seed)
+        while not all(env.terminations.values()):
+            d = decision_for(env, env.agent_selection)
+            action = agent.act(d)
+            actions.append(action)
+            env.step(action if d.seat % 2 == 0 else planner.act(d))
+    digest = hashlib.sha256(",".join(map(str, actions)).encode()).hexdigest()
+    assert (len(actions), digest) == PICKLED_REFERENCE_CHOICES
 
 
 def test_models_naming_the_old_policy_class_path_still_resolve() -> None:

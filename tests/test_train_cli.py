@@ -4,8 +4,9 @@
   naming the allowed values, exit code 2, nothing written (no --out, no league/);
 * an --out that holds a run needs --resume; --resume needs a run with a checkpoint;
   options that conflict with the resumed run are refused;
-* --resume continues in the --out given, also for a copied or moved run directory, and
-  reads the flat config.json of runs written before the game config was nested;
+* --resume continues in the --out given, also for a copied or moved run directory (no file
+  of a run names a directory; a copy and its original advance separately), and reads the
+  flat config.json of runs written before the game config was nested;
 * the run ends with a human summary (final evaluation with 95 % CIs, steps/s, where the
   files are) and summary.json; every JSON file of a run is strict (no NaN / Infinity);
 * ``--help`` has one line per option, in groups.
@@ -21,12 +22,14 @@ import json
 import math
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from mtrain_env.mexican_train.core.config import GameConfig
@@ -258,7 +261,7 @@ def test_resume_needs_a_training_config(tmp_path: Path) -> None:
     (out / "config.json").write_text("{}")
     code, _stdout, err = _run(_argv(out, ["--resume"]))
     assert code == 2 and _one_line(err).startswith(
-        f"mtrain train: --resume: {out / 'config.json'} does not hold"
+        f"mtrain train: --resume: {out / 'config.json'}: does not hold a training configuration"
     )
     assert sorted(p.name for p in out.iterdir()) == ["config.json"]
 
@@ -431,11 +434,13 @@ def test_a_run_ends_with_a_summary_and_strict_json(finished_run: tuple[Path, str
             )
             assert f"{r['diff']:+.2f}" in stdout and f"[{r['ci95'][0]:+.2f}, {r['ci95'][1]:+.2f}]" in stdout
     assert "trained 256 steps" in stdout and "steps/s" in stdout and "95% CI" in stdout
-    for key in ("curve_csv", "curve_png", "policy", "tensorboard", "summary"):
-        assert summary["files"][key] in stdout
-        assert Path(summary["files"][key]).exists()
+    for key in ("curve_csv", "curve_png", "policy", "tensorboard", "summary", "checkpoint"):
+        assert not Path(summary["files"][key]).is_absolute()  # relative to the run directory
+        assert (out / summary["files"][key]).exists()
+        if key != "checkpoint":
+            assert str(out / summary["files"][key]) in stdout
     jsons = list(out.rglob("*.json"))
-    assert len(jsons) >= 5  # config, summary, latest, one league.json per checkpoint
+    assert len(jsons) >= 5  # config, summary, latest, league.json and checkpoint.json per checkpoint
     for path in jsons:
         _strict(path)
     assert _strict(out / "config.json")["game"]["num_players"] == 3
@@ -446,29 +451,61 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
-def test_resume_continues_in_the_given_out_of_a_moved_run(
+def test_no_file_of_a_run_names_a_directory(finished_run: tuple[Path, str]) -> None:
+    """Every path stored in a run is relative to it: its own location appears in no file (the
+    pickled state's snapshot opponents included), snapshots in flight are named by file name."""
+    out = finished_run[0]
+    named = [
+        str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and str(out).encode() in p.read_bytes()
+    ]
+    assert named == []
+    assert "out" not in _strict(out / "config.json")
+    assert _strict(out / "checkpoints" / "latest.json") == {"dir": f"step_{256:012d}", "step": 256}
+    state = pickle.loads((out / "checkpoints" / f"step_{256:012d}" / "state.pkl").read_bytes())
+    seated = [
+        a for s in state["env_states"] for a in pickle.loads(s["opponents"]).values() if hasattr(a, "path")
+    ]
+    assert seated, "the run should have snapshot opponents in flight at its last checkpoint"
+    assert all(re.fullmatch(r"snap_\d{12}\.npz", a.path) for a in seated), [a.path for a in seated]
+
+
+def _weights(run: Path, step: int) -> dict[str, Any]:
+    from agents.policy_net import read_sb3_archive
+
+    return read_sb3_archive(run / "checkpoints" / f"step_{step:012d}" / "model.zip")[2]
+
+
+def test_a_copied_run_is_independent_and_a_moved_run_resumes(
     finished_run: tuple[Path, str], tmp_path: Path
 ) -> None:
-    """``cp -r ra rb; mv ra elsewhere; mtrain train --resume --out rb`` runs in rb only."""
-    ra = finished_run[0]
+    """``cp -r ra rb``; resume rb, then ra: each advances in its own directory and leaves the
+    other untouched (names, sizes, mtimes); ``mv rb rc`` (rb gone): rc resumes where it is."""
+    ra = _copy(finished_run[0], tmp_path / "ra")
     rb = _copy(ra, tmp_path / "rb")
-    state = pickle.loads((rb / "checkpoints" / f"step_{256:012d}" / "state.pkl").read_bytes())
-    seated = [a for s in state["env_states"] for a in pickle.loads(s["opponents"]).values()]
-    assert any(str(ra / "league") in str(getattr(a, "path", "")) for a in seated)  # snapshots in flight
-    moved = ra.rename(tmp_path / "ra_moved")  # nothing may read or write the old place
-    try:
-        before = _listing(moved)
-        code, stdout, err = _run([*RUN, "--steps", "384", "--out", str(rb), "--resume"])
-        assert code == 0, err
-        assert not ra.exists() and _listing(moved) == before
-    finally:
-        shutil.rmtree(ra, ignore_errors=True)
-        moved.rename(ra)  # the module's run, for the other tests
-    assert _strict(rb / "checkpoints" / "latest.json")["step"] == 384
-    assert _strict(rb / "config.json")["out"] == str(rb)
-    summary = _strict(rb / "summary.json")
-    assert summary["resumed_from"] == 256 and summary["steps"] == 384 and summary["out"] == str(rb)
+    before_a = _listing(ra)
+    code, stdout, err = _run([*RUN, "--steps", "384", "--out", str(rb), "--resume"])
+    assert code == 0, err
     assert "resumed from step 256" in stdout
+    assert _listing(ra) == before_a
+    before_b = _listing(rb)
+    code, _stdout, err = _run([*RUN, "--steps", "512", "--out", str(ra), "--resume"])
+    assert code == 0, err
+    assert _listing(rb) == before_b
+    assert _strict(ra / "checkpoints" / "latest.json")["step"] == 512
+    assert _strict(rb / "checkpoints" / "latest.json")["step"] == 384
+    for run, steps in ((ra, 512), (rb, 384)):
+        summary = _strict(run / "summary.json")
+        assert summary["resumed_from"] == 256 and summary["steps"] == steps
+    a384, b384 = _weights(ra, 384), _weights(rb, 384)  # the same run, continued twice
+    assert all(np.array_equal(a384[k], b384[k]) for k in a384)
+
+    rc = rb.rename(tmp_path / "rc")
+    after_a = _listing(ra)
+    code, _stdout, err = _run([*RUN, "--steps", "512", "--out", str(rc), "--resume"])
+    assert code == 0, err
+    assert not rb.exists() and _listing(ra) == after_a
+    a512, c512 = _weights(ra, 512), _weights(rc, 512)
+    assert all(np.array_equal(a512[k], c512[k]) for k in a512)
 
 
 def test_resume_reads_a_run_written_with_the_flat_config(
@@ -531,12 +568,17 @@ def test_resume_names_a_bad_value_in_the_saved_config(finished_run: tuple[Path, 
     assert code == 2
     assert (
         _one_line(err)
-        == "mtrain train: --resume: the run's config.json: eval_deals: must be an int >= 1, got 0"
+        == f"mtrain train: --resume: {run / 'config.json'}: eval_deals: must be an int >= 1, got 0"
     )
     (run / "config.json").write_text("{not json")
     code, _stdout, err = _run(["--steps", "512", "--out", str(run), "--resume"])
     assert code == 2 and _one_line(err).startswith(
-        f"mtrain train: --resume: cannot read {run / 'config.json'}"
+        f"mtrain train: --resume: {run / 'config.json'}: not JSON ("
+    )
+    (run / "config.json").write_text('{"steps": 1, "seed": 0, "n_envs": 2, "game": "pagat"}')
+    code, _stdout, err = _run(["--steps", "512", "--out", str(run), "--resume"])
+    assert code == 2 and _one_line(err).startswith(
+        f"mtrain train: --resume: {run / 'config.json'}: does not hold a training configuration ("
     )
     assert _listing(run).keys() == before.keys()
 

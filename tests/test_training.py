@@ -423,6 +423,7 @@ def test_nan_update_is_rolled_back_and_learning_rate_lowered() -> None:
 # ------------------------------------------------------------------------ ppo agent
 @pytest.fixture(scope="module")
 def saved_policy(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from agents.policy_net import save_policy
     from training.policy import GuardedMaskablePolicy, RobustMaskablePPO
 
     d = tmp_path_factory.mktemp("policy")
@@ -437,11 +438,11 @@ def saved_policy(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     model.learn(64)
     model.save(d / "model.zip")
-    model.policy.save(str(d / "policy.pt"))
-    return {"zip": d / "model.zip", "pt": d / "policy.pt"}
+    save_policy(model.policy, d / "policy.npz")
+    return {"zip": d / "model.zip", "npz": d / "policy.npz"}
 
 
-@pytest.mark.parametrize("kind", ["zip", "pt"])
+@pytest.mark.parametrize("kind", ["zip", "npz"])
 def test_ppo_agent_loads_a_saved_policy_and_plays_legal_moves(
     saved_policy: dict[str, Path], kind: str
 ) -> None:
@@ -479,7 +480,7 @@ def test_ppo_agent_refuses_another_game_configuration(saved_policy: dict[str, Pa
     env = raw_env(num_players=4, max_pips=12)
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"another game configuration|actions"):
-        PPOAgent(path=saved_policy["pt"]).act(agents.decision_for(env, env.agent_selection))
+        PPOAgent(path=saved_policy["npz"]).act(agents.decision_for(env, env.agent_selection))
 
 
 # ------------------------------------------------------------------------ evaluation
@@ -504,7 +505,7 @@ def test_evaluation_sees_a_weaker_learner(test_agents: None) -> None:
 def test_evaluation_of_a_policy_file(saved_policy: dict[str, Path]) -> None:
     from training.evaluate import evaluate
 
-    (res,) = evaluate(["random"], deals=2, seed=0, game=SMALL, policy_path=saved_policy["pt"])
+    (res,) = evaluate(["random"], deals=2, seed=0, game=SMALL, policy_path=saved_policy["npz"])
     assert res.opponent == "random" and res.games == 2 * 3
     assert np.isfinite(res.learner_score) and np.isfinite(res.diff)
 
@@ -609,12 +610,14 @@ def test_short_learn_run_writes_logs_checkpoints_league_and_curve(tmp_path: Path
     assert any((out / "tb").glob("events.out.tfevents.*"))
     assert latest_checkpoint(out) == out / "checkpoints" / f"step_{512:012d}"
     assert len(list((out / "checkpoints").glob("step_*"))) == 3  # 0, 256, 512
-    assert (out / "final_model.zip").exists() and (out / "policy.pt").exists()
+    assert (out / "final_model.zip").exists() and (out / "policy.npz").exists()
+    assert (out / "checkpoints" / f"step_{512:012d}" / "checkpoint.json").exists()
     rows = (out / "curve.csv").read_text().splitlines()
     assert rows[0].startswith("step,opponent") and [r.split(",")[0] for r in rows[1:]] == ["0", "256", "512"]
     assert (out / "curve.png").stat().st_size > 1000
     assert [s.step for s in trainer.league.snapshots] == [256]  # joins at rollout starts
-    assert sorted(p.name for p in (out / "league").glob("*.pt")) == trainer.league.files()
+    assert sorted(p.name for p in (out / "league").glob("snap_*")) == trainer.league.files()
+    assert all(name.endswith(".npz") for name in trainer.league.files())  # policy files, no pickle
     assert trainer.throughput > 0
 
 

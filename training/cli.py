@@ -12,8 +12,12 @@ naming the option and what it accepts, and exit code 2. An --out that already ho
 needs --resume (or another --out). On --resume the run's saved config.json is used; only
 --steps, --no-progress, --verbose, --vec and --workers may change (the last two change
 speed, not results), any other option given must match the saved one. The run continues
-in the --out given, also when its directory was copied or moved; a run killed before its
-first checkpoint starts over with its saved configuration.
+in the --out given, also when its directory was copied or moved (no path inside a run
+names a directory); a run killed before its first checkpoint starts over with its saved
+configuration. A run whose files do not fit together (a model.zip of another run or
+step, a latest.json pointing outside checkpoints/, a damaged state.pkl, model.zip or
+config.json) is refused with one line, "mtrain train: --resume: <file>: <what is wrong>",
+exit code 2, before anything is written.
 
 The run ends with a summary: the final evaluation against each opponent with 95% CIs,
 steps/s, and where the curve, the policy and the TensorBoard logs are; summary.json in
@@ -308,14 +312,7 @@ def _fresh_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
 
 def _resumed_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
     """The run's saved config with what a resume may change; refuses conflicting options."""
-    from training.train import (
-        CHECKPOINTS,
-        CONFIG_FILE,
-        LATEST,
-        RESUME_OVERRIDES,
-        latest_checkpoint,
-        read_config,
-    )
+    from training.train import CONFIG_FILE, RESUME_OVERRIDES, read_config, read_latest
 
     out = Path(args.out)
     if not (out / CONFIG_FILE).exists():
@@ -324,11 +321,10 @@ def _resumed_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
         )
     try:
         saved = read_config(out)
-    except ValueError as err:
+        latest = read_latest(out)
+    except ValueError as err:  # CheckpointError: "<file>: <what is wrong>"
         raise _BadOptionError("--resume", str(err)) from None
-    at = 0  # no checkpoint yet: the run starts over with its configuration
-    if latest_checkpoint(out) is not None:
-        at = int(json.loads((out / CHECKPOINTS / LATEST).read_text(encoding="utf-8"))["step"])
+    at = 0 if latest is None else latest[1]  # no checkpoint yet: the run starts over
     if args.steps < at:
         raise _BadOptionError(
             "--steps",
@@ -396,7 +392,14 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``mtrain train``: validate everything, train, print the summary."""
-    from training.train import CONFIG_FILE, RESUME_OVERRIDES, ConfigError, Trainer, format_summary
+    from training.train import (
+        CONFIG_FILE,
+        RESUME_OVERRIDES,
+        CheckpointError,
+        ConfigError,
+        Trainer,
+        format_summary,
+    )
 
     try:
         config = config_from_args(args)
@@ -404,9 +407,12 @@ def main(args: argparse.Namespace) -> int:
     except _BadOptionError as err:
         print(f"{_PREFIX}: {err.flag}: {err.message}", file=sys.stderr)
         return 2
+    except CheckpointError as err:  # the run's files do not fit together
+        print(f"{_PREFIX}: --resume: {err}", file=sys.stderr)
+        return 2
     except ConfigError as err:
         if args.resume and err.field not in RESUME_OVERRIDES:  # the saved configuration's
-            print(f"{_PREFIX}: --resume: the run's {CONFIG_FILE}: {err}", file=sys.stderr)
+            print(f"{_PREFIX}: --resume: {Path(args.out) / CONFIG_FILE}: {err}", file=sys.stderr)
         else:
             print(f"{_PREFIX}: {_flag(err.field)}: {err.message}", file=sys.stderr)
         return 2
@@ -427,5 +433,5 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
-    print(format_summary(trainer.summary))
+    print(format_summary(trainer.summary, config.out))
     return 0

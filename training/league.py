@@ -19,7 +19,8 @@ between strategies that each beat only the previous one.
 
 The whole pool is plain data (:meth:`League.state_dict` is JSON), so it is saved in every
 checkpoint and sent to the environment worker processes, which sample from their own
-copy with their own generator.
+copy with their own generator. Snapshots are named by their file name in the league
+directory (never a path: a run directory can be copied or moved); any other name is refused.
 """
 
 from __future__ import annotations
@@ -50,12 +51,22 @@ class OpponentSpec:
         return self.name if self.kind == HEURISTIC else f"{SNAPSHOT}:{self.name}"
 
 
+def file_name(name: Any) -> str:
+    """``name`` if it is a plain file name (no directory, not ``.`` or ``..``), else ``ValueError``."""
+    if not isinstance(name, str) or name in ("", ".", "..") or Path(name).name != name or "\\" in name:
+        raise ValueError(f"a snapshot is named by its file name in the league directory, got {name!r}")
+    return name
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """A frozen copy of the learner's policy that joined the pool at ``step``."""
 
     step: int
     file: str  #: file name relative to the league root
+
+    def __post_init__(self) -> None:
+        file_name(self.file)
 
 
 @dataclass
@@ -214,5 +225,6 @@ def parse_weights(text: str) -> dict[str, float]:
 
 
 def snapshot_path(root: str | Path, spec: OpponentSpec) -> Path:
-    """The policy file of a snapshot opponent."""
-    return Path(root) / spec.name
+    """The policy file of a snapshot opponent (inside ``root``: ``ValueError`` for a name
+    that is not a plain file name)."""
+    return Path(root) / file_name(spec.name)

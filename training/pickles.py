@@ -4,8 +4,10 @@ Checkpoints hold pickled agents (the single-agent wrapper's opponents): a pickle
 each object's class by module path, and the modules moved when the layout became
 ``mtrain_env/{tilegame,mexican_train,block}`` and ``agents/mexican_train``. :func:`loads`
 and :func:`load` map the old paths to the new ones, so a run checkpointed by an earlier
-version resumes. (Policy files are torch state dicts that name no class of ours, and
-model archives name ``training.policy.GuardedMaskablePolicy``, which still exists.)
+version resumes. They read only a run's own ``state.pkl`` (see :mod:`training.train`: the
+trainer wrote it, and resume checks its sha256 first); nothing else is unpickled. (Policy
+files are not pickles at all, and model archives name
+``training.policy.GuardedMaskablePolicy``, which still exists.)
 """
 
 from __future__ import annotations

@@ -33,7 +33,10 @@ Illegal actions: ``illegal_action="terminate"`` (default, as PettingZoo classic'
 training signal).
 
 The env's full state (deal, RNGs, opponents, league copy) is :meth:`get_state` /
-:meth:`set_state`, so a training run can be resumed exactly mid-episode.
+:meth:`set_state`, so a training run can be resumed exactly mid-episode. It names no
+directory: a snapshot opponent's policy file is stored by its name in the league, and
+:meth:`set_state` points it into this env's ``league_root``, so a run directory can be
+copied or moved and resumed where it is.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from agents.mexican_train.features import FeatureEncoder, feature_size
 from agents.play import play_until
 from mtrain_env.mexican_train.env import raw_env
 from training import pickles
-from training.league import HEURISTIC, League, OpponentSpec, snapshot_path
+from training.league import HEURISTIC, SNAPSHOT, League, OpponentSpec, snapshot_path
 
 SEAT_MODES = ("random", "rotate")
 ILLEGAL_MODES = ("terminate", "raise")
@@ -365,7 +368,15 @@ class SingleAgentEnv(gymnasium.Env):
 
     # ------------------------------------------------------------- snapshots
     def get_state(self) -> dict[str, Any]:
-        """Everything needed to continue this env exactly (picklable)."""
+        """Everything needed to continue this env exactly (picklable; no directory in it: the
+        snapshot opponents' paths are their file names in the league)."""
+        opponents: dict[int, Agent] = {}
+        for seat, agent in self.opponents.items():
+            spec = self.opponent_specs.get(seat)
+            if spec is not None and spec.kind == SNAPSHOT:
+                agent = copy.copy(agent)  # the pickled copy (not the network: PPOAgent.__getstate__)
+                agent.path = spec.name  # type: ignore[attr-defined]
+            opponents[seat] = agent
         return {
             "raw": self._raw.state_dict(),
             "rng": copy.deepcopy(self._rng.bit_generator.state),
@@ -374,15 +385,17 @@ class SingleAgentEnv(gymnasium.Env):
             "seeded": self._seeded,
             "learner_seat": self.learner_seat,
             "opponent_specs": {s: spec for s, spec in self.opponent_specs.items()},
-            "opponents": pickle.dumps(self.opponents),
+            "opponents": pickle.dumps(opponents),
             "potential": self._potential,
             "done": self._done,
             "league": self.league.state_dict(),
-            "league_root": None if self.league_root is None else str(self.league_root),
         }
 
     def set_state(self, state: Mapping[str, Any]) -> np.ndarray:
-        """Restore :meth:`get_state` output; returns the learner's current observation."""
+        """Restore :meth:`get_state` output; returns the learner's current observation.
+
+        Snapshot opponents play the files of this env's ``league_root`` (whatever directory
+        the state was saved from: a state of an earlier version names one, it is ignored)."""
         self._raw.load_state_dict(state["raw"])
         rng = np.random.default_rng()
         rng.bit_generator.state = copy.deepcopy(state["rng"])
@@ -394,11 +407,14 @@ class SingleAgentEnv(gymnasium.Env):
         self._learner_id = self._raw.possible_agents[self.learner_seat]
         self.opponent_specs = dict(state["opponent_specs"])
         self.opponents = pickles.loads(state["opponents"])
+        for seat, spec in self.opponent_specs.items():
+            if spec.kind == SNAPSHOT:
+                if self.league_root is None:
+                    raise ValueError("snapshot opponents need a league_root")
+                self.opponents[seat].path = str(snapshot_path(self.league_root, spec))  # type: ignore[attr-defined]
         self._potential = float(state["potential"])
         self._done = bool(state["done"])
         self.league = League.from_state_dict(state["league"])
-        root = state.get("league_root")
-        self.league_root = Path(root) if root is not None else None
         return self._observe()
 
     # ------------------------------------------------------- behaviour cloning

@@ -14,20 +14,26 @@
   (every ``eval_every``, :mod:`training.evaluate`, appended to ``curve.csv`` and drawn in
   ``curve.png``) and a checkpoint (every ``checkpoint_every``, and at step 0 and at the end).
 
-Output directory::
+Output directory (every path stored in it is relative to it: a run is wherever its
+directory is, and a copy is a run of its own)::
 
-    config.json                  the resolved TrainConfig, the game as one nested GameConfig
-                                 (resume reads it back; runs that kept the game keys flat too)
+    config.json                  the resolved TrainConfig without ``out``, the game as one nested
+                                 GameConfig (resume reads it back; runs that kept the game keys flat too)
     checkpoints/step_<N>/        model.zip (weights, Adam state, num_timesteps, lr scale)
-                                 + state.pkl (everything else, below); latest.json points to the newest
-    league/snap_<N>.pt           frozen policies of the league (unreferenced ones are deleted)
+                                 + state.pkl (everything else, below) + league.json + checkpoint.json
+                                 (step and the sha256 of the others); latest.json points to the newest
+    league/snap_<N>.npz          frozen policies of the league, policy files (unreferenced ones are deleted)
     tb/                          TensorBoard logs (SB3 train/rollout scalars, eval/*, robust/*)
     curve.csv, curve.png         the learning curve
     bc.json                      behaviour-cloning statistics (when used)
-    final_model.zip, policy.pt   the trained model and its policy alone (for ``agents.mexican_train.ppo``)
+    final_model.zip, policy.npz  the trained model and its policy alone, a policy file
+                                 (:mod:`agents.policy_net`, for ``agents.mexican_train.ppo``)
     summary.json                 steps, speed, the final evaluation with 95 % CIs, where the files are
 
 Every JSON file is strict JSON (:func:`strict_json`: NaN and infinities are written as ``null``).
+Policies (league snapshots, the evaluated policy, ``policy.npz``) are policy files, read
+without unpickling; only ``model.zip`` and ``state.pkl`` are pickles, written and read by
+this module inside the run directory.
 
 **Validation**: :meth:`TrainConfig.validate` checks every field (the game through
 ``GameConfig.make``, agents through the registry, feature sets, modes, numeric ranges) and
@@ -44,9 +50,21 @@ to a temporary directory renamed into place, and ``latest.json`` is replaced las
 kill at any moment leaves the previous checkpoint intact. At most one checkpoint interval
 of work is lost, and the resumed run is step-for-step the run that was killed (same
 ``n_envs`` required). TensorBoard events past the checkpoint are purged on resume. The run
-continues in the ``out`` it is resumed from (a run directory may be copied or moved: the
-snapshot opponents of the episodes in flight are pointed at its ``league/``), and its
-``config.json`` is rewritten there with the new target and location.
+continues in the ``out`` it is resumed from (a run directory may be copied or moved: no
+path inside it names a directory; snapshot opponents are stored by their file name in
+``league/``), and its ``config.json`` is rewritten there with the new target.
+
+**Resume checks** (:func:`load_checkpoint`, before anything is started or written):
+``latest.json`` must name a ``step_<N>`` directory inside ``checkpoints/`` whose step it
+states; ``model.zip`` must be a GuardedMaskablePolicy model (read without unpickling) whose
+observation size, action count, ``net_arch``, feature set and logit bound are the run's
+config and whose ``num_timesteps`` is that step; ``model.zip``, ``state.pkl`` and
+``league.json`` must have the sha256 that ``checkpoint.json`` recorded (so a damaged state
+is never unpickled); ``state.pkl`` must hold that step, ``n_envs`` states and
+observations of the model's size, and a league whose snapshot files are in ``league/``.
+Anything else raises :class:`CheckpointError` (``<file>: <what is wrong>``). Checkpoints
+of format 1 (league snapshots pickled by SB3's ``policy.save``) are upgraded on resume:
+each snapshot the state names is converted once into a policy file beside it.
 
 **Determinism**: same seed + same ``n_envs`` -> same curve and weights, whatever
 ``vec`` and ``workers`` (each env is independent and keeps its index). Set up by
@@ -69,15 +87,19 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import hashlib
 import json
 import math
 import os
 import pickle
 import random
+import re
 import shutil
 import sys
 import time
 import warnings
+import zipfile
+import zlib
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,12 +114,19 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
 import agents
+from agents.policy_net import (
+    PolicyFileError,
+    PolicySpec,
+    read_sb3_archive,
+    save_policy,
+    upgrade_trusted_policy,
+)
 from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
 from training import bc, pickles
 from training.evaluate import EvalResult, evaluate
-from training.league import League
+from training.league import SNAPSHOT, League, OpponentSpec
 from training.policy import GuardedMaskablePolicy, RobustMaskablePPO
-from training.single_agent import EnvFactory
+from training.single_agent import EnvFactory, SingleAgentEnv
 from training.vec import ShardedVecEnv, VecMaskCache
 
 CONFIG_FILE = "config.json"
@@ -107,7 +136,19 @@ LATEST = "latest.json"
 LEAGUE_DIR = "league"
 CURVE_CSV = "curve.csv"
 CURVE_PNG = "curve.png"
-STATE_FORMAT = 1
+POLICY_FILE = "policy.npz"
+FINAL_MODEL = "final_model.zip"
+#: the files of a checkpoint directory
+MODEL_FILE = "model.zip"
+STATE_FILE = "state.pkl"
+LEAGUE_FILE = "league.json"
+CHECKPOINT_FILE = "checkpoint.json"
+#: 2: paths relative to the run, policy files, checkpoint.json (1: absolute paths, pickled snapshots)
+STATE_FORMAT = 2
+#: what latest.json may name (a directory inside checkpoints/)
+CHECKPOINT_NAME = re.compile(r"step_\d{12}")
+#: what a league may name (a file inside league/; ``.pt``: a format-1 snapshot, upgraded on resume)
+SNAPSHOT_NAME = re.compile(r"snap_\d{12}\.(npz|pt)")
 VEC_KINDS = ("sharded", "subproc", "dummy")
 LR_SCHEDULES = ("constant", "linear")
 #: ``seat`` values besides a fixed seat index
@@ -127,6 +168,16 @@ DEFAULT_EVAL_OPPONENTS: tuple[str, ...] = ("random", "greedy", "planner")
 
 #: the game keywords a run used to keep flat in ``config.json`` (read back by ``from_json``)
 _FLAT_GAME_KEYS = ("num_players", "max_pips", "hand_size", "rules", "rounds")
+
+
+class CheckpointError(ValueError):
+    """A run that cannot be resumed: ``file`` (a path) and ``message`` (what is wrong with it)."""
+
+    def __init__(self, file: str | os.PathLike[str], message: str) -> None:
+        message = " ".join(str(message).split())  # always one line
+        super().__init__(f"{file}: {message}")
+        self.file = str(file)
+        self.message = message
 
 
 class ConfigError(ValueError):
@@ -542,40 +593,39 @@ def run_files(out: Path) -> list[str]:
 
 
 def read_config(out: Path) -> TrainConfig:
-    """The :class:`TrainConfig` of the run in ``out`` (either ``config.json`` format); raises
-    ``ValueError`` saying what is wrong with the file."""
+    """The :class:`TrainConfig` of the run in ``out`` (either ``config.json`` format), its
+    ``out`` being ``out``; raises :class:`CheckpointError` saying what is wrong with the file."""
     path = Path(out) / CONFIG_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ValueError(f"cannot read {path}: {err}") from None
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise CheckpointError(path, f"cannot read it ({err.strerror or err})") from None
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise CheckpointError(path, f"not JSON ({err})") from None
     if not isinstance(data, dict) or not {"steps", "seed", "n_envs"} <= set(data):
-        raise ValueError(f"{path} does not hold a training configuration (steps, seed, n_envs, ...)")
+        raise CheckpointError(path, "does not hold a training configuration (steps, seed, n_envs, ...)")
+    data["out"] = str(out)  # a run is where its directory is (older runs stored a path here)
     try:
         return TrainConfig.from_json(data)
     except ConfigError as err:
-        raise ValueError(f"{path}: {err}") from None
-    except TypeError as err:
-        raise ValueError(f"{path} does not hold a training configuration: {err}") from None
+        raise CheckpointError(path, str(err)) from None
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(path, f"does not hold a training configuration ({err})") from None
 
 
-def _relocate(env_state: Mapping[str, Any], root: Path) -> Mapping[str, Any]:
-    """An env state of a run whose directory was copied or moved, pointing at ``root`` (the
-    league directory where the run is now): the state's league root, and the policy files of
-    the snapshot opponents seated in the episodes in flight."""
-    old = env_state.get("league_root")
-    if old is None or Path(old) == root:
-        return env_state
-    opponents = pickles.loads(env_state["opponents"])
-    for agent in opponents.values():
-        path = getattr(agent, "path", None)
-        if isinstance(path, str) and Path(path).parent == Path(old):
-            agent.path = str(root / Path(path).name)
-    return {**env_state, "league_root": str(root), "opponents": pickle.dumps(opponents)}
+def run_config_json(config: TrainConfig) -> dict[str, Any]:
+    """What ``config.json`` holds: :meth:`TrainConfig.to_json` without ``out`` (the run is
+    where its directory is)."""
+    d = config.to_json()
+    del d["out"]
+    return d
 
 
-def format_summary(summary: Mapping[str, Any]) -> str:
-    """The human-readable end of a run, from :meth:`Trainer.make_summary`."""
+def format_summary(summary: Mapping[str, Any], out: str | os.PathLike[str] | None = None) -> str:
+    """The human-readable end of a run, from :meth:`Trainer.make_summary`; the files it names
+    are shown inside ``out`` (the run directory) when given."""
     lines = []
     steps, this = summary["steps"], summary["steps_this_run"]
     head = f"trained {steps:,} steps"
@@ -612,7 +662,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
             lines.append(f"  vs {r['opponent']:<{width}}  {text}")
     else:
         lines.append("no evaluation (eval_every = 0)")
-    files = summary["files"]
+    files = {k: v if v is None or out is None else str(Path(out) / v) for k, v in summary["files"].items()}
     if files.get("curve_csv"):
         lines.append(f"curve:        {files['curve_csv']}, {files['curve_png']}")
     lines.append(f"policy:       {files['policy']} (model + optimizer: {files['model']})")
@@ -685,13 +735,289 @@ def write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
     plt.close(fig)
 
 
-def latest_checkpoint(out: Path) -> Path | None:
-    """The newest complete checkpoint directory of a run, if any."""
-    pointer = out / CHECKPOINTS / LATEST
+def read_latest(out: Path) -> tuple[Path, int] | None:
+    """The newest checkpoint directory named by ``checkpoints/latest.json`` and its step;
+    ``None`` if the run has none yet. Raises :class:`CheckpointError` if the pointer is not
+    ``{"dir": "step_<N>", "step": N}``, leaves ``checkpoints/`` or names an incomplete checkpoint."""
+    root = Path(out) / CHECKPOINTS
+    pointer = root / LATEST
     if not pointer.exists():
         return None
-    d = out / CHECKPOINTS / json.loads(pointer.read_text(encoding="utf-8"))["dir"]
-    return d if (d / "model.zip").exists() and (d / "state.pkl").exists() else None
+    try:
+        data = json.loads(pointer.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise CheckpointError(pointer, f"not readable JSON ({err})") from None
+    if not isinstance(data, dict) or set(data) != {"dir", "step"}:
+        raise CheckpointError(pointer, f'must be {{"dir": "step_<N>", "step": N}}, got {str(data)[:80]}')
+    name, step = data["dir"], data["step"]
+    if not isinstance(name, str) or not CHECKPOINT_NAME.fullmatch(name):
+        text = f"dir must name a checkpoint directory inside {CHECKPOINTS}/ (step_<12 digits>), got {name!r}"
+        raise CheckpointError(pointer, text)
+    if not _is_int(step) or name != f"step_{step:012d}":
+        raise CheckpointError(pointer, f"step {step!r} is not the step of {name}")
+    directory = root / name
+    if directory.is_symlink() or directory.resolve().parent != root.resolve():
+        raise CheckpointError(pointer, f"{name} leads outside {root}")
+    for file in (MODEL_FILE, STATE_FILE):
+        if not (directory / file).is_file():
+            raise CheckpointError(directory / file, f"missing (the checkpoint {LATEST} points to)")
+    return directory, int(step)
+
+
+def latest_checkpoint(out: Path) -> Path | None:
+    """The newest complete checkpoint directory of a run, if any (see :func:`read_latest`)."""
+    found = read_latest(out)
+    return None if found is None else found[0]
+
+
+@dataclass
+class Checkpoint:
+    """A checkpoint checked by :func:`load_checkpoint`, its state unpickled."""
+
+    dir: Path
+    step: int
+    state: dict[str, Any]
+
+
+def run_policy_spec(config: TrainConfig) -> PolicySpec:
+    """The architecture of the run's policy (what its ``model.zip`` must hold)."""
+    env = SingleAgentEnv(env_kwargs=config.env_kwargs(), features=config.features)
+    assert env.observation_space.shape is not None
+    return PolicySpec(
+        observation_size=int(env.observation_space.shape[0]),
+        action_count=int(env.raw.config.num_actions),
+        pi=tuple(config.net_arch),
+        vf=tuple(config.net_arch),
+        features=config.features,
+        logit_bound=float(config.logit_bound),
+    )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_model(path: Path, expected: PolicySpec, step: int, recorded: str | None) -> None:
+    """``model.zip`` is an intact model of the run's architecture at ``step`` (read without
+    unpickling: :func:`agents.policy_net.read_sb3_archive`). What it holds is checked before
+    its ``recorded`` sha256, so that a model of another run is named as such."""
+    problem = None
+    try:
+        spec, steps, _weights = read_sb3_archive(path)
+        with zipfile.ZipFile(path) as zf:
+            missing = [m for m in ("policy.optimizer.pth", "pytorch_variables.pth") if m not in zf.NameToInfo]
+            damaged = zf.testzip()
+        if missing or damaged:
+            problem = f"member {missing[0]} missing" if missing else f"member {damaged} damaged"
+    except PolicyFileError as err:
+        problem = err.message
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
+        problem = f"damaged ({err})"
+    if problem is not None:
+        if recorded is not None and recorded != _sha256(path):
+            problem = f"damaged or replaced: its sha256 is not the one {CHECKPOINT_FILE} recorded ({problem})"
+        raise CheckpointError(path, problem)
+    for name, label in (
+        ("observation_size", "observation size"),
+        ("action_count", "action count"),
+        ("pi", "net_arch (actor)"),
+        ("vf", "net_arch (critic)"),
+        ("features", "features"),
+        ("logit_bound", "logit_bound"),
+        ("activation", "activation"),
+    ):
+        have, want = getattr(spec, name), getattr(expected, name)
+        if have != want:
+            have, want = (list(x) if isinstance(x, tuple) else x for x in (have, want))
+            raise CheckpointError(
+                path,
+                f"{label} {have!r}, but the run's {CONFIG_FILE} gives {want!r} (a model of another run?)",
+            )
+    if steps != step:
+        raise CheckpointError(
+            path, f"holds step {steps}, but {LATEST} says {step} (a model of another checkpoint?)"
+        )
+
+
+def _recorded_hashes(directory: Path, step: int) -> dict[str, str] | None:
+    """The sha256 per file that the checkpoint's ``checkpoint.json`` recorded (``None`` if
+    it has none: format 1)."""
+    meta_path = directory / CHECKPOINT_FILE
+    if not meta_path.exists():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise CheckpointError(meta_path, f"not readable JSON ({err})") from None
+    hashes = meta.get("sha256") if isinstance(meta, dict) else None
+    files = (MODEL_FILE, STATE_FILE, LEAGUE_FILE)
+    if (
+        not isinstance(hashes, dict)
+        or meta.get("step") != step
+        or not all(isinstance(hashes.get(f), str) for f in files)
+    ):
+        raise CheckpointError(
+            meta_path, f'must be {{"format": 2, "step": {step}, "sha256": {{<file>: <hex>}}}}'
+        )
+    return {f: hashes[f] for f in files}
+
+
+def _check_hashes(directory: Path, hashes: Mapping[str, str]) -> None:
+    """The files of ``directory`` are those its ``checkpoint.json`` recorded (format 2)."""
+    for file in (MODEL_FILE, STATE_FILE, LEAGUE_FILE):
+        if not (directory / file).is_file():
+            raise CheckpointError(directory / file, "missing")
+        if hashes.get(file) != _sha256(directory / file):
+            raise CheckpointError(
+                directory / file, f"damaged or replaced: its sha256 is not the one {CHECKPOINT_FILE} recorded"
+            )
+
+
+#: what unpickling damaged bytes raises
+_UNPICKLING_ERRORS = (
+    pickle.UnpicklingError,
+    EOFError,
+    AttributeError,
+    ImportError,
+    IndexError,
+    KeyError,
+    TypeError,
+    ValueError,
+    OverflowError,
+)
+_STATE_KEYS = (
+    "format",
+    "step",
+    "n_envs",
+    "league",
+    "next_eval",
+    "next_checkpoint",
+    "curve",
+    "env_states",
+    "last_obs",
+    "last_episode_starts",
+    "monitor",
+    "ep_info_buffer",
+    "rng",
+)
+
+
+def _snapshot_names(state: Mapping[str, Any]) -> list[str]:
+    """Every snapshot file a checkpoint state names: the league's and those seated in the
+    episodes in flight."""
+    names = [s["file"] for s in state["league"]["snapshots"]]
+    for env_state in state["env_states"]:
+        names += [s.name for s in env_state["opponent_specs"].values() if s.kind == SNAPSHOT]
+    return list(dict.fromkeys(names))
+
+
+def _check_state(path: Path, state: Any, config: TrainConfig, step: int, obs_size: int, league: Path) -> None:
+    if not isinstance(state, dict):
+        raise CheckpointError(path, f"not a checkpoint state (a {type(state).__name__})")
+    if state.get("format") not in (1, STATE_FORMAT):
+        raise CheckpointError(
+            path, f"state format {state.get('format')!r}; this version reads 1 and {STATE_FORMAT}"
+        )
+    missing = [k for k in _STATE_KEYS if k not in state]
+    if missing:
+        raise CheckpointError(path, f"not a checkpoint state (no {', '.join(missing)})")
+    if state["step"] != step:
+        raise CheckpointError(path, f"holds step {state['step']!r}, but {LATEST} says {step}")
+    n = config.n_envs
+    if state["n_envs"] != n or len(state["env_states"]) != n:
+        raise CheckpointError(
+            path,
+            f"holds {len(state['env_states'])} env states of n_envs={state['n_envs']!r}, "
+            f"but the run's {CONFIG_FILE} has n_envs={n} (resume needs the same)",
+        )
+    shape = getattr(state["last_obs"], "shape", None)
+    if shape != (n, obs_size):
+        raise CheckpointError(path, f"observations of shape {shape}, the model takes ({n}, {obs_size})")
+    try:
+        League.from_state_dict(state["league"])
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise CheckpointError(path, f"league: not a league state ({type(err).__name__}: {err})") from None
+    try:
+        names = _snapshot_names(state)
+    except (KeyError, TypeError, AttributeError) as err:
+        raise CheckpointError(path, f"env_states: not env states ({type(err).__name__}: {err})") from None
+    for name in names:
+        if not isinstance(name, str) or not SNAPSHOT_NAME.fullmatch(name):
+            raise CheckpointError(
+                path, f"league: {name!r} is not a snapshot file name (snap_<N>.npz in {LEAGUE_DIR}/)"
+            )
+        if not (league / name).is_file():
+            raise CheckpointError(league / name, "missing (a snapshot the run's league plays)")
+
+
+def load_checkpoint(out: Path, config: TrainConfig) -> Checkpoint | None:
+    """The newest checkpoint of the run in ``out`` after every check of the module docstring
+    (``None`` if the run has none yet); raises :class:`CheckpointError`. Writes nothing.
+
+    ``state.pkl`` is unpickled: it is trusted as the file this module wrote inside the run
+    directory, once its sha256 matches ``checkpoint.json`` (format 2)."""
+    found = read_latest(out)
+    if found is None:
+        return None
+    directory, step = found
+    spec = run_policy_spec(config)
+    hashes = _recorded_hashes(directory, step)  # format 1 wrote no checkpoint.json
+    _check_model(directory / MODEL_FILE, spec, step, None if hashes is None else hashes[MODEL_FILE])
+    if hashes is not None:
+        _check_hashes(directory, hashes)
+    path = directory / STATE_FILE
+    try:
+        with open(path, "rb") as f:
+            state = pickles.load(f)
+    except OSError as err:
+        raise CheckpointError(path, f"cannot read it ({err.strerror or err})") from None
+    except _UNPICKLING_ERRORS as err:
+        raise CheckpointError(
+            path, f"damaged: not a state this version reads ({type(err).__name__}: {err})"
+        ) from None
+    _check_state(path, state, config, step, spec.observation_size, Path(out) / LEAGUE_DIR)
+    if hashes is None and state["format"] != 1:
+        raise CheckpointError(directory / CHECKPOINT_FILE, "missing (the sha256 of the checkpoint's files)")
+    return Checkpoint(directory, step, state)
+
+
+def _upgrade_format_1(state: dict[str, Any], league: Path) -> dict[str, Any]:
+    """A format-1 checkpoint state as format 2: each snapshot it names that SB3's
+    ``policy.save`` pickled (``snap_<N>.pt``) is converted once into a policy file beside it
+    (``snap_<N>.npz``; it unpickles the run's own file, named by the run's own state), and
+    the league and the seated opponents name the new files."""
+    renamed: dict[str, str] = {}
+    for name in _snapshot_names(state):
+        if name.endswith(".pt"):
+            renamed[name] = name[: -len(".pt")] + ".npz"
+            if not (league / renamed[name]).exists():
+                upgrade_trusted_policy(league / name, league / renamed[name])
+
+    def league_state(d: Mapping[str, Any]) -> dict[str, Any]:
+        snaps = [{**s, "file": renamed.get(s["file"], s["file"])} for s in d["snapshots"]]
+        return {**d, "snapshots": snaps}
+
+    def spec(s: OpponentSpec) -> OpponentSpec:
+        return dataclasses.replace(s, name=renamed[s.name]) if s.kind == SNAPSHOT and s.name in renamed else s
+
+    env_states = [
+        {
+            **e,
+            "league": league_state(e["league"]),
+            "opponent_specs": {k: spec(v) for k, v in e["opponent_specs"].items()},
+        }
+        for e in state["env_states"]
+    ]
+    return {
+        **state,
+        "format": STATE_FORMAT,
+        "league": league_state(state["league"]),
+        "env_states": env_states,
+    }
 
 
 # ------------------------------------------------------------------ trainer
@@ -700,8 +1026,10 @@ class Trainer:
 
     def __init__(self, config: TrainConfig, resume: bool = False) -> None:
         """Validate the run (raises :class:`ConfigError`, ``FileExistsError`` or
-        ``FileNotFoundError``); nothing is started or written before :meth:`run`."""
+        ``FileNotFoundError``; on resume also :class:`CheckpointError`, after the checks of
+        :func:`load_checkpoint`); nothing is started or written before :meth:`run`."""
         self.out = Path(config.out)
+        self._checkpoint: Checkpoint | None = None  #: the checkpoint to resume (checked)
         self.resume = resume  #: continues from a checkpoint
         self.restarted = False  #: resume=True found no checkpoint: the run started over
         if self.out.exists() and not self.out.is_dir():
@@ -709,14 +1037,15 @@ class Trainer:
         if resume:
             if not (self.out / CONFIG_FILE).exists():
                 raise FileNotFoundError(f"no run to resume in {self.out} ({CONFIG_FILE} missing)")
-            # killed before its first checkpoint (e.g. while collecting BC data): it starts over
-            # with its saved configuration (and the BC data collected so far, bc_data.npz)
-            self.restarted = latest_checkpoint(self.out) is None
-            self.resume = not self.restarted
             saved = read_config(self.out)
             for name in RESUME_OVERRIDES:
                 setattr(saved, name, getattr(config, name))
             self.config = saved.resolved()
+            self._checkpoint = load_checkpoint(self.out, self.config)
+            # killed before its first checkpoint (e.g. while collecting BC data): it starts over
+            # with its saved configuration (and the BC data collected so far, bc_data.npz)
+            self.restarted = self._checkpoint is None
+            self.resume = not self.restarted
         else:
             what = run_files(self.out)
             if what:
@@ -749,25 +1078,22 @@ class Trainer:
         c = self.config
         configure_determinism(c.seed, c.torch_threads)
         self.league_root.mkdir(parents=True, exist_ok=True)
-        # a resumed run records where it lives now, its new target and the current format
-        _atomic_write(self.out / CONFIG_FILE, strict_json(c.to_json(), indent=2))
-        checkpoint = None
+        # a resumed run records its new target and the current format
+        _atomic_write(self.out / CONFIG_FILE, strict_json(run_config_json(c), indent=2))
+        checkpoint = self._checkpoint if self.resume else None
         state: dict[str, Any] | None = None
-        if self.resume:
-            checkpoint = latest_checkpoint(self.out)
-            if checkpoint is None:
-                raise FileNotFoundError(f"no checkpoint to resume in {self.out / CHECKPOINTS}")
-            with open(checkpoint / "state.pkl", "rb") as f:
-                state = pickles.load(f)
-            if state["n_envs"] != c.n_envs:
-                raise ValueError(f"the run used n_envs={state['n_envs']}; resume needs the same")
+        if checkpoint is not None:
+            state = checkpoint.state
+            if state["format"] == 1:
+                state = _upgrade_format_1(state, self.league_root)
             self.league = League.from_state_dict(state["league"])
         self.env = make_vec_env(c, self.league, self.league_root)
         if checkpoint is None:
             self.model = self._new_model()
         else:
             assert state is not None
-            self.model = RobustMaskablePPO.load(checkpoint / "model.zip", env=self.env, device="cpu")
+            # model.zip is a pickle: read only here, the run's own file, checked by load_checkpoint
+            self.model = RobustMaskablePPO.load(checkpoint.dir / MODEL_FILE, env=self.env, device="cpu")
             self._restore(state)
         self.model.set_logger(
             make_logger(
@@ -849,7 +1175,7 @@ class Trainer:
         m = self.model
         venv = self.env
         for i, s in enumerate(state["env_states"]):
-            venv.env_method("set_state", _relocate(s, self.league_root), indices=[i])
+            venv.env_method("set_state", s, indices=[i])
         venv.env_method("set_league_state", self.league.state_dict(), str(self.league_root))
         m._last_obs = state["last_obs"]
         m._last_episode_starts = state["last_episode_starts"]
@@ -881,10 +1207,13 @@ class Trainer:
         tmp.mkdir()
         # RNG states are read before anything else that could draw from them
         state = self._state()
-        self.model.save(tmp / "model.zip")
-        with open(tmp / "state.pkl", "wb") as f:
+        self.model.save(tmp / MODEL_FILE)
+        with open(tmp / STATE_FILE, "wb") as f:
             pickle.dump(state, f)
-        (tmp / "league.json").write_text(strict_json(self.league.state_dict()), encoding="utf-8")
+        (tmp / LEAGUE_FILE).write_text(strict_json(self.league.state_dict()), encoding="utf-8")
+        hashes = {f: _sha256(tmp / f) for f in (MODEL_FILE, STATE_FILE, LEAGUE_FILE)}
+        meta = {"format": STATE_FORMAT, "step": step, "sha256": hashes}
+        (tmp / CHECKPOINT_FILE).write_text(strict_json(meta, indent=2), encoding="utf-8")
         final = root / name
         if final.exists():
             shutil.rmtree(final)
@@ -900,29 +1229,32 @@ class Trainer:
         keep = set(self.league.files())
         for d in dirs[-self.config.keep_checkpoints :]:
             with contextlib.suppress(OSError, ValueError, KeyError):
-                keep |= {s["file"] for s in json.loads((d / "league.json").read_text())["snapshots"]}
-        for f in self.league_root.glob("snap_*.pt"):
-            if f.name not in keep:
+                keep |= {s["file"] for s in json.loads((d / LEAGUE_FILE).read_text())["snapshots"]}
+        for f in self.league_root.glob("snap_*"):
+            if SNAPSHOT_NAME.fullmatch(f.name) and f.name not in keep:
                 f.unlink()
 
     # ------------------------------------------------------------ periodic
     def add_snapshot(self) -> None:
         step = int(self.model.num_timesteps)
-        name = f"snap_{step:012d}.pt"
-        tmp = self.league_root / (name + ".tmp")
-        self.model.policy.save(str(tmp))
-        os.replace(tmp, self.league_root / name)
+        name = f"snap_{step:012d}.npz"
+        save_policy(self._policy(), self.league_root / name)  # atomic
         self.league.add_snapshot(step, name)
         self.env.env_method("set_league_state", self.league.state_dict(), str(self.league_root))
         self.model.logger.record("league/snapshots", len(self.league.snapshots))
+
+    def _policy(self) -> GuardedMaskablePolicy:
+        policy = self.model.policy
+        assert isinstance(policy, GuardedMaskablePolicy)
+        return policy
 
     def run_eval(self) -> list[EvalResult]:
         c = self.config
         step = int(self.model.num_timesteps)
         eval_dir = self.out / "eval"
         eval_dir.mkdir(exist_ok=True)
-        path = eval_dir / f"policy_{step:012d}.pt"
-        self.model.policy.save(str(path))
+        path = eval_dir / f"policy_{step:012d}.npz"
+        save_policy(self._policy(), path)
         try:
             # evaluation must not change the training run: no generator it could draw from is shared
             with warnings.catch_warnings(), _preserve_rng():
@@ -1024,7 +1356,8 @@ class Trainer:
         return [r for r in self.curve if r["step"] == last]
 
     def make_summary(self) -> dict[str, Any]:
-        """The run's outcome: steps, speed, the final evaluation with 95 % CIs, where the files are."""
+        """The run's outcome: steps, speed, the final evaluation with 95 % CIs, where the files
+        are (relative to the run directory, as every path stored in it)."""
         c = self.config
         step = int(self.model.num_timesteps)
         final = []
@@ -1032,9 +1365,8 @@ class Trainer:
             diff, se = float(r["diff"]), float(r["diff_se"])
             ci = [diff - 1.96 * se, diff + 1.96 * se] if math.isfinite(se) else None
             final.append({**r, "ci95": ci})
-        out = self.out
+        checkpoint = latest_checkpoint(self.out)
         return {
-            "out": str(out),
             "steps": step,
             "resumed_from": self.start_step if self.resume else None,
             "restarted": self.restarted,
@@ -1046,14 +1378,14 @@ class Trainer:
             "eval_deals": c.eval_deals,
             "final_eval": final,
             "files": {
-                "config": str(out / CONFIG_FILE),
-                "summary": str(out / SUMMARY_FILE),
-                "curve_csv": str(out / CURVE_CSV) if self.curve else None,
-                "curve_png": str(out / CURVE_PNG) if self.curve else None,
-                "policy": str(out / "policy.pt"),
-                "model": str(out / "final_model.zip"),
-                "tensorboard": str(out / "tb"),
-                "checkpoint": str(latest_checkpoint(out) or ""),
+                "config": CONFIG_FILE,
+                "summary": SUMMARY_FILE,
+                "curve_csv": CURVE_CSV if self.curve else None,
+                "curve_png": CURVE_PNG if self.curve else None,
+                "policy": POLICY_FILE,
+                "model": FINAL_MODEL,
+                "tensorboard": "tb",
+                "checkpoint": None if checkpoint is None else checkpoint.relative_to(self.out).as_posix(),
             },
         }
 
@@ -1064,8 +1396,8 @@ class Trainer:
             self.run_eval()
         if self.model._last_obs is not None:
             self.checkpoint()
-        self.model.save(self.out / "final_model.zip")
-        self.model.policy.save(str(self.out / "policy.pt"))
+        self.model.save(self.out / FINAL_MODEL)
+        save_policy(self._policy(), self.out / POLICY_FILE)
         self.model.logger.dump(step)
 
 

@@ -5,13 +5,15 @@ own observation, exactly what the training wrapper gave the learner), computes t
 policy's action logits and picks the best legal action (``deterministic=True``, the
 default) or samples the masked softmax with its own seeded generator.
 
-The policy file (``path``) is either a MaskablePPO archive (``model.zip`` as written by
-``mtrain train``) or a policy-only file (``*.pt``, ``policy.save``, as league snapshots
-are); a training run's output directory means its ``policy.pt`` (else
-``final_model.zip``). The default is the repository's reference policy
-``agents/policies/reference.pt``. A policy only fits the game configuration it was
-trained on (same observation size and action count); a mismatch raises a ``ValueError``
-naming both.
+The policy file (``path``) is a policy file (``*.npz``: ``policy.json`` plus the weights,
+as ``mtrain train`` writes ``policy.npz`` and league snapshots) or an SB3 model archive
+(``model.zip``, ``final_model.zip``), both read by :func:`agents.policy_net.read_policy`
+without unpickling anything; a pickle (SB3's ``policy.save``, ``torch.save``) or any other
+file is refused with a one-line ``ValueError`` naming it. A training run's output
+directory means its ``policy.npz`` (else ``final_model.zip``). The default is the
+repository's reference policy ``agents/policies/reference.npz``. A policy only fits the
+game configuration it was trained on (same observation size and action count); a
+mismatch raises a ``ValueError`` naming both.
 
 Policies are loaded once per process and path (a small cache shared by all ``ppo``
 agents), and pickling an agent keeps its path and generator, not the network.
@@ -31,13 +33,11 @@ from agents.mexican_train.base import Agent, Decision
 from agents.mexican_train.features import FeatureEncoder
 
 #: the repository's reference policy (default ``path``)
-REFERENCE_POLICY = Path(__file__).resolve().parent.parent / "policies" / "reference.pt"
+REFERENCE_POLICY = Path(__file__).resolve().parent.parent / "policies" / "reference.npz"
+#: what a training run's directory holds, in the order a directory ``path`` looks for them
+RUN_POLICY_FILES = ("policy.npz", "final_model.zip")
 
 _CACHE: dict[str, Any] = {}
-
-
-def _constant_zero(_progress: float) -> float:
-    return 0.0
 
 
 class NumpyActor:
@@ -92,7 +92,8 @@ def numpy_actor(policy: Any) -> NumpyActor | None:
 
 
 def load_policy(path: str | Path) -> Any:
-    """The maskable actor-critic policy stored at ``path`` (cached per process, CPU, eval mode)."""
+    """The policy stored at ``path`` (see the module docstring; cached per process, CPU, eval
+    mode); ``ValueError`` for a file that is not a policy or would need unpickling."""
     return _load(path)[0]
 
 
@@ -100,35 +101,19 @@ def _load(path: str | Path) -> tuple[Any, NumpyActor | None]:
     key = str(Path(path).resolve())
     entry = _CACHE.get(key)
     if entry is None:
-        import torch as th
-        from sb3_contrib import MaskablePPO
-
-        from agents.policy_net import GuardedMaskablePolicy
+        from agents.mexican_train.features import FEATURE_SETS
+        from agents.policy_net import PolicyFileError, read_policy
 
         p = Path(path)
         if p.is_dir():  # a training run's output directory
-            p = p / "policy.pt" if (p / "policy.pt").exists() else p / "final_model.zip"
-        if not p.exists():
+            p = next((p / f for f in RUN_POLICY_FILES if (p / f).is_file()), p / RUN_POLICY_FILES[0])
+        if not p.is_file():
             raise FileNotFoundError(f"no policy file at {p}")
-        # building the network draws initial weights from torch's global generator: keep
-        # that generator untouched, so loading an opponent never changes a learner's run
-        with th.random.fork_rng(devices=[]):
-            if p.suffix == ".zip":
-                # only the policy is needed: the trainer's pickled class, schedules and
-                # optimizer settings are replaced, so loading never imports the training code
-                # (SB3's documented way to load a model for inference whatever wrote it)
-                overrides = {
-                    "policy_class": GuardedMaskablePolicy,
-                    "learning_rate": 0.0,
-                    "lr_schedule": _constant_zero,
-                    "clip_range": _constant_zero,
-                }
-                policy = MaskablePPO.load(p, device="cpu", custom_objects=overrides).policy
-            else:
-                policy = GuardedMaskablePolicy.load(str(p), device="cpu")
-        policy.set_training_mode(False)
-        for param in policy.parameters():
-            param.requires_grad_(False)
+        policy = read_policy(p)
+        if policy.features not in FEATURE_SETS:
+            raise PolicyFileError(
+                p, f"feature set {policy.features!r} is not one of {', '.join(FEATURE_SETS)}"
+            )
         entry = (policy, numpy_actor(policy))
         _CACHE[key] = entry
     return entry
@@ -146,7 +131,7 @@ class PPOAgent(Agent):
 
     Args:
         seed: seed of the generator used when ``deterministic=False``.
-        path: policy file (``.zip`` model archive or ``.pt`` policy); default the reference policy.
+        path: policy file (``.npz``) or SB3 model archive (``.zip``); default the reference policy.
         deterministic: argmax over the legal logits (default) or sample the masked softmax.
         policy: an in-memory policy to use instead of loading ``path`` (training evaluation).
     """

@@ -270,7 +270,8 @@ class ResultsFile:
                 )
             del blocks[last.deal]  # written, then killed before its checksum: played again
             dropped = True
-        for b in blocks.values():
+        for b in blocks.values():  # only verified deals from here: a dropped one may be torn
+            self._check_rounds(b)
             if checksum(b.text) != sums[b.deal]:
                 raise DamagedResultsError(
                     f"{self.path}:{b.first_line}: the rows of deal {b.deal} do not match their checksum "
@@ -297,13 +298,14 @@ class ResultsFile:
             current.rows.append(row)
             current.lines.append(number)
             current.text += line
-        for b in blocks.values():
-            by_round: dict[tuple[int, int, int], list[tuple[int, Row]]] = {}
-            for number, r in zip(b.lines, b.rows, strict=True):
-                by_round.setdefault((r.lineup, r.rotation, r.round), []).append((number, r))
-            for numbered in by_round.values():
-                check_round([r for _, r in numbered], [f"{self.path}:{n}" for n, _ in numbered])
         return blocks
+
+    def _check_rounds(self, block: _Block) -> None:
+        by_round: dict[tuple[int, int, int], list[tuple[int, Row]]] = {}
+        for number, r in zip(block.lines, block.rows, strict=True):
+            by_round.setdefault((r.lineup, r.rotation, r.round), []).append((number, r))
+        for numbered in by_round.values():
+            check_round([r for _, r in numbered], [f"{self.path}:{n}" for n, _ in numbered])
 
     def _checksums(self) -> dict[int, str]:
         if not self.sums_path.exists():
