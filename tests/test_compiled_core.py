@@ -11,7 +11,7 @@ of the state, so they are compared at every step too.
 
 The default run plays ~70,000 decisions; the >= 1,000,000-decision run is ``slow``::
 
-    PYTHONPATH=$PWD python -m pytest -m slow -n 2 -s tests/test_compiled_core.py
+    PYTHONPATH=$PWD python -m pytest -m slow -n 2 -rP tests/test_compiled_core.py
 """
 
 from __future__ import annotations
