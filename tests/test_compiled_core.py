@@ -28,7 +28,13 @@ import pytest
 pytest.importorskip("numba")
 
 from mtrain_env.mexican_train.compiled import CompiledMexicanTrain, engine
-from mtrain_env.mexican_train.core.config import PRESETS, VARIANT_FLAGS, GameConfig, max_players
+from mtrain_env.mexican_train.core.config import (
+    CONTRADICTORY_FLAGS,
+    PRESETS,
+    VARIANT_FLAGS,
+    GameConfig,
+    max_players,
+)
 from mtrain_env.mexican_train.core.dealing import Deal
 from mtrain_env.mexican_train.core.rules import IllegalMoveError, MexicanTrain
 from mtrain_env.mexican_train.core.serialize import state_from_dict, state_to_dict
@@ -65,6 +71,10 @@ def _config_spec(rng: np.random.Generator, game_index: int) -> dict[str, Any]:
     if rng.random() < 0.15:  # an explicit hand size (R4), small or as big as the deal allows
         dealable = (pips + 1) * (pips + 2) // 2 - 1
         spec["hand_size"] = int(rng.integers(1, dealable // players + 1))
+    preset = PRESETS[spec.get("rules", "pagat")].flags
+    for flag, other, _why in CONTRADICTORY_FLAGS:  # refused together by GameConfig: keep `other`
+        if spec.get(flag, preset.get(flag, False)) and spec.get(other, preset.get(other, False)):
+            spec[flag] = False
     return spec
 
 
