@@ -230,6 +230,32 @@ def test_a_pending_double_keeps_its_duty() -> None:
     assert_refused(env, edited(env, not_obliged), "turn.obliged", "R20")
 
 
+def test_a_draw_is_only_claimed_when_the_drawn_tile_is_the_only_play() -> None:
+    """R16: a seat that has drawn plays the drawn tile or nothing; ``voids`` then come back from
+    ``pre_draw_voids``, so a false ``has_drawn`` would later show a void in a pip it holds."""
+
+    def many_plays(e: Any) -> bool:
+        s = e.state_obj
+        tiles = {m // e.game.width for m in e.game.legal_moves(s) if m < e.game.draw}
+        return s.phase == Phase.NORMAL and not s.tiles_this_turn and len(tiles) >= 2
+
+    env = find(mexican(num_players=3), many_plays)
+    assert_refused(env, edited(env, lambda d: d["turn"].__setitem__("has_drawn", True)), rule="R16")
+
+    def drew(e: Any) -> bool:
+        return e.state_obj.has_drawn and e.state_obj.phase == Phase.NORMAL
+
+    env = find(mexican(num_players=3), drew)
+    seat = env.current_seat
+
+    def lacks_everything(d: dict[str, Any]) -> None:
+        d["pre_draw_voids"][seat] = list(range(13))
+
+    if len(env.state_dict()["hands"][seat]) >= 2:
+        assert_refused(env, edited(env, lacks_everything), f"pre_draw_voids[{seat}]", "R16")
+    assert_refused(env, edited(env, lambda d: d["voids"].__setitem__(seat, [12])), f"voids[{seat}]", "R16")
+
+
 def test_voids_that_contradict_a_hand_are_refused() -> None:
     env = find(mexican(), in_normal_phase)
 

@@ -22,12 +22,15 @@ What holds, by rule:
   that passed; an empty hand only after its first turn (R12); no tile owed.
 * R15, R19 (turns): mid-round, every seat on turn holds tiles and has a legal move, and no
   hand is empty after the opening (going out ends the round).
-* R16 (voids): a seat never shows a void in a pip it holds.
+* R16 (voids, draws): a seat never shows a void in a pip it holds; right after a draw it
+  shows none, and one tile at most (the drawn one) has a pip the hand lacked before the
+  draw or can be played.
 * R18, R20-R22 (doubles): a turn goes on only after doubles (tiles laid = doubles laid,
   a tile owed exactly when one was laid); the trains ending in a double are the pending ones
   and this turn's (when doubles must be satisfied); a turn that started under a pending
   double is obliged, and its first tile satisfies it; none pending under
-  ``no_double_satisfaction``; at most one double a turn under ``one_double_per_turn``.
+  ``no_double_satisfaction``; at most one double a turn under ``one_double_per_turn``, and
+  after the opening under ``cover_own_double_on_it`` (the tile owed covers it).
 * R23: a round with an empty boneyard that nobody can play on has ended; a blocked round has
   an empty boneyard and nobody who can play; a round that ended otherwise has a seat out.
 
@@ -72,6 +75,7 @@ def check_state(game: MexicanTrain, s: GameState) -> None:
             _check_opening(game, s)
         else:
             _check_normal(game, s)
+        _check_draw(game, s)
         _check_on_turn(game, s)
 
 
@@ -255,6 +259,8 @@ def _check_doubles(game: MexicanTrain, s: GameState) -> None:
         raise bad_value("turn.doubles", "R18", "0 <= doubles laid this turn <= tiles laid this turn")
     if c.one_double_per_turn and s.doubles_this_turn > 1:
         raise bad_value("turn.doubles", "R18", "one_double_per_turn: at most one double a turn")
+    if c.cover_own_double_on_it and s.phase == Phase.NORMAL and s.doubles_this_turn > 1:
+        raise bad_value("turn.doubles", "R18", "cover_own_double_on_it: the tile owed covers the double")
     if len(s.turn_doubles) > s.doubles_this_turn:
         raise bad_value("turn_doubles", "R18", "more doubles listed than laid this turn")
 
@@ -337,6 +343,31 @@ def _check_normal(game: MexicanTrain, s: GameState) -> None:
         )
     if not s.boneyard and not s.tiles_this_turn and not s.has_drawn and game._is_blocked(s):
         raise bad_value("boneyard", "R23", "the boneyard is empty and nobody can play: the round has ended")
+
+
+def _check_draw(game: MexicanTrain, s: GameState) -> None:
+    """R16: right after a draw, the hand before it lacked what the seat was shown to lack then
+    (``pre_draw_voids``) and could not play: the drawn tile is the only one that may have
+    such a pip, and the only one that can be played (``voids`` comes back from
+    ``pre_draw_voids`` when it is)."""
+    if not s.has_drawn:
+        return
+    p = s.current
+    if s.voids[p]:
+        raise bad_value(f"voids[{p}]", "R16", "the drawn tile is unseen: no void is shown right after a draw")
+    shown = 0
+    for pip in bits_list(s.pre_draw_voids[p]):
+        shown |= game.tiles.match[pip]
+    candidates = s.hands[p] & shown
+    for move in game.legal_moves(s):
+        if move < game.draw:
+            candidates |= 1 << (move // game.width)
+    if candidates & (candidates - 1):
+        raise bad_value(
+            f"pre_draw_voids[{p}]",
+            "R16",
+            "right after a draw one tile, the drawn one, may be playable or have a pip the hand lacked",
+        )
 
 
 def _check_on_turn(game: MexicanTrain, s: GameState) -> None:
