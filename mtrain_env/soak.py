@@ -206,24 +206,29 @@ def _first_difference(a: Any, b: Any, path: str = "$") -> str:
     return f"{path}: {a!r} vs {b!r}"
 
 
+def _expect(ok: bool, what: str) -> None:
+    """An ``AssertionError`` unless ``ok`` (an explicit raise: the soak checks under ``python -O`` too)."""
+    if not ok:
+        raise AssertionError(what)
+
+
 def _same_env(raw: TileGameEnv, copy: TileGameEnv, how: str) -> None:
     """``copy`` is ``raw`` in everything observable; ``AssertionError`` naming the difference."""
     d, e = raw.state_dict(), copy.state_dict()
-    if not json_equal(d, e):
-        raise AssertionError(f"{how}: the copy's snapshot differs at {_first_difference(d, e)}")
-    assert copy.agent_selection == raw.agent_selection, f"{how}: agent_selection"
+    _expect(json_equal(d, e), f"{how}: the copy's snapshot differs at {_first_difference(d, e)}")
+    _expect(copy.agent_selection == raw.agent_selection, f"{how}: agent_selection")
     for name in ("agents", "rewards", "_cumulative_rewards", "terminations", "truncations"):
-        assert getattr(copy, name) == getattr(raw, name), f"{how}: {name}"
-    assert copy.infos.keys() == raw.infos.keys(), f"{how}: infos"
+        _expect(getattr(copy, name) == getattr(raw, name), f"{how}: {name}")
+    _expect(copy.infos.keys() == raw.infos.keys(), f"{how}: infos")
     for a, info in raw.infos.items():
         other = copy.infos[a]
-        assert info.keys() == other.keys(), f"{how}: infos[{a}] keys"
-        assert np.array_equal(info["action_mask"], other["action_mask"]), f"{how}: infos[{a}] mask"
-        assert info.get("round_result") == other.get("round_result"), f"{how}: infos[{a}] round_result"
+        _expect(info.keys() == other.keys(), f"{how}: infos[{a}] keys")
+        _expect(np.array_equal(info["action_mask"], other["action_mask"]), f"{how}: infos[{a}] mask")
+        _expect(info.get("round_result") == other.get("round_result"), f"{how}: infos[{a}] round_result")
     for a in raw.possible_agents:
         x, y = raw.observe(a), copy.observe(a)
-        assert np.array_equal(x["observation"], y["observation"]), f"{how}: observation of {a}"
-        assert np.array_equal(x["action_mask"], y["action_mask"]), f"{how}: action mask of {a}"
+        _expect(np.array_equal(x["observation"], y["observation"]), f"{how}: observation of {a}")
+        _expect(np.array_equal(x["action_mask"], y["action_mask"]), f"{how}: action mask of {a}")
 
 
 # ------------------------------------------------------------------------ the run

@@ -12,6 +12,7 @@ import random
 import re
 from typing import Any
 
+import numpy as np
 import pytest
 
 import mtrain_env
@@ -20,6 +21,7 @@ from mtrain_env import soak
 from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState
+from mtrain_env.tilegame.aec import TileGameEnv
 from training.app import build_parser
 
 
@@ -92,6 +94,20 @@ def test_the_soak_catches_broken_block_bookkeeping(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(BlockDominoes, "apply", apply)
     result = soak.run(3000, seed=1, game="block")
     assert result.violations and all("'played_by': B8" in v.error for v in result.violations)
+
+
+def test_the_soak_catches_a_snapshot_that_does_not_restore(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``load_state_dict`` that forgot the RNG is seen by the round trips (the copy differs)."""
+    original = TileGameEnv.load_state_dict
+
+    def load(self: TileGameEnv, d: dict[str, Any]) -> None:
+        original(self, d)
+        self._rng = np.random.default_rng(0)
+
+    monkeypatch.setattr(TileGameEnv, "load_state_dict", load)
+    result = soak.run(3000, seed=4, game="both")
+    assert result.violations
+    assert all("round trip: the copy's snapshot differs at $.env.rng" in v.error for v in result.violations)
 
 
 def test_mtrain_soak_exit_status(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
