@@ -81,6 +81,7 @@ def check_state(game: MexicanTrain, s: GameState) -> None:
 
 # ------------------------------------------------------------------ rounds, scores
 def _check_round(game: MexicanTrain, s: GameState) -> None:
+    """R5, R6, R24, R25: the round fits the session, its engine and opener; the scores add up."""
     c = game.config
     n = game.n
     if type(s.phase) is not Phase:
@@ -156,6 +157,7 @@ def _score(x: float, kind: type, key: str) -> None:
 
 # --------------------------------------------------------------------------- tiles
 def _check_tiles(game: MexicanTrain, s: GameState) -> None:
+    """R1, R5, R7, R8: the set, each tile once; trains are chains from the engine."""
     tiles = game.tiles
     n = game.n
     full = tiles.full
