@@ -171,40 +171,46 @@ def _finished_round_snapshot(**kwargs: Any) -> dict[str, Any]:
     return env.state_dict()
 
 
-def test_snapshot_scores_load_as_the_configs_type() -> None:
-    """Whole floats (older snapshots) load as ints; a fraction in a pip score is refused (R24)."""
-    d = _finished_round_snapshot()
-    assert any(d["scores"]) and all(type(x) is int for x in d["scores"])
-    old = json.loads(json.dumps(d))
-    old["scores"] = [float(x) for x in old["scores"]]
-    old["round_scores"] = [[float(x) for x in r] for r in old["round_scores"]]
-    env = mtrain_env.raw_env(rounds=2, num_players=3)
-    env.load_state_dict(old)
-    assert_type_exact(env.state_dict(), d, "older float scores")
+@pytest.mark.parametrize(
+    ("positive", "edit"),
+    [
+        pytest.param(False, lambda x: float(x), id="pip-score-as-float"),
+        pytest.param(False, lambda x: x + 0.5, id="pip-score-fraction"),
+        pytest.param(False, lambda x: True, id="pip-score-bool"),
+        pytest.param(True, lambda x: int(x), id="positive-score-as-int"),
+        pytest.param(True, lambda x: math.nan, id="positive-score-nan"),
+        pytest.param(True, lambda x: math.inf, id="positive-score-inf"),
+        pytest.param(True, lambda x: -1.0, id="positive-score-negative"),
+    ],
+)
+def test_snapshot_scores_must_be_of_the_configs_type(positive: bool, edit: Callable[[Any], Any]) -> None:
+    """Scores load only as the config's type, finite and >= 0 (R24): exact, never converted.
+
+    Each edit makes ``scores`` and ``round_scores`` agree with each other, so only the type or
+    the value itself can be what is refused.
+    """
+    d = _finished_round_snapshot(positive_scoring=positive)
+    kind = float if positive else int
+    assert all(type(x) is kind for x in d["scores"])
+    env = mtrain_env.raw_env(rounds=2, num_players=3, positive_scoring=positive)
+    env.load_state_dict(json.loads(json.dumps(d)))  # the unedited snapshot loads
+    assert_type_exact(env.state_dict(), d, "unedited")
+    before = env.state_dict()
     bad = json.loads(json.dumps(d))
-    bad["round_scores"][0][0] += 0.5
-    bad["scores"][0] += 0.5
-    env = mtrain_env.raw_env(rounds=2, num_players=3)
-    with pytest.raises(ValueError, match="R24"):
+    bad["round_scores"][0] = [edit(x) for x in bad["round_scores"][0]]
+    bad["scores"] = [edit(x) for x in bad["scores"]]
+    with pytest.raises((ValueError, TypeError), match=r"state dict '(round_)?scores\[0\](\[0\])?': R24"):
         env.load_state_dict(bad)
-    positive = _finished_round_snapshot(positive_scoring=True)
-    assert all(type(x) is float for x in positive["scores"])
-    as_ints = json.loads(json.dumps(positive))
-    as_ints["scores"] = [int(x) for x in as_ints["scores"]]  # whole here: the pot had one winner
-    as_ints["round_scores"] = [[int(x) for x in r] for r in as_ints["round_scores"]]
-    assert as_ints["scores"] == positive["scores"]
-    env = mtrain_env.raw_env(rounds=2, num_players=3, positive_scoring=True)
-    env.load_state_dict(as_ints)
-    assert_type_exact(env.state_dict(), positive, "positive_scoring scores saved as ints")
+    assert_type_exact(env.state_dict(), before, "untouched on error")
 
 
-@pytest.mark.parametrize("value", ["1", None, True])
-def test_snapshot_rewards_must_be_numbers(value: Any) -> None:
+@pytest.mark.parametrize("value", ["1", None, True, 1, math.nan, -math.inf])
+def test_snapshot_rewards_must_be_finite_floats(value: Any) -> None:
     d = _finished_round_snapshot()
     d["env"]["rewards"]["player_0"] = value
     env = mtrain_env.raw_env(rounds=2, num_players=3)
     env.reset(seed=1)
     before = env.state_dict()
-    with pytest.raises(ValueError, match="rewards"):
+    with pytest.raises((ValueError, TypeError), match=r"state dict 'env\.rewards\.player_0': AEC"):
         env.load_state_dict(d)
     assert_type_exact(env.state_dict(), before, "untouched on error")

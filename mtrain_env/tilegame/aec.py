@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import warnings
 from collections.abc import Iterable
 from typing import Any, ClassVar
@@ -28,6 +29,16 @@ from pettingzoo import AECEnv
 
 from mtrain_env.tilegame.actions import coerce_action, integer_value, short_repr
 from mtrain_env.tilegame.layout import FlatLayout, View
+from mtrain_env.tilegame.snapshot import (
+    bad_type,
+    bad_value,
+    check_json,
+    check_keys,
+    json_equal,
+    read_finite,
+    read_rng_state,
+    req,
+)
 
 __all__ = [
     "ENV_STATE_KEY",
@@ -47,6 +58,19 @@ __all__ = [
 ENV_STATE_KEY = "env"
 #: ``infos[agent]`` key of the public result of the round that the last step ended
 ROUND_RESULT_KEY = "round_result"
+#: the keys of the ``env`` section, in the order ``state_dict`` writes them
+ENV_KEYS = (
+    "reward_mode",
+    "rng",
+    "agents",
+    "rewards",
+    "cumulative_rewards",
+    "terminations",
+    "truncations",
+    "agent_selection",
+    "skip_agent_selection",
+    "round_result",
+)
 
 
 class FastDiscrete(spaces.Discrete):
@@ -463,7 +487,12 @@ class TileGameEnv(AECEnv, EzPickle):
 
     # -------------------------------------------------------------- snapshots
     def state_dict(self) -> dict[str, Any]:
-        """A JSON-serializable snapshot of the whole env (hidden state, RNG, AEC bookkeeping)."""
+        """A JSON-serializable snapshot of the whole env (hidden state, RNG, AEC bookkeeping).
+
+        The ``env`` section holds everything PettingZoo's bookkeeping needs to go on exactly
+        as this env would, ``_skip_agent_selection`` (the agent the dead steps return to)
+        included.
+        """
         d = self._state_to_dict(self.state_obj)
         d[ENV_STATE_KEY] = {
             "reward_mode": self.reward_mode,
@@ -475,63 +504,207 @@ class TileGameEnv(AECEnv, EzPickle):
             "terminations": dict(self.terminations),
             "truncations": dict(self.truncations),
             "agent_selection": self.agent_selection,
+            "skip_agent_selection": getattr(self, "_skip_agent_selection", None),
             "round_result": copy.deepcopy(self._round_result_info),
         }
         return d
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict` output exactly; on any error nothing changes."""
+        """Restore :meth:`state_dict` output exactly; on any error nothing changes.
+
+        Validated before anything is touched: the game part by the game's reader (exact
+        types, ranges, and every invariant of its rules, naming the key and the rule), the
+        ``env`` section key by key (:meth:`_read_env_section`), and the two against each
+        other (:meth:`_check_bookkeeping`). Errors are ``TypeError`` (a wrong type) or
+        ``ValueError``, worded ``state dict 'KEY': RULE: ...``; ``AEC`` is PettingZoo's
+        agent-environment-cycle bookkeeping.
+        """
         if not isinstance(d, dict):
             raise TypeError(f"a state dict must be a dict, got {type(d).__name__}")
+        if ENV_STATE_KEY not in d:
+            raise bad_value(ENV_STATE_KEY, "AEC", "missing: the env's bookkeeping, RNG and reward mode")
         state = self._state_from_dict({k: v for k, v in d.items() if k != ENV_STATE_KEY})
-        e = d.get(ENV_STATE_KEY)
-        if not isinstance(e, dict):
-            raise ValueError(f"state dict is missing its {ENV_STATE_KEY!r} section")
-        if e.get("reward_mode") != self.reward_mode:
-            raise ValueError(
-                f"state dict was saved with reward={e.get('reward_mode')!r}, "
-                f"this env uses {self.reward_mode!r}"
-            )
-        try:
-            rng = rng_from_state(e["rng"])
-        except (KeyError, ValueError) as err:
-            raise ValueError(f"state dict 'env.rng' is not a numpy bit-generator state: {err}") from None
-        agents = e.get("agents")
-        if not isinstance(agents, list) or not set(agents) <= set(self.possible_agents):
-            raise ValueError("state dict 'env.agents' must list agents of this env")
-        books = {}
-        for key in ("rewards", "cumulative_rewards", "terminations", "truncations"):
-            value = e.get(key)
-            if not isinstance(value, dict) or (set(value) != set(agents) and key != "rewards"):
-                raise ValueError(f"state dict 'env.{key}' must map every live agent")
-            if key.endswith("rewards"):
-                if not all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in value.values()):
-                    raise ValueError(f"state dict 'env.{key}' must hold numbers")
-                value = {a: float(r) for a, r in value.items()}
-            books[key] = dict(value)
-        round_result = e.get("round_result")
-        if round_result is not None and not isinstance(round_result, dict):
-            raise ValueError("state dict 'env.round_result' must be null or the last round's result")
-        selection = e.get("agent_selection")
-        if selection not in self.possible_agents:
-            raise ValueError(f"state dict 'env.agent_selection' {selection!r} is not an agent")
-        if self.game.legal_moves(state) and selection != self.possible_agents[state.current]:
-            raise ValueError("state dict 'env.agent_selection' is not the seat on turn")
+        e = self._read_env_section(d[ENV_STATE_KEY])
+        rng = rng_from_state(e["rng"])
+        if rng.bit_generator.state != e["rng"]:
+            raise bad_value(f"{ENV_STATE_KEY}.rng", "AEC", "numpy does not restore this state as written")
+        self._check_bookkeeping(
+            state,
+            e["agents"],
+            e["terminations"],
+            e["truncations"],
+            e["agent_selection"],
+            e["skip_agent_selection"],
+        )
+        round_result = e["round_result"]
+        if round_result is not None and self._episode_over(state):
+            expected = self._round_info(state)
+            if not json_equal(round_result, expected):
+                raise bad_value(
+                    f"{ENV_STATE_KEY}.round_result",
+                    "AEC",
+                    "the episode is over: the result of its last round",
+                )
         # everything validated: swap in at once
         self._state = state
         self._rng = rng
-        self.agents = list(agents)
-        self.rewards = books["rewards"]
+        self.agents = list(e["agents"])
+        self.rewards = dict(e["rewards"])
         self._rewards_given = any(self.rewards.values())
-        self._cumulative_rewards = books["cumulative_rewards"]
-        self.terminations = books["terminations"]
-        self.truncations = books["truncations"]
+        self._cumulative_rewards = dict(e["cumulative_rewards"])
+        self.terminations = dict(e["terminations"])
+        self.truncations = dict(e["truncations"])
         self.infos = self._fresh_infos()
         self._round_result_info = None
         self._settle(state)
-        self.agent_selection = selection
+        self.agent_selection = e["agent_selection"]
+        self._skip_agent_selection = e["skip_agent_selection"]
         if round_result is not None:
             self._publish_round_result(copy.deepcopy(round_result))
+
+    def _read_env_section(self, e: Any) -> dict[str, Any]:
+        """The ``env`` section with every key of its exact type (``ValueError``/``TypeError``)."""
+        key = f"{ENV_STATE_KEY}."
+        if type(e) is not dict:
+            raise bad_type(ENV_STATE_KEY, "AEC", f"must be a dict, got {type(e).__name__}")
+        check_keys(e, ENV_KEYS, key, "AEC")
+        mode = req(e, "reward_mode", str, "AEC", key)
+        if mode != self.reward_mode:
+            raise bad_value(
+                f"{key}reward_mode", "AEC", f"saved with reward={mode!r}, this env uses {self.reward_mode!r}"
+            )
+        read_rng_state(e["rng"], f"{key}rng", "AEC")
+        agents = req(e, "agents", list, "AEC", key)
+        for a in agents:
+            if type(a) is not str or a not in self.agent_name_mapping:
+                raise bad_value(f"{key}agents", "AEC", f"{a!r} is not an agent of this env")
+        order = [self.agent_name_mapping[a] for a in agents]
+        if order != sorted(set(order)):
+            raise bad_value(f"{key}agents", "AEC", "live agents are listed once each, in seat order")
+        for name, kind in (
+            ("rewards", float),
+            ("cumulative_rewards", float),
+            ("terminations", bool),
+            ("truncations", bool),
+        ):
+            book = req(e, name, dict, "AEC", key)
+            if set(book) != set(agents):
+                raise bad_value(f"{key}{name}", "AEC", f"must map exactly the live agents {agents}")
+            for a, value in book.items():
+                read_finite(value, kind, f"{key}{name}.{a}", "AEC")
+        for name in ("agent_selection", "skip_agent_selection"):
+            agent = e[name]
+            if not (agent is None and name == "skip_agent_selection") and (
+                type(agent) is not str or agent not in self.agent_name_mapping
+            ):
+                raise bad_value(f"{key}{name}", "AEC", f"{agent!r} is not an agent of this env")
+        round_result = e["round_result"]
+        if round_result is not None:
+            if type(round_result) is not dict:
+                raise bad_type(f"{key}round_result", "AEC", "null or the last round's result (a dict)")
+            check_json(round_result, f"{key}round_result", "AEC")
+        return e
+
+    def _episode_over(self, s: Any) -> bool:
+        """Whether ``s`` ends the episode (its round is over and no other round follows)."""
+        return bool(s.phase >= self.round_over_phase and self._round_result(s)[1])
+
+    def _check_bookkeeping(
+        self,
+        s: Any,
+        agents: list[str],
+        terminations: dict[str, bool],
+        truncations: dict[str, bool],
+        selection: str,
+        skip: str | None,
+    ) -> None:
+        """PettingZoo's bookkeeping against the game state (``ValueError`` naming the key).
+
+        While the episode runs, every agent is live and the one selected is the seat on
+        turn. Once it ends (the game is over, or a wrapper ended it), every agent left is
+        terminated or truncated, and PettingZoo's dead steps remove them: the first one
+        selected goes first, then the first left each time (``_skip_agent_selection``
+        remembers whom to select when none is left). A round's end never persists: the env
+        deals the next round in the step that ends one.
+        """
+        key = f"{ENV_STATE_KEY}."
+        if s.phase >= self.round_over_phase and not self._round_result(s)[1]:
+            raise bad_value(
+                "phase",
+                "AEC",
+                f"{s.phase.name} mid-episode: the env deals the next round in the step that ends one",
+            )
+        over = self._episode_over(s)
+        dead = [a for a in agents if terminations[a] or truncations[a]]
+        on_turn = self.possible_agents[s.current]
+        if not agents:
+            if skip is not None:
+                raise bad_value(f"{key}skip_agent_selection", "AEC", "no dead step is left to return from")
+            return
+        if not dead:
+            if over:
+                raise bad_value(f"{key}terminations", "AEC", "the episode is over: every agent is terminated")
+            if agents != self.possible_agents:
+                raise bad_value(
+                    f"{key}agents", "AEC", "an agent leaves only by a dead step, once the episode ends"
+                )
+            if selection != on_turn:
+                raise bad_value(
+                    f"{key}agent_selection", "AEC", f"the seat on turn is {on_turn}, not {selection}"
+                )
+            return
+        if len(dead) != len(agents):
+            book = "truncations" if any(truncations[a] for a in dead) else "terminations"
+            live = [a for a in agents if a not in dead]
+            raise bad_value(f"{key}{book}", "AEC", f"{dead} are done and {live} are not: all or none")
+        if over and not all(terminations[a] for a in agents):
+            raise bad_value(f"{key}terminations", "AEC", "the episode is over: every agent is terminated")
+        # dead steps under way (or a wrapper selected the first dead agent): the first one left
+        under_way = len(agents) < len(self.possible_agents) or selection != on_turn
+        if under_way and (selection != agents[0] or skip is None):
+            raise bad_value(
+                f"{key}agent_selection", "AEC", f"dead steps select the first agent left ({agents[0]})"
+            )
+
+    def check_bookkeeping(self) -> None:
+        """Check the live env's AEC bookkeeping and mask against its game state (for the soak).
+
+        The same checks as :meth:`load_state_dict`'s, plus: rewards are finite numbers, the
+        legal moves are the rules' and the mask of the seat on turn is exactly them.
+        Raises ``ValueError`` naming the key.
+        """
+        s = self.state_obj
+        agents = list(self.agents)
+        key = f"{ENV_STATE_KEY}."
+        for name, book in (("rewards", self.rewards), ("cumulative_rewards", self._cumulative_rewards)):
+            if set(book) != set(agents):
+                raise bad_value(f"{key}{name}", "AEC", f"must map exactly the live agents {agents}")
+            for a, r in book.items():
+                if type(r) not in (int, float) or not math.isfinite(r):
+                    raise bad_value(f"{key}{name}.{a}", "AEC", f"must be a finite number, got {r!r}")
+        for name, flags in (("terminations", self.terminations), ("truncations", self.truncations)):
+            if set(flags) != set(agents) or not all(type(v) is bool for v in flags.values()):
+                raise bad_value(f"{key}{name}", "AEC", f"must map exactly the live agents {agents} to bools")
+        self._check_bookkeeping(
+            s,
+            agents,
+            self.terminations,
+            self.truncations,
+            self.agent_selection,
+            getattr(self, "_skip_agent_selection", None),
+        )
+        legal = self.game.legal_moves(s)
+        if self._legal != legal:
+            raise bad_value(
+                "current_player", "AEC", f"cached legal moves {self._legal} are not the rules' {legal}"
+            )
+        expected = np.zeros(self._num_actions, dtype=np.int8)
+        for m in legal:
+            expected[self._move_to_action[s.current][m]] = 1
+        if not np.array_equal(self._mask, expected):
+            raise bad_value("current_player", "AEC", "the action mask is not the legal moves")
+        if s.phase < self.round_over_phase and not legal:
+            raise bad_value("current_player", "AEC", "the seat on turn has no legal move")
 
     def __getstate__(self) -> dict[str, Any]:
         d = EzPickle.__getstate__(self)

@@ -1,21 +1,61 @@
 """GameState <-> JSON-serializable dict, with full validation on the way in.
 
-:func:`state_from_dict` builds a NEW state and raises ``TypeError``/``ValueError`` (naming
-the rule) on anything inconsistent, so a corrupt dict never half-loads.
+:func:`state_from_dict` reads every key with its exact JSON type and range, builds a NEW
+state, and checks it with :func:`~mtrain_env.block.core.invariants.check_state` (the rules'
+invariants, the same ones the soak checks after every step). Anything wrong raises
+``TypeError``/``ValueError`` naming the key and the rule, so a corrupt dict never
+half-loads. Hands, sleeping tiles and who laid what may list their tiles in any order and
+orientation (they are sets); the line is oriented from end 0 to end 1, as written.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mtrain_env.block.core.invariants import check_state
 from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.state import CIERRE, DOMINO, GameState, HandResult, Phase
-from mtrain_env.tilegame.deal import tile_from_json
-from mtrain_env.tilegame.snapshot import req, req_int
+from mtrain_env.tilegame.snapshot import (
+    bad_type,
+    bad_value,
+    check_keys,
+    json_equal,
+    read_pips,
+    read_tile,
+    req,
+    req_int,
+)
 from mtrain_env.tilegame.tiles import bits_list
 
 FORMAT_VERSION = 1
 GAME_NAME = "partnership_dominoes"
+
+#: the keys of a snapshot's game part, in the order :func:`state_to_dict` writes them
+KEYS = (
+    "format",
+    "game",
+    "config",
+    "hand_index",
+    "phase",
+    "hands",
+    "sleeping",
+    "redeals",
+    "line",
+    "played_by",
+    "voids",
+    "current_player",
+    "opener",
+    "forced_opening",
+    "last_player",
+    "scores",
+    "results",
+    "match_loser",
+    "tiebreak",
+    "moves",
+)
+RESULT_KEYS = ("kind", "seat", "opener", "winner", "lead", "pips", "pair_pips", "points", "tie")
+#: bound on counters that only grow (hands of a match, redeals of a deal)
+MAX_COUNT = 2**31
 
 __all__ = ["state_from_dict", "state_to_dict"]
 
@@ -65,41 +105,54 @@ def state_to_dict(game: BlockDominoes, s: GameState) -> dict[str, Any]:
     }
 
 
-def _int_list(value: Any, key: str, length: int, lo: int, hi: int) -> list[int]:
-    if not isinstance(value, list) or len(value) != length:
-        raise ValueError(f"state dict {key!r} must be a list of {length} ints")
-    for x in value:
-        if isinstance(x, bool) or not isinstance(x, int) or not lo <= x <= hi:
-            raise ValueError(f"state dict {key!r}: {x!r} is not an int in {lo}..{hi}")
+def _int_list(value: Any, key: str, length: int, lo: int, hi: int, rule: str) -> list[int]:
+    if type(value) is not list:
+        raise bad_type(key, rule, f"must be a list of {length} ints, got {type(value).__name__}")
+    if len(value) != length:
+        raise bad_value(key, rule, f"must hold {length} ints, got {len(value)}")
+    for k, x in enumerate(value):
+        if type(x) is not int:
+            raise bad_type(f"{key}[{k}]", rule, f"must be int, got {type(x).__name__} {x!r}")
+        if not lo <= x <= hi:
+            raise bad_value(f"{key}[{k}]", rule, f"must be in {lo}..{hi}, got {x}")
     return list(value)
+
+
+def _tile_set(game: BlockDominoes, value: Any, key: str, rule: str) -> int:
+    """A list of tiles (any order, either orientation) as a bitmask; each tile once."""
+    if type(value) is not list:
+        raise bad_type(key, rule, f"must be a list of [a, b] tiles, got {type(value).__name__}")
+    mask = 0
+    for k, tile in enumerate(value):
+        i, _, _ = read_tile(game.tiles, tile, f"{key}[{k}]", rule)
+        if mask >> i & 1:
+            raise bad_value(f"{key}[{k}]", "B1", f"{tile} is listed twice")
+        mask |= 1 << i
+    return mask
 
 
 def _result_from_dict(game: BlockDominoes, d: Any, index: int) -> HandResult:
     n = game.n
     key = f"results[{index}]"
-    if not isinstance(d, dict):
-        raise TypeError(f"state dict {key} must be a dict")
-    kind = req(d, "kind", str)
+    if type(d) is not dict:
+        raise bad_type(key, "B10-B12", f"a hand's result is a dict, got {type(d).__name__}")
+    prefix = f"{key}."
+    check_keys(d, RESULT_KEYS, prefix, "B10-B12")
+    kind = req(d, "kind", str, "B10", prefix)
     if kind not in (DOMINO, CIERRE):
-        raise ValueError(f"state dict {key}.kind must be {DOMINO!r} or {CIERRE!r}, got {kind!r}")
-    pips = _int_list(d.get("pips"), f"{key}.pips", n, 0, 168)
-    pair_pips = _int_list(d.get("pair_pips"), f"{key}.pair_pips", 2, 0, 168)
-    if pair_pips != [sum(pips[0::2]), sum(pips[1::2])]:
-        raise ValueError(f"B10/B11: state dict {key}.pair_pips do not add up its pips")
-    result = HandResult(
+        raise bad_value(f"{prefix}kind", "B10", f"must be {DOMINO!r} or {CIERRE!r}, got {kind!r}")
+    top = sum(game.tiles.pips)
+    return HandResult(
         kind=kind,
-        seat=req_int(d, "seat", 0, n - 1),
-        opener=req_int(d, "opener", 0, n - 1),
-        winner=req_int(d, "winner", 0, 1),
-        lead=req_int(d, "lead", 0, n - 1),
-        pips=tuple(pips),
-        pair_pips=(pair_pips[0], pair_pips[1]),
-        points=tuple(_int_list(d.get("points"), f"{key}.points", 2, 0, 168)),  # type: ignore[arg-type]
-        tie=req(d, "tie", bool),
+        seat=req_int(d, "seat", 0, n - 1, "B10", prefix),
+        opener=req_int(d, "opener", 0, n - 1, "B5", prefix),
+        winner=req_int(d, "winner", 0, 1, "B10", prefix),
+        lead=req_int(d, "lead", 0, n - 1, "B6", prefix),
+        pips=tuple(_int_list(d["pips"], f"{prefix}pips", n, 0, top, "B10")),
+        pair_pips=tuple(_int_list(d["pair_pips"], f"{prefix}pair_pips", 2, 0, top, "B10")),  # type: ignore[arg-type]
+        points=tuple(_int_list(d["points"], f"{prefix}points", 2, 0, top, "B12")),  # type: ignore[arg-type]
+        tie=req(d, "tie", bool, "B11", prefix),
     )
-    if result.lead % 2 != result.winner:
-        raise ValueError(f"B6: state dict {key}.lead is not in the winning pair")
-    return result
 
 
 def state_from_dict(game: BlockDominoes, d: Any) -> GameState:
@@ -107,116 +160,50 @@ def state_from_dict(game: BlockDominoes, d: Any) -> GameState:
     c = game.config
     n = game.n
     tiles = game.tiles
-    if not isinstance(d, dict):
+    if type(d) is not dict:
         raise TypeError(f"a state dict must be a dict, got {type(d).__name__}")
-    if d.get("format") != FORMAT_VERSION or d.get("game") != GAME_NAME:
-        raise ValueError(f"not a {GAME_NAME} state dict of format {FORMAT_VERSION}")
-    if req(d, "config", dict) != c.to_dict():
-        raise ValueError("state dict was saved under a different config; build the env with it first")
+    check_keys(d, KEYS, "", "B1-B13")
+    fmt = d["format"]
+    if type(fmt) is not int or fmt != FORMAT_VERSION or d["game"] != GAME_NAME:
+        raise bad_value("format", "B1-B13", f"not a {GAME_NAME} state dict of format {FORMAT_VERSION}")
+    if not json_equal(req(d, "config", dict, "B1-B13"), c.to_dict()):
+        raise bad_value("config", "B1-B13", "saved under a different config; build the env with it first")
     s = GameState(n)
-    s.hand_index = req_int(d, "hand_index", 0, 2**31)
-    phase_name = req(d, "phase", str)
+    s.hand_index = req_int(d, "hand_index", 0, MAX_COUNT, "B13")
+    phase_name = req(d, "phase", str, "B13")
     if phase_name not in Phase.__members__:
-        raise ValueError(f"state dict 'phase' {phase_name!r} is not one of {list(Phase.__members__)}")
+        raise bad_value("phase", "B13", f"{phase_name!r} is not one of {list(Phase.__members__)}")
     s.phase = Phase[phase_name]
-
-    seen: dict[int, str] = {}
-
-    def take(tile: Any, where: str) -> int:
-        i = tile_from_json(tiles, tile, where)
-        if i in seen:
-            raise ValueError(f"B1: tile {tiles.tiles[i]} appears twice ({seen[i]}, {where})")
-        seen[i] = where
-        return i
-
-    def tile_list(value: Any, where: str) -> int:
-        if not isinstance(value, list):
-            raise TypeError(f"state dict {where} must be a list of [a, b] tiles")
-        mask = 0
-        for t in value:
-            mask |= 1 << take(t, where)
-        return mask
-
-    hands = req(d, "hands", list)
+    hands = req(d, "hands", list, "B3")
     if len(hands) != n:
-        raise ValueError(f"state dict 'hands' must hold {n} hands")
-    s.hands = [tile_list(h, f"hand {p}") for p, h in enumerate(hands)]
-    s.sleeping = tile_list(req(d, "sleeping", list), "sleeping")
-    if n == 4 and s.sleeping:
-        raise ValueError("B3: with 4 players no tile sleeps")
-    s.redeals = req_int(d, "redeals", 0, 2**31)
-    line = req(d, "line", list)
+        raise bad_value("hands", "B3", f"must hold {n} hands, got {len(hands)}")
+    s.hands = [_tile_set(game, h, f"hands[{p}]", "B3") for p, h in enumerate(hands)]
+    s.sleeping = _tile_set(game, d["sleeping"], "sleeping", "B3")
+    s.redeals = req_int(d, "redeals", 0, MAX_COUNT, "B4")
+    line = req(d, "line", list, "B8")
     for k, t in enumerate(line):
-        i = take(t, "the line")
+        i, a, b = read_tile(tiles, t, f"line[{k}]", "B8")
         s.table |= 1 << i
-        if k and line[k - 1][1] != t[0]:
-            raise ValueError(f"B8: the line is broken: {line[k - 1]} then {t}")
-        s.line.append((int(t[0]), int(t[1])))
-    if len(seen) != tiles.num_tiles:
-        raise ValueError("B1: hands, sleeping tiles and the line are not exactly the set")
+        s.line.append((a, b))
     s.ends = [s.line[0][0], s.line[-1][1]] if s.line else [-1, -1]
-    played_by = req(d, "played_by", list)
+    played_by = req(d, "played_by", list, "B8")
     if len(played_by) != n:
-        raise ValueError(f"state dict 'played_by' must hold {n} lists")
-    seen_played: dict[int, str] = {}
-    for p, value in enumerate(played_by):
-        if not isinstance(value, list):
-            raise TypeError("state dict 'played_by' must hold lists of tiles")
-        for t in value:
-            i = tile_from_json(tiles, t, f"played_by[{p}]")
-            if i in seen_played:
-                raise ValueError(f"B8: {tiles.tiles[i]} is listed as laid twice")
-            seen_played[i] = f"{p}"
-            s.played_by[p] |= 1 << i
-    if sum(s.played_by) != s.table:
-        raise ValueError("B8: 'played_by' must list exactly the tiles of the line")
-    voids = req(d, "voids", list)
+        raise bad_value("played_by", "B8", f"must hold {n} lists, got {len(played_by)}")
+    s.played_by = [_tile_set(game, m, f"played_by[{p}]", "B8") for p, m in enumerate(played_by)]
+    voids = req(d, "voids", list, "B9")
     if len(voids) != n:
-        raise ValueError(f"state dict 'voids' must hold {n} lists")
-    for p, v in enumerate(voids):
-        if not isinstance(v, list):
-            raise TypeError("state dict 'voids' must hold lists of pips")
-        for x in v:
-            if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= c.max_pips:
-                raise ValueError(f"state dict 'voids': {x!r} is not a pip value")
-            s.voids[p] |= 1 << x
-            if s.hands[p] & tiles.match[x]:
-                raise ValueError(f"B9: seat {p} passed on {x} but holds a {x} (there is no boneyard)")
-    s.current = req_int(d, "current_player", 0, n - 1)
-    s.opener = req_int(d, "opener", 0, n - 1)
-    forced = d.get("forced_opening")
-    if forced is None:
-        s.forced_opening = -1
-    else:
-        s.forced_opening = tile_from_json(tiles, forced, "forced_opening")
-        if s.line or not s.hands[s.opener] >> s.forced_opening & 1:
-            raise ValueError("B5: a forced opening tile must still be in the opener's hand")
-    s.last_player = req_int(d, "last_player", -1, n - 1)
-    if (s.last_player < 0) != (not s.line):
-        raise ValueError("state dict 'last_player' must be -1 exactly while the line is empty")
-    s.scores = _int_list(d.get("scores"), "scores", 2, 0, 2**31)
-    raw_results = req(d, "results", list)
+        raise bad_value("voids", "B9", f"must hold {n} lists, got {len(voids)}")
+    s.voids = [read_pips(v, c.max_pips, f"voids[{p}]", "B9") for p, v in enumerate(voids)]
+    s.current = req_int(d, "current_player", 0, n - 1, "B7")
+    s.opener = req_int(d, "opener", 0, n - 1, "B5")
+    forced = d["forced_opening"]
+    s.forced_opening = -1 if forced is None else read_tile(tiles, forced, "forced_opening", "B5")[0]
+    s.last_player = req_int(d, "last_player", -1, n - 1, "B8")
+    s.scores = _int_list(d["scores"], "scores", 2, 0, MAX_COUNT, "B13")
+    raw_results = req(d, "results", list, "B13")
     s.results = [_result_from_dict(game, r, k) for k, r in enumerate(raw_results)]
-    totals = [sum(r.points[p] for r in s.results) for p in (0, 1)]
-    if totals != s.scores:
-        raise ValueError("B13: 'scores' must be the sum of the results' points")
-    s.match_loser = req_int(d, "match_loser", -1, 1)
-    s.tiebreak = req(d, "tiebreak", bool)
-    s.moves = req_int(d, "moves", 0, 10 * c.max_hand_moves)
-    if s.phase == Phase.PLAYING:
-        if len(s.results) != s.hand_index:
-            raise ValueError("B13: a hand under way must follow one result per finished hand")
-        if not all(s.hands):
-            raise ValueError("B10: a hand under way has no empty hand")
-        if s.line and not any(game.can_play(s, p) for p in range(n)):
-            raise ValueError("B11: nobody can play: this hand is closed")
-        if not s.line and s.current != s.opener:
-            raise ValueError("B5: the opener is on turn while the line is empty")
-        if s.match_loser >= 0:
-            raise ValueError("B13: the match is decided; no hand is under way")
-    else:
-        if len(s.results) != s.hand_index + 1:
-            raise ValueError("B13: a finished hand needs its result")
-        if (s.phase == Phase.HAND_OVER) != (c.match and s.match_loser < 0):
-            raise ValueError("B13: HAND_OVER means a match goes on; GAME_OVER that the episode ended")
+    s.match_loser = req_int(d, "match_loser", -1, 1, "B13")
+    s.tiebreak = req(d, "tiebreak", bool, "B13")
+    s.moves = req_int(d, "moves", 0, MAX_COUNT, "B9")
+    check_state(game, s)
     return s

@@ -1,24 +1,68 @@
 """GameState <-> JSON-serializable dict, with full validation on the way in.
 
-:func:`state_from_dict` builds a NEW state and raises ``TypeError``/``ValueError`` (naming
-the rule) on anything inconsistent, so a corrupt dict never half-loads.
+:func:`state_from_dict` reads every key with its exact JSON type and range, builds a NEW
+state, and checks it with :func:`~mtrain_env.mexican_train.core.invariants.check_state`
+(the rules' invariants, the same ones the soak checks after every step). Anything wrong
+raises ``TypeError``/``ValueError`` naming the key and the rule, so a corrupt dict never
+half-loads. Hands may list their tiles in any order and orientation (they are sets); the
+boneyard is in draw order and trains are oriented from the station, as written.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.core.invariants import check_state
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.scoring import score_type
 from mtrain_env.mexican_train.core.state import GameState, Phase
-from mtrain_env.tilegame.deal import tile_from_json
-from mtrain_env.tilegame.snapshot import req, req_bools, req_int
+from mtrain_env.tilegame.snapshot import (
+    bad_type,
+    bad_value,
+    check_keys,
+    json_equal,
+    read_finite,
+    read_pips,
+    read_tile,
+    req,
+    req_bools,
+    req_int,
+)
 from mtrain_env.tilegame.tiles import bits_list
 
 FORMAT_VERSION = 1
 MEXICAN = "mexican"
+
+#: the keys of a snapshot's game part, in the order :func:`state_to_dict` writes them
+KEYS = (
+    "format",
+    "config",
+    "round",
+    "phase",
+    "engine",
+    "engine_placed",
+    "first_player",
+    "seat_offset",
+    "first_player_forced",
+    "current_player",
+    "hands",
+    "boneyard",
+    "trains",
+    "mexican_train",
+    "markers",
+    "pending_doubles",
+    "turn_doubles",
+    "first_turn_done",
+    "turn",
+    "voids",
+    "pre_draw_voids",
+    "blocked",
+    "round_scores",
+    "scores",
+    "history_len",
+)
+TURN_KEYS = ("tiles", "doubles", "owes", "has_drawn", "obliged")
 
 
 def _train_ref(config: GameConfig, t: int) -> int | str:
@@ -72,159 +116,119 @@ def state_to_dict(game: MexicanTrain, s: GameState) -> dict[str, Any]:
     }
 
 
-def _pip_mask(config: GameConfig, values: Any, key: str) -> int:
-    if not isinstance(values, list):
-        raise TypeError(f"state dict {key!r} must hold lists of pip values")
-    m = 0
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= config.max_pips:
-            raise ValueError(f"state dict {key!r}: {v!r} is not a pip value (R1)")
-        m |= 1 << v
-    return m
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _score(config: GameConfig, x: float, key: str) -> float:
-    """A saved score as its config's type (:func:`score_type`): pip scores are whole (R24)."""
-    if score_type(config) is float:
-        return float(x)
-    if not math.isfinite(x) or x != int(x):
-        raise ValueError(f"R24: state dict {key!r} holds {x!r}, pip scores are whole numbers")
-    return int(x)
-
-
 def _train_index(config: GameConfig, ref: Any, key: str) -> int:
-    if ref == MEXICAN:
+    if ref == MEXICAN and type(ref) is str:
         return config.mexican
-    if isinstance(ref, bool) or not isinstance(ref, int) or not 0 <= ref < config.num_players:
-        raise ValueError(f"state dict {key!r}: {ref!r} is not a seat index or 'mexican'")
+    if type(ref) is not int:
+        raise bad_type(key, "R20", f"a train is a seat index or 'mexican', got {ref!r}")
+    if not 0 <= ref < config.num_players:
+        raise bad_value(key, "R20", f"{ref!r} is not a seat index 0..{config.num_players - 1} or 'mexican'")
     return ref
+
+
+def _list_of(value: Any, length: int, key: str, rule: str) -> list[Any]:
+    if type(value) is not list:
+        raise bad_type(key, rule, f"must be a list, got {type(value).__name__}")
+    if len(value) != length:
+        raise bad_value(key, rule, f"must hold {length} items, got {len(value)}")
+    return value
+
+
+def _hand(game: MexicanTrain, value: Any, key: str) -> int:
+    if type(value) is not list:
+        raise bad_type(key, "R4", f"a hand is a list of tiles, got {type(value).__name__}")
+    mask = 0
+    for k, tile in enumerate(value):
+        i, _, _ = read_tile(game.tiles, tile, f"{key}[{k}]", "R1")
+        if mask >> i & 1:
+            raise bad_value(f"{key}[{k}]", "R1", f"{tile} is listed twice")
+        mask |= 1 << i
+    return mask
+
+
+def _train(game: MexicanTrain, value: Any, engine: int, key: str) -> tuple[list[int], int]:
+    """An oriented train: tile ids and the open end (R7)."""
+    if type(value) is not list:
+        raise bad_type(key, "R7", f"a train is a list of [inner, outer] tiles, got {type(value).__name__}")
+    end = engine
+    ids = []
+    for k, tile in enumerate(value):
+        i, a, b = read_tile(game.tiles, tile, f"{key}[{k}]", "R7")
+        if a != end:
+            raise bad_value(f"{key}[{k}]", "R7", f"{tile} does not continue the open end {end}")
+        ids.append(i)
+        end = b
+    return ids, end
+
+
+def _scores(config: GameConfig, value: Any, key: str) -> list[float]:
+    row = _list_of(value, config.num_players, key, "R24")
+    kind = score_type(config)
+    return [read_finite(x, kind, f"{key}[{p}]", "R24") for p, x in enumerate(row)]
 
 
 def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
     """Rebuild a validated :class:`GameState` from :func:`state_to_dict` output."""
     c = game.config
     n = c.num_players
-    if not isinstance(d, dict):
+    if type(d) is not dict:
         raise TypeError(f"a state dict must be a dict, got {type(d).__name__}")
-    if d.get("format") != FORMAT_VERSION:
-        raise ValueError(f"state dict format must be {FORMAT_VERSION}, got {d.get('format')!r}")
-    if req(d, "config", dict) != c.to_dict():
-        raise ValueError("state dict was saved under a different config; build the env with it first")
+    check_keys(d, KEYS, "", "R1-R25")
+    fmt = d["format"]
+    if type(fmt) is not int or fmt != FORMAT_VERSION:
+        raise bad_value("format", "R1-R25", f"this version reads format {FORMAT_VERSION}, got {fmt!r}")
+    if not json_equal(req(d, "config", dict, "R1-R4"), c.to_dict()):
+        raise bad_value("config", "R1-R4", "saved under a different config; build the env with it first")
     s = GameState(n)
-    s.round_index = req_int(d, "round", 0, c.rounds - 1)
-    phase_name = req(d, "phase", str)
+    s.round_index = req_int(d, "round", 0, c.rounds - 1, "R25")
+    phase_name = req(d, "phase", str, "R25")
     if phase_name not in Phase.__members__:
-        raise ValueError(f"state dict 'phase' {phase_name!r} is not one of {list(Phase.__members__)}")
+        raise bad_value("phase", "R25", f"{phase_name!r} is not one of {list(Phase.__members__)}")
     s.phase = Phase[phase_name]
-    engine = req(d, "engine", list)
     s.engine = c.engine_value(s.round_index)
-    if engine != [s.engine, s.engine]:
-        raise ValueError(f"R5: round {s.round_index} uses the engine {[s.engine] * 2}, not {engine}")
-    s.engine_placed = req(d, "engine_placed", bool)
-    if s.engine_placed != (s.phase != Phase.SEEK_ENGINE):
-        raise ValueError("R5: the engine is placed in every phase but SEEK_ENGINE")
-    s.first_player = req_int(d, "first_player", 0, n - 1)
-    s.seat_offset = req_int(d, "seat_offset", 0, n - 1)
-    s.first_player_forced = req(d, "first_player_forced", bool)
-    s.current = req_int(d, "current_player", 0, n - 1)
-
-    seen: dict[int, str] = {}
-
-    def take(tile: Any, where: str) -> int:
-        i = tile_from_json(c.tiles, tile, where)
-        if i in seen:
-            raise ValueError(f"R1: tile {game.tiles.tiles[i]} appears twice ({seen[i]}, {where})")
-        seen[i] = where
-        return i
-
-    engine_id = game.tiles.double_id(s.engine)
-    if s.engine_placed:
-        seen[engine_id] = "the station"
-    hands = req(d, "hands", list)
-    if len(hands) != n:
-        raise ValueError(f"state dict 'hands' must hold {n} hands")
-    for p, hand in enumerate(hands):
-        if not isinstance(hand, list):
-            raise TypeError(f"state dict hands[{p}] must be a list of tiles")
-        for tile in hand:
-            s.hands[p] |= 1 << take(tile, f"hand {p}")
-    s.boneyard = [take(t, "the boneyard") for t in req(d, "boneyard", list)][::-1]
-    trains = req(d, "trains", list)
-    if len(trains) != n:
-        raise ValueError(f"state dict 'trains' must hold {n} personal trains")
-    for t, train in enumerate([*trains, req(d, "mexican_train", list)]):
-        if not isinstance(train, list):
-            raise TypeError(f"state dict train {t} must be a list of [a, b] tiles")
-        end = s.engine
-        for tile in train:
-            i = take(tile, f"train {_train_ref(c, t)}")
-            if tile[0] != end:
-                raise ValueError(
-                    f"R7: train {_train_ref(c, t)} is broken: {tile} does not continue the open end {end}"
-                )
-            end = tile[1]
-            s.trains[t].append(i)
-        s.ends[t] = end
-    if len(seen) != game.tiles.num_tiles:
-        raise ValueError("R1: hands, boneyard, trains and engine are not exactly the set")
-    if not s.engine_placed and engine_id not in s.boneyard:
-        raise ValueError("R5: while seats seek the engine it must still be in the boneyard")
-    s.table = game.tiles.full
-    for p in range(n):
-        s.table &= ~s.hands[p]
-    for i in s.boneyard:
-        s.table &= ~(1 << i)
-    s.markers = req_bools(d, "markers", n)
-    doubles = game.tiles.doubles
-    for key, target in (("pending_doubles", s.pending), ("turn_doubles", s.turn_doubles)):
-        for ref in req(d, key, list):
-            t = _train_index(c, ref, key)
-            if not s.trains[t] or not doubles >> s.trains[t][-1] & 1:
-                raise ValueError(f"R20: {key} names train {ref!r}, which does not end in a double")
-            if t in s.pending or t in s.turn_doubles:
-                raise ValueError(f"R22: train {ref!r} is listed twice as an unsatisfied double")
-            target.append(t)
-    s.first_turn_done = req_bools(d, "first_turn_done", n)
-    turn = req(d, "turn", dict)
-    s.tiles_this_turn = req_int(turn, "tiles", 0, c.num_tiles)
-    s.doubles_this_turn = req_int(turn, "doubles", 0, s.tiles_this_turn)
-    s.owes = req(turn, "owes", bool)
-    s.has_drawn = req(turn, "has_drawn", bool)
-    s.obliged_this_turn = req(turn, "obliged", bool)
-    for key, target_list in (("voids", s.voids), ("pre_draw_voids", s.pre_draw_voids)):
-        values = req(d, key, list)
-        if len(values) != n:
-            raise ValueError(f"state dict {key!r} must hold {n} lists")
-        for p, v in enumerate(values):
-            target_list[p] = _pip_mask(c, v, key)
-    s.blocked = req(d, "blocked", bool)
-    round_scores = req(d, "round_scores", list)
-    for r in round_scores:
-        if not isinstance(r, list) or len(r) != n:
-            raise ValueError(f"state dict 'round_scores' rows must hold {n} scores")
-        if not all(_is_number(x) for x in r):
-            raise TypeError("state dict 'round_scores' must hold numbers")
-    scores = req(d, "scores", list)
-    if len(scores) != n or not all(_is_number(x) for x in scores):
-        raise ValueError(f"state dict 'scores' must hold {n} numbers")
-    s.round_scores = [[_score(c, x, "round_scores") for x in r] for r in round_scores]
-    s.scores = [_score(c, x, "scores") for x in scores]
-    totals = [sum(r[p] for r in s.round_scores) for p in range(n)]
-    if any(abs(a - b) > 1e-6 for a, b in zip(totals, s.scores, strict=True)):
-        raise ValueError("R25: 'scores' must be the sum of 'round_scores'")
-    finished = len(s.round_scores)
-    expected = s.round_index + (1 if s.phase >= Phase.ROUND_OVER else 0)
-    if finished != expected:
-        raise ValueError(
-            f"R25: {finished} scored rounds do not fit round {s.round_index} in phase {s.phase.name}"
+    engine = req(d, "engine", list, "R5")
+    if not json_equal(engine, [s.engine, s.engine]):
+        raise bad_value(
+            "engine", "R5", f"round {s.round_index} uses the engine {[s.engine] * 2}, not {engine}"
         )
-    s.history_len = req_int(d, "history_len", 0, 2**62)
-    if s.phase < Phase.ROUND_OVER and not s.hands[s.current] and s.phase != Phase.SEEK_ENGINE:
-        raise ValueError("R15: the seat on turn has no tiles")
-    if s.phase < Phase.ROUND_OVER and not game.legal_moves(s):
-        raise ValueError("R15: the seat on turn has no legal move in this state")
+    s.engine_placed = req(d, "engine_placed", bool, "R5")
+    s.first_player = req_int(d, "first_player", 0, n - 1, "R6")
+    s.seat_offset = req_int(d, "seat_offset", 0, n - 1, "R6")
+    s.first_player_forced = req(d, "first_player_forced", bool, "R6")
+    s.current = req_int(d, "current_player", 0, n - 1, "R15")
+    hands = _list_of(d["hands"], n, "hands", "R4")
+    s.hands = [_hand(game, h, f"hands[{p}]") for p, h in enumerate(hands)]
+    boneyard = req(d, "boneyard", list, "R8")
+    s.boneyard = [read_tile(game.tiles, t, f"boneyard[{k}]", "R8")[0] for k, t in enumerate(boneyard)][::-1]
+    trains = [*_list_of(d["trains"], n, "trains", "R7"), req(d, "mexican_train", list, "R14")]
+    s.table = 0
+    for t, train in enumerate(trains):
+        key = "mexican_train" if t == n else f"trains[{t}]"
+        s.trains[t], s.ends[t] = _train(game, train, s.engine, key)
+        for i in s.trains[t]:
+            s.table |= 1 << i
+    if s.engine_placed:
+        s.table |= 1 << game.tiles.double_id(s.engine)
+    s.markers = req_bools(d, "markers", n, "R17")
+    for key, target in (("pending_doubles", s.pending), ("turn_doubles", s.turn_doubles)):
+        refs = req(d, key, list, "R20")
+        target.extend(_train_index(c, ref, f"{key}[{k}]") for k, ref in enumerate(refs))
+    s.first_turn_done = req_bools(d, "first_turn_done", n, "R9")
+    turn = req(d, "turn", dict, "R18")
+    check_keys(turn, TURN_KEYS, "turn.", "R18")
+    s.tiles_this_turn = req_int(turn, "tiles", 0, c.num_tiles, "R18", "turn.")
+    s.doubles_this_turn = req_int(turn, "doubles", 0, s.tiles_this_turn, "R18", "turn.")
+    s.owes = req(turn, "owes", bool, "R18", "turn.")
+    s.has_drawn = req(turn, "has_drawn", bool, "R16", "turn.")
+    s.obliged_this_turn = req(turn, "obliged", bool, "R20", "turn.")
+    for key, target_list in (("voids", s.voids), ("pre_draw_voids", s.pre_draw_voids)):
+        values = _list_of(d[key], n, key, "R16")
+        for p, v in enumerate(values):
+            target_list[p] = read_pips(v, c.max_pips, f"{key}[{p}]", "R16")
+    s.blocked = req(d, "blocked", bool, "R23")
+    rows = req(d, "round_scores", list, "R25")
+    s.round_scores = [_scores(c, r, f"round_scores[{k}]") for k, r in enumerate(rows)]
+    s.scores = _scores(c, d["scores"], "scores")
+    s.history_len = req_int(d, "history_len", 0, 2**62, "R15")
+    check_state(game, s)
     return s
