@@ -100,6 +100,19 @@ def test_a_single_truncation_is_refused() -> None:
     env.step(env.legal_actions()[0])  # the env still plays
 
 
+def test_a_snapshot_from_before_skip_agent_selection_was_saved_loads_with_none_pending() -> None:
+    """Snapshots written before the key existed (e.g. inside older training checkpoints)
+    still load: no dead step pending, which is what a running episode has."""
+    env = find(mexican(), in_normal_phase)
+    d = env.state_dict()
+    assert d["env"]["skip_agent_selection"] is None
+    old = copy.deepcopy(d)
+    del old["env"]["skip_agent_selection"]
+    restored = mtrain_env.raw_env()
+    restored.load_state_dict(old)
+    assert restored.state_dict() == d
+
+
 @pytest.mark.parametrize("value", ["abc", None, True, 1, math.nan, math.inf])
 def test_cumulative_rewards_must_be_finite_floats(value: Any) -> None:
     """The audit: a cumulative reward ``"abc"`` loaded and ``last()`` returned it."""
@@ -111,7 +124,6 @@ def test_cumulative_rewards_must_be_finite_floats(value: Any) -> None:
 @pytest.mark.parametrize(
     ("edit", "key"),
     [
-        (lambda e: e.pop("skip_agent_selection"), "env.skip_agent_selection"),
         (lambda e: e.__setitem__("extra", 1), "env.extra"),
         (lambda e: e.__setitem__("agents", ["player_1", "player_0", "player_2", "player_3"]), "env.agents"),
         (lambda e: e.__setitem__("agents", ["player_0", "player_0", "player_2", "player_3"]), "env.agents"),
@@ -415,3 +427,21 @@ def test_a_reset_after_unfinished_dead_steps_snapshots_exactly() -> None:
     copy_ = mtrain_env.raw_env(num_players=3, max_pips=6)
     copy_.load_state_dict(json.loads(json.dumps(d)))
     assert json_equal(copy_.state_dict(), d)
+
+
+def test_reset_forgets_the_last_episodes_dead_step_memory() -> None:
+    """PettingZoo keeps the agent its dead steps return to in ``_skip_agent_selection``; a
+    reset after an illegal move ended an episode mid-dead-steps starts from none pending."""
+    env = mtrain_env.env(num_players=3)
+    env.reset(seed=2)
+    illegal = next(
+        a
+        for a in range(len(env.unwrapped.observe_mask(env.agent_selection)))
+        if not env.unwrapped.observe_mask(env.agent_selection)[a]
+    )
+    env.step(illegal)  # TerminateIllegalWrapper ends the game for everyone
+    env.step(None)  # one dead step: PettingZoo remembers where to return
+    env.reset(seed=2)
+    raw = env.unwrapped
+    assert raw._skip_agent_selection is None
+    assert raw.state_dict()["env"]["skip_agent_selection"] is None

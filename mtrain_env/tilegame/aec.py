@@ -368,6 +368,7 @@ class TileGameEnv(AECEnv, EzPickle):
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._rewards_given = False
         self._round_result_info = None
+        self._skip_agent_selection = None  # PettingZoo's dead-step memory belongs to one episode
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
@@ -567,6 +568,8 @@ class TileGameEnv(AECEnv, EzPickle):
         key = f"{ENV_STATE_KEY}."
         if type(e) is not dict:
             raise bad_type(ENV_STATE_KEY, "AEC", f"must be a dict, got {type(e).__name__}")
+        if "skip_agent_selection" not in e:  # snapshots written before it was saved: none pending
+            e = {**e, "skip_agent_selection": None}
         check_keys(e, ENV_KEYS, key, "AEC")
         mode = req(e, "reward_mode", str, "AEC", key)
         if mode != self.reward_mode:
