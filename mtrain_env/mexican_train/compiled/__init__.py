@@ -11,6 +11,12 @@ Importing this subpackage imports numba (the ``fast`` extra); ``import mtrain_en
   numbers), and the exact converters ``to_compiled(pure_state)`` / ``to_pure(state)``.
 * :mod:`.bench` — ``python -m mtrain_env.mexican_train.compiled.bench``: steps/s of the
   compiled core alone against the pure core, in one run.
+* :mod:`.batch` — :class:`~.batch.BatchedMexicanTrain`, the batched API: ``B`` games stepped
+  in one jitted call, observations (``engine.encode_into``, the Python encoder's exact
+  vector) and relative masks (``engine.mask_into``) for every decision, rewards, SAME_STEP
+  autoreset. Its Gymnasium and SB3 adapters and its benchmark live outside this
+  subpackage (``mexican_train/batched.py``, ``training/batched_vec.py``,
+  ``mexican_train/bench_batch.py``): the core imports no framework.
 
 Moves are the pure core's absolute encoding (``tile * (n + 1) + train``, then DRAW, PASS),
 in the same order, so the two engines compare move for move (``tests/test_compiled_core.py``).

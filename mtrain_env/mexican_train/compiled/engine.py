@@ -122,6 +122,28 @@ K_BLANK_PENALTY = _field(1)
 K_POSITIVE_SCORING = _field(1)
 K_MULTI_OPENING = _field(1)  #: config.multi_tile_opening (R9)
 K_OPENING_MAY_DRAW = _field(1)  #: config.opening_may_draw (R10 vs variants)
+K_HAND_SIZE = _field(1)  #: tiles per dealt hand (R4)
+K_ACTIONS = _field(1)  #: size of the action space, T * (n + 1) + 2
+# the observation layout (:class:`~mtrain_env.mexican_train.observation.ObservationLayout`):
+# its size and the first index of each view (-1 for the session views of a one-round game)
+K_OBS_SIZE = _field(1)
+K_O_HAND = _field(1)
+K_O_TABLE = _field(1)
+K_O_STARTED = _field(1)
+K_O_END = _field(1)
+K_O_MARKER = _field(1)
+K_O_DOUBLE = _field(1)
+K_O_PFIRST = _field(1)
+K_O_PHASE = _field(1)
+K_O_ENGINE = _field(1)
+K_O_DONE = _field(1)
+K_O_VOID = _field(1)
+K_O_ROUND = _field(1)
+K_O_LENGTH = _field(1)
+K_O_PCOUNT = _field(1)
+K_O_BONE = _field(1)
+K_O_OPP_COUNT = _field(1)
+K_O_SCORES = _field(1)
 # tile tables
 K_TILE_A = _field(MAX_TILES)  #: low half a of tile (a, b)
 K_TILE_B = _field(MAX_TILES)  #: high half b
@@ -148,6 +170,32 @@ FLAG_OFFSETS: tuple[int, ...] = (
     K_BLANK_PENALTY,
     K_POSITIVE_SCORING,
 )
+
+#: observation view name -> table offset of its first index (``build_tables`` fills them)
+OBS_VIEW_OFFSETS: tuple[tuple[str, int], ...] = (
+    ("hand", K_O_HAND),
+    ("table", K_O_TABLE),
+    ("train_started", K_O_STARTED),
+    ("train_end", K_O_END),
+    ("train_marker", K_O_MARKER),
+    ("train_double", K_O_DOUBLE),
+    ("pending_first", K_O_PFIRST),
+    ("phase", K_O_PHASE),
+    ("engine", K_O_ENGINE),
+    ("first_turn_done", K_O_DONE),
+    ("opponent_void", K_O_VOID),
+    ("round", K_O_ROUND),
+    ("train_length", K_O_LENGTH),
+    ("pending_count", K_O_PCOUNT),
+    ("boneyard_count", K_O_BONE),
+    ("opponent_hand_count", K_O_OPP_COUNT),
+    ("scores", K_O_SCORES),
+)
+
+#: reward modes of the batched API (:mod:`mtrain_env.mexican_train.rewards`), by code
+REWARD_ZERO_SUM = 0
+REWARD_PENALTY = 1
+REWARD_WIN = 2
 
 
 # ================================================================== helpers
@@ -721,3 +769,357 @@ def random_steps(
     rng[0] = x
     rng[1] = d
     return steps
+
+
+# =============================================================== observations
+@njit(cache=True)
+def _rel_train(t: int, seat: int, n: int) -> int:
+    """Absolute train ``t`` as seen from ``seat``: 0 own, k seat + k, n the Mexican."""
+    return n if t == n else (t - seat + n) % n
+
+
+@njit(cache=True)
+def encode_into(s: np.ndarray, tb: np.ndarray, seat: int, out: np.ndarray) -> None:
+    """The float32 observation of ``seat`` into ``out[:K_OBS_SIZE]``, exactly as
+    :meth:`mtrain_env.mexican_train.observation.ObservationEncoder.encode` writes it.
+
+    Relative to ``seat`` (train/seat k is seat ``(seat + k) mod n``, train n the Mexican);
+    only public fields and the observer's own hand are read (no hidden tile reaches it).
+    Real values are computed in float64 as the Python encoder does, then stored as float32.
+    """
+    n = tb[K_N]
+    T = tb[K_TILES]
+    w = tb[K_WIDTH]
+    pips = tb[K_PIPS] + 1
+    hand_size = tb[K_HAND_SIZE]
+    out[: tb[K_OBS_SIZE]] = 0.0
+    o_hand = tb[K_O_HAND]
+    o_table = tb[K_O_TABLE]
+    for tile in range(T):
+        loc = s[S_LOC + tile]
+        if loc == seat:
+            out[o_hand + tile] = 1.0
+        elif LOC_TRAIN <= loc <= LOC_STATION:
+            out[o_table + tile] = 1.0  # the engine in the station included (R5)
+    o_started = tb[K_O_STARTED]
+    o_end = tb[K_O_END]
+    o_length = tb[K_O_LENGTH]
+    o_marker = tb[K_O_MARKER]
+    for k in range(w):
+        t = n if k == n else (seat + k) % n
+        length = s[S_TRAIN_LEN + t]
+        if length:
+            out[o_started + k] = 1.0
+            out[o_length + k] = length / pips
+        out[o_end + k * pips + s[S_ENDS + t]] = 1.0  # R7: the engine while empty
+        if k < n and s[S_MARKERS + t]:
+            out[o_marker + k] = 1.0  # R10, R16, R17
+    o_double = tb[K_O_DOUBLE]
+    for i in range(s[S_PENDING_LEN]):
+        out[o_double + _rel_train(s[S_PENDING + i], seat, n)] = 1.0  # R13, R20
+    for i in range(s[S_TURN_DOUBLES_LEN]):
+        out[o_double + _rel_train(s[S_TURN_DOUBLES + i], seat, n)] = 1.0  # R18
+    phase = s[S_PHASE]
+    pending_count = 0
+    if s[S_PENDING_LEN] > 0 and phase == NORMAL:  # binding from the end of the opening (R13, R21)
+        out[tb[K_O_PFIRST] + _rel_train(_first_pending(s, tb), seat, n)] = 1.0
+        pending_count = s[S_PENDING_LEN]
+    out[tb[K_O_PCOUNT]] = pending_count
+    o_phase = tb[K_O_PHASE]
+    if phase <= NORMAL:
+        out[o_phase + phase] = 1.0  # seek_engine / opening / normal
+    if s[S_OWES]:
+        out[o_phase + 3] = 1.0
+    if s[S_HAS_DRAWN]:
+        out[o_phase + 4] = 1.0
+    out[tb[K_O_ENGINE] + s[S_ENGINE]] = 1.0
+    out[tb[K_O_BONE]] = s[S_BONE_LEN] / T
+    o_done = tb[K_O_DONE]
+    o_void = tb[K_O_VOID]
+    o_opp = tb[K_O_OPP_COUNT]
+    for k in range(n):
+        q = (seat + k) % n
+        if s[S_FIRST_TURN_DONE + q]:
+            out[o_done + k] = 1.0
+        if k:
+            void = s[S_VOIDS + q]
+            base = o_void + (k - 1) * pips
+            for v in range(pips):
+                if (void >> v) & 1:
+                    out[base + v] = 1.0
+            out[o_opp + k - 1] = s[S_HAND_COUNT + q] / hand_size
+    o_round = tb[K_O_ROUND]
+    if o_round >= 0:  # a session (R25)
+        out[o_round + s[S_ROUND]] = 1.0
+        scores = s[S_SCORES : S_SCORES + MAX_SEATS].view(np.float64)
+        scale = 1.0 / (hand_size * tb[K_PIPS])
+        o_scores = tb[K_O_SCORES]
+        for k in range(n):
+            out[o_scores + k] = scores[(seat + k) % n] * scale
+
+
+@njit(cache=True)
+def to_absolute(tb: np.ndarray, seat: int, action: int) -> int:
+    """A RELATIVE action of ``seat`` (:mod:`~mtrain_env.mexican_train.codec`) as a core move."""
+    if action >= tb[K_DRAW]:
+        return action
+    w = tb[K_WIDTH]
+    n = tb[K_N]
+    tile = action // w
+    k = action - tile * w
+    return tile * w + (n if k == n else (k + seat) % n)
+
+
+@njit(cache=True)
+def to_relative(tb: np.ndarray, seat: int, move: int) -> int:
+    """A core move as the RELATIVE action of ``seat`` (the inverse of :func:`to_absolute`)."""
+    if move >= tb[K_DRAW]:
+        return move
+    w = tb[K_WIDTH]
+    tile = move // w
+    return tile * w + _rel_train(move - tile * w, seat, tb[K_N])
+
+
+@njit(cache=True)
+def mask_into(s: np.ndarray, tb: np.ndarray, moves: np.ndarray, out: np.ndarray) -> int:
+    """The int8 action mask of the seat on turn, RELATIVE encoding, into ``out[:K_ACTIONS]``
+    (all zero once the round is over); its legal core moves into ``moves``; returns their count."""
+    out[: tb[K_ACTIONS]] = 0
+    count = legal_moves_into(s, tb, moves)
+    seat = s[S_CURRENT]
+    for i in range(count):
+        out[to_relative(tb, seat, moves[i])] = 1
+    return count
+
+
+# ============================================================ batched play
+@njit(cache=True)
+def deal_from_permutation(
+    tb: np.ndarray, round_index: int, perm: np.ndarray, hand_of: np.ndarray, boneyard: np.ndarray
+) -> int:
+    """The deal :func:`~mtrain_env.mexican_train.core.dealing.random_deal` makes from the
+    permutation its ``rng.permutation(len(pool))`` call returns (R4, R5, R8).
+
+    Writes ``hand_of[:T]`` and ``boneyard`` (top LAST); returns the boneyard's length. The
+    pool is the set minus this round's engine (R5) unless ``engine_holder_opens``.
+    """
+    T = tb[K_TILES]
+    n = tb[K_N]
+    hand_size = tb[K_HAND_SIZE]
+    aside = -1 if tb[K_ENGINE_HOLDER_OPENS] else tb[K_DOUBLE_ID + tb[K_PIPS] - round_index]
+    size = T if aside < 0 else T - 1
+    hand_of[:T] = -1
+    dealt = n * hand_size
+    for j in range(dealt):
+        x = perm[j]
+        hand_of[x + 1 if 0 <= aside <= x else x] = j // hand_size
+    rest = size - dealt
+    for j in range(rest):
+        x = perm[dealt + j]
+        boneyard[rest - 1 - j] = x + 1 if 0 <= aside <= x else x  # the first left is drawn first
+    return rest
+
+
+@njit(cache=True)
+def round_rewards_into(s: np.ndarray, tb: np.ndarray, mode: int, out: np.ndarray) -> None:
+    """Every seat's reward for the round just scored into ``out[:n]``, as
+    :func:`mtrain_env.mexican_train.rewards.round_rewards` computes it (R24, R25)."""
+    n = tb[K_N]
+    row = s[S_ROUNDS_SCORED] - 1
+    rows = s[S_ROUND_SCORES : S_ROUND_SCORES + MAX_ROUNDS * MAX_SEATS].view(np.float64)
+    last = rows[row * MAX_SEATS : row * MAX_SEATS + n]
+    positive = tb[K_POSITIVE_SCORING] != 0
+    sign = 1.0 if positive else -1.0
+    scale = float(tb[K_HAND_SIZE] * tb[K_PIPS])
+    if mode == REWARD_ZERO_SUM:
+        total = 0.0
+        for p in range(n):
+            total += last[p]
+        mean = total / n
+        for p in range(n):
+            out[p] = sign * (last[p] - mean) / scale
+        return
+    if mode == REWARD_PENALTY:
+        for p in range(n):
+            out[p] = sign * last[p] / scale
+        return
+    # "win": once, at the episode's end; the R25 session winners share +1
+    for p in range(n):
+        out[p] = 0.0
+    if s[S_PHASE] != GAME_OVER:
+        return
+    keys = np.empty((n, 3), np.float64)
+    for p in range(n):
+        total = 0.0
+        count = 0
+        best = 0.0
+        seen = False
+        for r in range(row + 1):
+            x = rows[r * MAX_SEATS + p]
+            total += x
+            if positive:
+                count += x > 0
+                if not seen or x > best:
+                    best = x
+                    seen = True
+            elif x == 0:
+                count += 1
+            elif not seen or x < best:  # the lowest round score other than zero
+                best = x
+                seen = True
+        if positive:
+            keys[p, 0], keys[p, 1], keys[p, 2] = -total, -count, -best
+        else:
+            keys[p, 0], keys[p, 1], keys[p, 2] = total, -count, best
+    winners = 1  # the seats whose key is the smallest so far (seat b holds one)
+    k = 1
+    b = 0
+    for p in range(1, n):
+        c = 0  # keys[p] against keys[b], lexicographically
+        for j in range(3):
+            if keys[p, j] < keys[b, j]:
+                c = -1
+                break
+            if keys[p, j] > keys[b, j]:
+                c = 1
+                break
+        if c < 0:
+            winners, k, b = 1 << p, 1, p
+        elif c == 0:
+            winners |= 1 << p
+            k += 1
+    if k == n:
+        return
+    for p in range(n):
+        out[p] = 1.0 / k if (winners >> p) & 1 else -1.0 / (n - k)
+
+
+@njit(cache=True)
+def _observe_row(
+    s: np.ndarray, tb: np.ndarray, obs: np.ndarray, mask: np.ndarray, legal: np.ndarray, legal_len: np.ndarray
+) -> int:
+    """Observation, mask and legal moves of the seat on turn of one game; returns the seat."""
+    seat = s[S_CURRENT]
+    encode_into(s, tb, seat, obs)
+    legal_len[0] = mask_into(s, tb, legal, mask)
+    return seat
+
+
+@njit(cache=True)
+def batch_reset(
+    states: np.ndarray,
+    tb: np.ndarray,
+    perms: np.ndarray,
+    obs: np.ndarray,
+    masks: np.ndarray,
+    seats: np.ndarray,
+    legal: np.ndarray,
+    legal_len: np.ndarray,
+    hand_of: np.ndarray,
+    boneyard: np.ndarray,
+) -> None:
+    """A fresh episode in every game, game ``i`` dealt from ``perms[i]``; its first decision."""
+    for i in range(states.shape[0]):
+        k = deal_from_permutation(tb, 0, perms[i], hand_of, boneyard)
+        new_game(states[i], tb, hand_of, boneyard[:k], 0, False)
+        seats[i] = _observe_row(states[i], tb, obs[i], masks[i], legal[i], legal_len[i : i + 1])
+
+
+@njit(cache=True)
+def batch_check(
+    states: np.ndarray, tb: np.ndarray, actions: np.ndarray, legal: np.ndarray, legal_len: np.ndarray
+) -> tuple[int, int]:
+    """The first bad action of a batch as ``(game, 0)`` out of range or ``(game, 1)`` not
+    legal (R9-R22) for the seat on turn, or ``(-1, -1)``; changes nothing."""
+    A = tb[K_ACTIONS]
+    for i in range(states.shape[0]):
+        a = actions[i]
+        if a < 0 or a >= A:
+            return i, 0
+        move = to_absolute(tb, states[i, S_CURRENT], a)
+        found = False
+        for j in range(legal_len[i]):
+            if legal[i, j] == move:
+                found = True
+                break
+        if not found:
+            return i, 1
+    return -1, -1
+
+
+@njit(cache=True)
+def batch_step(
+    states: np.ndarray,
+    tb: np.ndarray,
+    actions: np.ndarray,
+    mode: int,
+    perms: np.ndarray,
+    obs: np.ndarray,
+    masks: np.ndarray,
+    seats: np.ndarray,
+    legal: np.ndarray,
+    legal_len: np.ndarray,
+    rewards: np.ndarray,
+    terminated: np.ndarray,
+    round_over: np.ndarray,
+    final_obs: np.ndarray,
+    hand_of: np.ndarray,
+    boneyard: np.ndarray,
+) -> tuple[int, int]:
+    """One decision in every game of the batch, validated first (:func:`batch_check`: on a
+    bad action nothing changes and its ``(game, reason)`` is returned, else ``(-1, -1)``).
+
+    Game ``i``'s seat on turn plays RELATIVE ``actions[i]``. A round that ends gives every
+    seat its reward (``rewards[i, :n]``, :func:`round_rewards_into`, else 0) and sets
+    ``round_over[i]``; the next round of a session is dealt from ``perms[i]``. An episode
+    that ends sets ``terminated[i]``, writes the final observation of the seat that moved
+    into ``final_obs[i]`` (if ``final_obs`` has rows) and deals a new episode from
+    ``perms[i]`` in the same step (autoreset). ``round_over[i]`` also says that
+    ``perms[i]`` was used. Every game's next decision is then observed.
+    """
+    bad, reason = batch_check(states, tb, actions, legal, legal_len)
+    if bad >= 0:
+        return bad, reason
+    keep_final = final_obs.shape[0] > 0
+    for i in range(states.shape[0]):
+        s = states[i]
+        rewards[i, :] = 0.0
+        terminated[i] = False
+        round_over[i] = False
+        p = s[S_CURRENT]
+        apply(s, tb, to_absolute(tb, p, actions[i]))
+        if s[S_PHASE] >= ROUND_OVER:
+            round_over[i] = True
+            round_rewards_into(s, tb, mode, rewards[i])
+            if s[S_PHASE] == GAME_OVER:
+                terminated[i] = True
+                if keep_final:
+                    encode_into(s, tb, p, final_obs[i])
+                k = deal_from_permutation(tb, 0, perms[i], hand_of, boneyard)
+                new_game(s, tb, hand_of, boneyard[:k], 0, False)
+            else:
+                k = deal_from_permutation(tb, s[S_ROUND] + 1, perms[i], hand_of, boneyard)
+                next_round(s, tb, hand_of, boneyard[:k])
+        seats[i] = _observe_row(s, tb, obs[i], masks[i], legal[i], legal_len[i : i + 1])
+    return -1, -1
+
+
+@njit(cache=True)
+def random_actions(masks: np.ndarray, rng: np.ndarray, out: np.ndarray) -> None:
+    """A uniformly random legal action per row of ``masks`` into ``out`` (for benchmarks and
+    tests; ``rng[0]`` is an xorshift32 state, advanced in place)."""
+    x = rng[0]
+    for i in range(masks.shape[0]):
+        row = masks[i]
+        count = 0
+        for a in range(row.shape[0]):
+            count += row[a]
+        x = xorshift32(x)
+        pick = x % count
+        for a in range(row.shape[0]):
+            if row[a]:
+                if pick == 0:
+                    out[i] = a
+                    break
+                pick -= 1
+    rng[0] = x

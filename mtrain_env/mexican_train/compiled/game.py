@@ -17,6 +17,7 @@ from mtrain_env.mexican_train.core.dealing import Deal, random_deal
 from mtrain_env.mexican_train.core.rules import IllegalMoveError, MexicanTrain
 from mtrain_env.mexican_train.core.scoring import score_type
 from mtrain_env.mexican_train.core.state import GameState, Phase
+from mtrain_env.mexican_train.observation import ObservationLayout
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["CompiledMexicanTrain", "build_tables", "deal_arrays"]
@@ -37,6 +38,13 @@ def build_tables(config: GameConfig) -> np.ndarray:
         tb[offset] = getattr(config, name)
     tb[engine.K_MULTI_OPENING] = config.multi_tile_opening
     tb[engine.K_OPENING_MAY_DRAW] = config.opening_may_draw
+    tb[engine.K_HAND_SIZE] = config.hand_size
+    tb[engine.K_ACTIONS] = config.num_actions
+    # the published observation layout, read from its one definition
+    layout = ObservationLayout(config)
+    tb[engine.K_OBS_SIZE] = layout.size
+    for name, offset in engine.OBS_VIEW_OFFSETS:
+        tb[offset] = layout.offset(name) if name in layout else -1
     tb[engine.K_DOUBLE_ID : engine.K_DOUBLE_ID + engine.MAX_VALUES] = -1
     tb[engine.K_MATCH : engine.K_MATCH + engine.MAX_VALUES**2] = -1
     tb[engine.K_OTHER : engine.K_OTHER + engine.MAX_TILES * engine.MAX_VALUES] = -1
