@@ -16,7 +16,20 @@ measurements seconds apart share the machine's load):
   ``legal_actions`` + ``apply_action`` per decision; chance nodes (the deal) are applied
   but not counted as steps, just as our deal happens inside ``reset``.
 
-Targets (issue 2): ``env()`` >= 2x OpenSpiel, ``raw_env`` >= 3x, core >= 100k steps/s.
+With numba importable (the ``fast`` extra), the compiled paths join the same slices (their
+compile or on-disk cache load happens before any timing; without numba one line says they
+were skipped):
+
+* ``compiled_core`` — the compiled rules core alone, random legal play inside one jitted call
+  on pre-dealt deals (:class:`mtrain_env.mexican_train.compiled.bench.CompiledLoop`; no
+  observation, like ``core``).
+* ``batch_B`` for B = 1, 64, 1024 — the batched API with observation and mask for every
+  decision (:class:`mtrain_env.mexican_train.bench_batch.BatchLoop`); a call counts B
+  decision steps, autoreset deals included.
+
+Each contender gets its ratio to OpenSpiel and to ``raw_env``. Targets: issue 2, ``env()``
+>= 2x OpenSpiel, ``raw_env`` >= 3x, core >= 100k steps/s; issue 10, compiled core >= 3M
+steps/s and the batched API >= 500k decision steps/s (its best B) on one core.
 
 Instructions per step, a load-independent figure (``--only`` runs one contender)::
 
@@ -34,6 +47,15 @@ from collections.abc import Callable
 import numpy as np
 
 _BLOCK_MASK = (1 << 16) - 1
+
+#: batch sizes of the batched-API contenders
+BATCH_SIZES = (1, 64, 1024)
+#: the contenders that need numba, in slice order
+COMPILED = ("compiled_core", *(f"batch_{b}" for b in BATCH_SIZES))
+#: targets: issue 2 (core alone), issue 10 (compiled core alone, batched API on one core)
+TARGET_CORE = 100_000
+TARGET_COMPILED_CORE = 3_000_000
+TARGET_BATCH = 500_000
 
 # CPU time of this process, not wall time: on a shared machine, time spent waiting for a
 # core is not the contender's cost (cache and clock effects remain; hence the slices)
@@ -134,6 +156,36 @@ def bench_openspiel(seconds: float, seed: int = 0) -> tuple[float, int]:
     return _timed(loop, seconds)
 
 
+def numba_missing() -> str | None:
+    """Why the compiled contenders cannot run here (``None`` when numba imports)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError as exc:
+        return f"{exc} (install the `fast` extra: pip install 'mtrain-env[fast]')"
+    return None
+
+
+def compiled_contenders(num_players: int, seed: int = 0) -> dict[str, Callable[[float], tuple[float, int]]]:
+    """The numba contenders, each compiled (or loaded from the on-disk cache) and warmed up.
+
+    Imported here, not at the top: ``bench_speed`` must run without numba.
+    """
+    from mtrain_env.mexican_train.bench_batch import BatchLoop
+    from mtrain_env.mexican_train.compiled.bench import CompiledLoop, deal_pool
+    from mtrain_env.mexican_train.core.config import GameConfig
+
+    config = GameConfig.make(num_players=num_players)
+    core = CompiledLoop(config, deal_pool(config, 1024, seed), seed + 1, chunk=50_000)
+    loops: dict[str, Callable[[float], tuple[float, int]]] = {"compiled_core": core.run}
+    for b in BATCH_SIZES:
+        loops[f"batch_{b}"] = BatchLoop(b, seed, False, num_players=num_players).run
+    return loops
+
+
+def _verdict(value: float, target: float) -> str:
+    return "met" if value >= target else "MISSED"
+
+
 def paired_ratio(rates: dict[str, list[float]], name: str, reference: str = "openspiel") -> list[float]:
     """Per-slice ratios ``name / reference``: each pair was measured seconds apart."""
     return [a / b for a, b in zip(rates[name], rates[reference], strict=True)]
@@ -147,7 +199,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument(
         "--only",
-        choices=("openspiel", "env", "raw_env", "core"),
+        choices=("openspiel", "env", "raw_env", "core", *COMPILED),
         help="run this contender alone for --seconds and print its steps (for a hardware counter: "
         "`perf stat -e instructions`, minus a --seconds 0 run for the start-up)",
     )
@@ -165,6 +217,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "raw_env": lambda sec: bench_aec(lambda: mtrain_env.raw_env(num_players=n), sec),
         "core": lambda sec: bench_core(n, sec),
     }
+    missing = numba_missing()
+    if args.only in COMPILED and missing:
+        parser.error(f"--only {args.only} needs numba: {missing}")
+    ready = 0.0
+    if not missing and (args.only is None or args.only in COMPILED):
+        start = time.perf_counter()
+        contenders.update(compiled_contenders(n))
+        ready = time.perf_counter() - start
     if args.only:
         rate, steps = contenders[args.only](args.seconds)
         print(f"{args.only}: {steps} steps in {args.seconds:g} CPU s")
@@ -181,17 +241,51 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         for name in order if i % 2 == 0 else order[::-1]:
             rates[name].append(contenders[name](per)[0])
     results = {name: float(np.median(r)) for name, r in rates.items()}
-    print(f"{n}-player double-12, random legal play, {args.slices} interleaved slices of {per:g} CPU s:")
+    print(
+        f"{n}-player double-12, random legal play, one process, {args.slices} interleaved slices "
+        f"of {per:g} CPU s:"
+    )
+    if missing:
+        print(f"  compiled contenders ({', '.join(COMPILED)}) skipped: numba is not importable: {missing}")
+    else:
+        print(f"  compiled contenders ready in {ready:.2f} s (compile or on-disk cache load, before timing)")
     for name, rate in results.items():
         spread = f"{min(rates[name]):,.0f}..{max(rates[name]):,.0f}"
-        print(f"  {name:10s} {rate:10,.0f} steps/s median   (slices {spread})")
+        unit = "decision steps/s" if name.startswith("batch_") else "steps/s"
+        print(f"  {name:13s} {rate:12,.0f} {unit} median   (slices {spread})")
     print("  ratio to OpenSpiel python_team_dominoes, median of per-slice ratios (quartiles):")
     for name, label, target in (("env", "env()  ", 2), ("raw_env", "raw_env", 3)):
         paired = paired_ratio(rates, name)
         q1, median, q3 = np.percentile(paired, [25, 50, 75])
         results[f"{name}_ratio"] = float(median)
-        print(f"  {label} / OpenSpiel: {median:5.2f}x  ({q1:.2f}..{q3:.2f})  (target >= {target}x)")
-    print(f"  rules core alone: {results['core']:,.0f} steps/s median (target >= 100,000)")
+        verdict = _verdict(median, target)
+        print(
+            f"  {label} / OpenSpiel: {median:5.2f}x  ({q1:.2f}..{q3:.2f})  (target >= {target}x): {verdict}"
+        )
+    for name in ("core", *(c for c in COMPILED if c in rates)):
+        cells = []
+        for ref, label in (("openspiel", "OpenSpiel"), ("raw_env", "raw_env")):
+            q1, median, q3 = np.percentile(paired_ratio(rates, name, ref), [25, 50, 75])
+            results[f"{name}_ratio" if ref == "openspiel" else f"{name}_raw_env_ratio"] = float(median)
+            cells.append(f"/ {label}: {median:6.1f}x ({q1:.1f}..{q3:.1f})".ljust(36))
+        print(f"  {name:13s} " + "".join(cells).rstrip())
+    core = results["core"]
+    print(
+        f"  rules core alone: {core:,.0f} steps/s median (target >= {TARGET_CORE:,}): "
+        f"{_verdict(core, TARGET_CORE)}"
+    )
+    if not missing:
+        compiled = results["compiled_core"]
+        print(
+            f"  compiled core alone: {compiled:,.0f} steps/s median (issue-10 target >= "
+            f"{TARGET_COMPILED_CORE:,}): {_verdict(compiled, TARGET_COMPILED_CORE)}"
+        )
+        best = max(BATCH_SIZES, key=lambda b: results[f"batch_{b}"])
+        rate = results[f"batch_{best}"]
+        print(
+            f"  batched API, one core: {rate:,.0f} decision steps/s median at B={best}, its best B "
+            f"(issue-10 target >= {TARGET_BATCH:,}): {_verdict(rate, TARGET_BATCH)}"
+        )
     return results
 
 

@@ -38,7 +38,7 @@ _clock = time.process_time
 
 
 class BatchLoop:
-    """Random legal play through the batched API; ``run(seconds)`` returns steps/s."""
+    """Random legal play through the batched API; ``run(seconds)`` returns (steps/s, steps)."""
 
     def __init__(self, games: int, seed: int, copy: bool, **config: Any) -> None:
         self.batch = BatchedMexicanTrain(games, copy=copy, **config)
@@ -47,7 +47,7 @@ class BatchLoop:
         self.actions = np.zeros(games, np.int64)
         self.run(0.05)  # compile (or load the on-disk cache) before timing
 
-    def run(self, seconds: float) -> float:
+    def run(self, seconds: float) -> tuple[float, int]:
         batch, rng, actions = self.batch, self.rng, self.actions
         steps = 0
         start = _clock()
@@ -56,18 +56,18 @@ class BatchLoop:
             engine.random_actions(self.mask, rng, actions)
             _, self.mask, *_ = batch.step(actions)
             steps += batch.num_games
-        return steps / max(_clock() - start, 1e-9)
+        return steps / max(_clock() - start, 1e-9), steps
 
 
 class EnvLoop:
-    """Random legal play on ``raw_env`` (``observe`` + ``step``), new episodes as they end."""
+    """Random legal play on ``raw_env`` (``observe`` + ``step``); ``run`` returns (steps/s, steps)."""
 
     def __init__(self, seed: int, **config: Any) -> None:
         self.env = raw_env(**config)
         self.env.reset(seed=seed)
         self.uniform = np.random.default_rng(seed).random(1 << 16).tolist()
 
-    def run(self, seconds: float) -> float:
+    def run(self, seconds: float) -> tuple[float, int]:
         env, uniform = self.env, self.uniform
         steps = 0
         start = _clock()
@@ -79,7 +79,7 @@ class EnvLoop:
             legal = np.flatnonzero(seen["action_mask"])
             env.step(int(legal[int(uniform[steps & 0xFFFF] * len(legal))]))
             steps += 1
-        return steps / max(_clock() - start, 1e-9)
+        return steps / max(_clock() - start, 1e-9), steps
 
 
 def _worker(args: tuple[int, int, float, dict[str, Any]]) -> tuple[int, float]:
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     names = list(loops)
     for i in range(args.slices):
         for name in names if i % 2 == 0 else names[::-1]:
-            rates[name].append(loops[name].run(per))
+            rates[name].append(loops[name].run(per)[0])
     results = {name: float(np.median(r)) for name, r in rates.items()}
     print(
         f"{args.players}-player double-{args.pips}, random legal play, observation + mask for every "
