@@ -225,3 +225,15 @@ def test_only_a_compiled_env_imports_numba() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_speed_check_prints_both_backends(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m mtrain_env.mexican_train.bench_backend`` runs and reports both figures
+    (a smoke run: the speed itself is a benchmark, not a test)."""
+    from mtrain_env.mexican_train import bench_backend
+
+    out = bench_backend.main(["--seconds", "0.2", "--slices", "1", "--players", "3", "--pips", "6"])
+    assert out["python"] > 0 and out["compiled"] > 0
+    assert out["ratio"] == pytest.approx(out["compiled"] / out["python"])
+    text = capsys.readouterr().out
+    assert "backend='python'" in text and "backend='compiled'" in text
