@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import mtrain_env
 from mtrain_env.mexican_train import render_image
 from mtrain_env.mexican_train.core.state import GameState, Phase
+from tests.backends import BACKENDS
 
 Tile = tuple[int, int]
 
@@ -67,8 +68,8 @@ def random_deal(kwargs: dict[str, Any], rng: np.random.Generator) -> dict[str, A
     return {"hands": hands, "boneyard": shuffled[c.num_players * h :]}
 
 
-def new_env(kwargs: dict[str, Any], deal: dict[str, Any]) -> Any:
-    env = mtrain_env.raw_env(render_mode="ansi", **kwargs)
+def new_env(kwargs: dict[str, Any], deal: dict[str, Any], backend: str = "python") -> Any:
+    env = mtrain_env.raw_env(render_mode="ansi", backend=backend, **kwargs)
     env.reset(seed=0, options={"deal": deal})
     return env
 
@@ -177,14 +178,19 @@ def assert_same_view(a: dict[str, Any], b: dict[str, Any], context: str) -> None
 
 
 def compare_twins(
-    kwargs: dict[str, Any], deal_a: dict[str, Any], deal_b: dict[str, Any], actions: list[int], observer: int
+    kwargs: dict[str, Any],
+    deal_a: dict[str, Any],
+    deal_b: dict[str, Any],
+    actions: list[int],
+    observer: int,
+    backend: str = "python",
 ) -> tuple[int, int]:
     """Replay ``actions`` on both deals while legal in both; compare ``observer``'s views.
 
     Returns (steps compared, steps taken by opponents). Stops when an action is illegal in
     the twin or a round ends (the end of a round reveals hands, R24).
     """
-    env_a, env_b = new_env(kwargs, deal_a), new_env(kwargs, deal_b)
+    env_a, env_b = new_env(kwargs, deal_a, backend), new_env(kwargs, deal_b, backend)
     compared = opp_steps = 0
     for i, action in enumerate(actions):
         sa, sb = env_a.state_obj, env_b.state_obj
@@ -201,8 +207,9 @@ def compare_twins(
     return compared, opp_steps
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kwargs", CONFIGS)
-def test_views_ignore_hidden_tiles(kwargs: dict[str, Any]) -> None:
+def test_views_ignore_hidden_tiles(kwargs: dict[str, Any], backend: str) -> None:
     """For EVERY seat: obs, mask, infos and its ansi render only depend on what it may know."""
     n = mtrain_env.raw_env(**kwargs).config.num_players
     total = opp_total = 0
@@ -214,7 +221,7 @@ def test_views_ignore_hidden_tiles(kwargs: dict[str, Any]) -> None:
             for how in ("shuffle", "swap", "boneyard"):
                 twin = hidden_twin(deal, trace, observer, rng, how)
                 assert sorted(map(key, deal["hands"][observer])) == sorted(map(key, twin["hands"][observer]))
-                compared, opp = compare_twins(kwargs, deal, twin, trace.actions, observer)
+                compared, opp = compare_twins(kwargs, deal, twin, trace.actions, observer, backend)
                 total += compared
                 opp_total += opp
     # the comparison must have covered real play, opponents' turns included

@@ -2,11 +2,12 @@
 
 Every player count (R3), every supported set size (R1), every preset, every RULES.md variant
 flag on its own, sessions (R25) and every reward mode, each on the wrapped ``env()`` and on
-the bare ``raw_env()``.
+the bare ``raw_env()``, on both backends (``backend="python"`` and ``"compiled"``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,7 @@ import mtrain_env
 from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, max_players
 from mtrain_env.mexican_train.rewards import REWARD_MODES
 from mtrain_env.tilegame.tiles import SUPPORTED_MAX_PIPS
+from tests.backends import BACKENDS, NEEDS_NUMBA
 
 NUM_CYCLES = 300
 
@@ -56,6 +58,10 @@ CONFIGS = _configs()
 CONSTRUCTORS = [
     pytest.param(mtrain_env.env, id="env"),
     pytest.param(mtrain_env.raw_env, id="raw_env"),
+    pytest.param(functools.partial(mtrain_env.env, backend="compiled"), id="env-compiled", marks=NEEDS_NUMBA),
+    pytest.param(
+        functools.partial(mtrain_env.raw_env, backend="compiled"), id="raw_env-compiled", marks=NEEDS_NUMBA
+    ),
 ]
 
 # api_test resets with options={"options": ...}; the env warns that it ignores the key
@@ -94,14 +100,15 @@ def test_render(make: Callable[..., Any], kwargs: dict[str, Any], capsys: pytest
     assert "engine" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kwargs", CONFIGS)
-def test_full_episode_reaches_termination(kwargs: dict[str, Any]) -> None:
+def test_full_episode_reaches_termination(kwargs: dict[str, Any], backend: str) -> None:
     """A masked random game through ``env()`` ends with every agent terminated (R23-R25).
 
     api_test stops after ``num_cycles``; this plays the whole episode (every round of a
     session) and checks that the AEC loop drains cleanly.
     """
-    e = mtrain_env.env(**kwargs)
+    e = mtrain_env.env(backend=backend, **kwargs)
     e.reset(seed=3)
     for i, a in enumerate(e.possible_agents):
         e.action_space(a).seed(100 + i)

@@ -19,6 +19,7 @@ import pytest
 
 import mtrain_env
 from mtrain_env.mexican_train.core.state import Phase
+from tests.backends import BACKENDS
 
 CONFIGS = [
     pytest.param({"rounds": 3}, id="pagat-session3"),
@@ -69,16 +70,17 @@ def advance(env: Any, rng: np.random.Generator, steps: int) -> None:
         env.step(int(rng.choice(env.unwrapped.legal_actions())))
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kwargs", CONFIGS)
 @pytest.mark.parametrize("cut", [0, 1, 7, 40, 120])
-def test_json_round_trip_continues_identically(kwargs: dict[str, Any], cut: int) -> None:
+def test_json_round_trip_continues_identically(kwargs: dict[str, Any], cut: int, backend: str) -> None:
     """JSON snapshot -> fresh env -> same future (observations, rewards, deals of later rounds)."""
-    env = mtrain_env.raw_env(**kwargs)
+    env = mtrain_env.raw_env(backend=backend, **kwargs)
     env.reset(seed=2024)
     advance(env, np.random.default_rng(1), cut)
     snap = env.state_dict()
     text = json.dumps(snap)  # must be JSON-serializable as is (no numpy scalars)
-    fresh = mtrain_env.raw_env(**kwargs)
+    fresh = mtrain_env.raw_env(backend=backend, **kwargs)
     fresh.load_state_dict(json.loads(text))
     assert fresh.state_dict() == json.loads(text)
     assert fresh.agent_selection == env.agent_selection
@@ -139,10 +141,11 @@ def test_state_dict_lists_the_documented_fields() -> None:
 @pytest.mark.parametrize(
     "make", [pytest.param(mtrain_env.raw_env, id="raw_env"), pytest.param(mtrain_env.env, id="env")]
 )
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("cut", [0, 25])
-def test_pickle_continues_identically(make: Callable[..., Any], cut: int) -> None:
+def test_pickle_continues_identically(make: Callable[..., Any], cut: int, backend: str) -> None:
     """pickle.dumps/loads of the env (bare and wrapped) continues the same game, RNG included."""
-    env = make(rounds=3, num_players=3)
+    env = make(rounds=3, num_players=3, backend=backend)
     env.reset(seed=77)
     advance(env, np.random.default_rng(77), cut)
     clone = pickle.loads(pickle.dumps(env))

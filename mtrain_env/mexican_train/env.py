@@ -73,6 +73,8 @@ from mtrain_env.tilegame.tiles import bits_list
 from mtrain_env.tilegame.wrappers import wrap
 
 RENDER_MODES = ["ansi", "human", "rgb_array"]
+#: the rules engines ``raw_env(backend=...)`` accepts
+BACKENDS = ("python", "compiled")
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -98,6 +100,13 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         rounds: rounds per episode: 1 (default) up to ``max_pips + 1``, a full session (R25).
         reward: ``"zero_sum"`` (default), ``"penalty"`` or ``"win"``.
         render_mode: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"``.
+        backend: the rules engine, ``"python"`` (default: the readable reference core, no
+            numba needed) or ``"compiled"`` (the numba core of
+            :mod:`~mtrain_env.mexican_train.compiled`, faster; needs the ``fast`` extra, and
+            its first-call compile is cached on disk). Both give the same observations,
+            masks, rewards, infos, snapshots and renders for the same seed; a snapshot of
+            one loads into the other. With ``"compiled"``, ``state_obj`` is a pure
+            ``GameState`` copy built on demand (not the live state).
         **flags: RULES.md variant flags (``one_tile_opening=True``, ...), overriding the preset.
     """
 
@@ -121,6 +130,7 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         rounds: int = 1,
         reward: str = "zero_sum",
         render_mode: str | None = None,
+        backend: str = "python",
         **flags: bool,
     ) -> None:
         EzPickle.__init__(
@@ -132,8 +142,11 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             rounds=rounds,
             reward=reward,
             render_mode=render_mode,
+            backend=backend,
             **flags,
         )
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         config = GameConfig.make(
             num_players=num_players,
             max_pips=max_pips,
@@ -142,8 +155,18 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             rounds=rounds,
             **flags,
         )
-        game = MexicanTrain(config)
+        self.backend = backend
+        #: the pure core: the engine of the python backend, the reference of the compiled one
+        self.pure_game = pure = MexicanTrain(config)
         layout = ObservationLayout(config)
+        self._compiled: Any = None
+        game: Any = pure
+        encoder: Any = ObservationEncoder(pure, layout)
+        if backend == "compiled":
+            self._compiled = game = _compiled_backend(config)
+            from mtrain_env.mexican_train.compiled.backend import CompiledEncoder
+
+            encoder = CompiledEncoder(game, layout.size)
         self.codec = codec = ActionCodec(config)
         self.DRAW = codec.DRAW
         self.PASS = codec.PASS
@@ -151,7 +174,7 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             config,
             game,
             layout,
-            ObservationEncoder(game, layout),
+            encoder,
             config.num_actions,
             codec.rel_to_abs,
             codec.abs_to_rel,
@@ -159,8 +182,37 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             render_mode,
         )
 
+    # ---------------------------------------------------------------- backend
+    @property
+    def state_obj(self) -> GameState:
+        """The core state as a pure ``GameState`` (hidden information included; for tooling).
+
+        The live state on the python backend; on the compiled one a copy built on demand.
+        """
+        return self._pure(self._live_state())
+
+    def _pure(self, s: Any) -> GameState:
+        """``s`` as a pure state (itself on the python backend)."""
+        return self._compiled.to_pure(s) if self._compiled is not None else s
+
+    def _settle(self, s: Any) -> None:
+        if self._compiled is None:
+            super()._settle(s)
+            return
+        # the compiled backend: legal moves and mask in one compiled call
+        seat = s.current
+        infos = self.infos
+        previous = self.agent_selection
+        self._legal, mask = self._compiled.legal_and_mask(s)
+        self._mask = mask if self._legal else self._zero_mask
+        self.agent_selection = agent = self.possible_agents[seat]
+        if previous != agent and previous in infos:
+            infos[previous] = {"action_mask": self._zero_mask}
+        if agent in infos:
+            infos[agent] = {"action_mask": self._mask}
+
     # ------------------------------------------------------------------- hooks
-    def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> GameState:
+    def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> Any:
         deal = (
             parse_deal(self.config, self.config.engine_value(0), options["deal"])
             if "deal" in options
@@ -169,18 +221,20 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         first_player = seat_option(options, "first_player", self.config.num_players, "R6")
         return self.game.new_game(rng, deal, first_player)
 
-    def _round_result(self, s: GameState) -> tuple[list[float], bool]:
+    def _round_result(self, s: Any) -> tuple[list[float], bool]:
         over = s.phase == Phase.GAME_OVER
+        rows = self._compiled.round_scores(s) if self._compiled is not None else s.round_scores
         # R24/R25: every seat is rewarded at each round's end
-        return round_rewards(self.reward_mode, self.config, s.round_scores, over), over
+        return round_rewards(self.reward_mode, self.config, rows, over), over
 
-    def _round_info(self, s: GameState) -> dict[str, Any]:
+    def _round_info(self, s: Any) -> dict[str, Any]:
         """The round's public result (R23, R24): every hand is shown when the round is scored.
 
         ``hands`` (tiles by seat), ``pips`` (R24 penalty by seat), ``went_out`` (R19),
         ``blocked`` (R23), ``scores`` (this round's score by seat, as added to the
         session's), ``round`` and ``first_player`` (R6). Seats are absolute (``player_i``).
         """
+        s = self._pure(s)
         tiles = self.config.tiles.tiles
         return {
             "round": s.round_index,
@@ -188,28 +242,43 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             "blocked": bool(s.blocked),
             "went_out": [h == 0 for h in s.hands],
             "hands": [[list(tiles[i]) for i in bits_list(h)] for h in s.hands],
-            "pips": self.game.penalties(s),
+            "pips": self.pure_game.penalties(s),
             "scores": list(s.round_scores[-1]),
         }
 
-    def _public_view(self, s: GameState, seat: int) -> PublicView:
-        return public_view(s, self.config, seat)
+    def _public_view(self, s: Any, seat: int) -> PublicView:
+        return public_view(self._pure(s), self.config, seat)
 
-    def _next_round(self, s: GameState, rng: np.random.Generator) -> None:
+    def _next_round(self, s: Any, rng: np.random.Generator) -> None:
         self.game.next_round(s, rng)
 
-    def _state_to_dict(self, s: GameState) -> dict[str, Any]:
-        return state_to_dict(self.game, s)
+    def _state_to_dict(self, s: Any) -> dict[str, Any]:
+        return state_to_dict(self.pure_game, self._pure(s))
 
-    def _state_from_dict(self, d: dict[str, Any]) -> GameState:
-        return state_from_dict(self.game, d)
+    def _state_from_dict(self, d: dict[str, Any]) -> Any:
+        ps = state_from_dict(self.pure_game, d)
+        return self._compiled.from_pure(ps) if self._compiled is not None else ps
 
-    def _render_text(self, s: GameState) -> str:
+    def _render_text(self, s: Any) -> str:
         from mtrain_env.mexican_train.render import render_text
 
-        return render_text(self.game, s)
+        return render_text(self.pure_game, self._pure(s))
 
-    def _render_rgb(self, s: GameState) -> np.ndarray:
+    def _render_rgb(self, s: Any) -> np.ndarray:
         from mtrain_env.mexican_train.render import render_rgb
 
-        return render_rgb(self.game, s)
+        return render_rgb(self.pure_game, self._pure(s))
+
+
+def _compiled_backend(config: GameConfig) -> Any:
+    """The compiled core for ``config``, imported on first use (``import mtrain_env`` loads
+    no numba); a clear error when numba is missing."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            'backend="compiled" needs numba: install the fast extra (pip install "mtrain_env[fast]")'
+        ) from None
+    from mtrain_env.mexican_train.compiled.backend import CompiledBackend
+
+    return CompiledBackend(config)

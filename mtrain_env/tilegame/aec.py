@@ -289,6 +289,10 @@ class TileGameEnv(AECEnv, EzPickle):
     @property
     def state_obj(self) -> Any:
         """The live core state (hidden information included; for tooling, never for agents)."""
+        return self._live_state()
+
+    def _live_state(self) -> Any:
+        """The live state in the core's own type (``state_obj`` may be a converted copy)."""
         if self._state is None:
             raise RuntimeError("call reset() before using the environment")
         return self._state
@@ -315,7 +319,7 @@ class TileGameEnv(AECEnv, EzPickle):
     @property
     def current_seat(self) -> int:
         """Seat index on turn."""
-        return int(self.state_obj.current)
+        return int(self._live_state().current)
 
     def legal_actions(self) -> list[int]:
         """Legal actions of the agent on turn, increasing."""
@@ -494,7 +498,7 @@ class TileGameEnv(AECEnv, EzPickle):
         as this env would, ``_skip_agent_selection`` (the agent the dead steps return to)
         included.
         """
-        d = self._state_to_dict(self.state_obj)
+        d = self._state_to_dict(self._live_state())
         d[ENV_STATE_KEY] = {
             "reward_mode": self.reward_mode,
             "rng": rng_state(self._rng),  # type: ignore[arg-type]
@@ -676,7 +680,7 @@ class TileGameEnv(AECEnv, EzPickle):
         legal moves are the rules' and the mask of the seat on turn is exactly them.
         Raises ``ValueError`` naming the key.
         """
-        s = self.state_obj
+        s = self._live_state()
         agents = list(self.agents)
         key = f"{ENV_STATE_KEY}."
         for name, book in (("rewards", self.rewards), ("cumulative_rewards", self._cumulative_rewards)):
@@ -730,8 +734,8 @@ class TileGameEnv(AECEnv, EzPickle):
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
         if self.render_mode == "rgb_array":
-            return self._render_rgb(self.state_obj)
-        text = self._render_text(self.state_obj)
+            return self._render_rgb(self._live_state())
+        text = self._render_text(self._live_state())
         if self.render_mode == "human":
             print(text)
             return None

@@ -11,6 +11,9 @@ Importing this subpackage imports numba (the ``fast`` extra); ``import mtrain_en
   numbers), and the exact converters ``to_compiled(pure_state)`` / ``to_pure(state)``.
 * :mod:`.bench` — ``python -m mtrain_env.mexican_train.compiled.bench``: steps/s of the
   compiled core alone against the pure core, in one run.
+* :mod:`.backend` — the compiled core behind the AEC env (``raw_env(backend="compiled")``):
+  the live state is the ``int64`` array, the hot path (mask, apply, observation) runs
+  compiled, and everything rare goes through ``to_pure`` to the pure core's code.
 * :mod:`.batch` — :class:`~.batch.BatchedMexicanTrain`, the batched API: ``B`` games stepped
   in one jitted call, observations (``engine.encode_into``, the Python encoder's exact
   vector) and relative masks (``engine.mask_into``) for every decision, rewards, SAME_STEP
