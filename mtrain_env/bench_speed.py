@@ -20,6 +20,7 @@ With numba importable (the ``fast`` extra), the compiled paths join the same sli
 compile or on-disk cache load happens before any timing; without numba one line says they
 were skipped):
 
+* ``env_compiled`` — ``env(backend="compiled")``: the same AEC loop on the compiled core.
 * ``compiled_core`` — the compiled rules core alone, random legal play inside one jitted call
   on pre-dealt deals (:class:`mtrain_env.mexican_train.compiled.bench.CompiledLoop`; no
   observation, like ``core``).
@@ -48,10 +49,12 @@ import numpy as np
 
 _BLOCK_MASK = (1 << 16) - 1
 
+#: issue 10: env(backend="compiled") against env() (the python backend)
+TARGET_BACKEND = 2
 #: batch sizes of the batched-API contenders
 BATCH_SIZES = (1, 64, 1024)
 #: the contenders that need numba, in slice order
-COMPILED = ("compiled_core", *(f"batch_{b}" for b in BATCH_SIZES))
+COMPILED = ("env_compiled", "compiled_core", *(f"batch_{b}" for b in BATCH_SIZES))
 #: targets: issue 2 (core alone), issue 10 (compiled core alone, batched API on one core)
 TARGET_CORE = 100_000
 TARGET_COMPILED_CORE = 3_000_000
@@ -170,13 +173,20 @@ def compiled_contenders(num_players: int, seed: int = 0) -> dict[str, Callable[[
 
     Imported here, not at the top: ``bench_speed`` must run without numba.
     """
+    import mtrain_env
     from mtrain_env.mexican_train.bench_batch import BatchLoop
     from mtrain_env.mexican_train.compiled.bench import CompiledLoop, deal_pool
     from mtrain_env.mexican_train.core.config import GameConfig
 
     config = GameConfig.make(num_players=num_players)
     core = CompiledLoop(config, deal_pool(config, 1024, seed), seed + 1, chunk=50_000)
-    loops: dict[str, Callable[[float], tuple[float, int]]] = {"compiled_core": core.run}
+    mtrain_env.env(num_players=num_players, backend="compiled").reset(seed=seed)  # compile or load
+    loops: dict[str, Callable[[float], tuple[float, int]]] = {
+        "env_compiled": lambda sec: bench_aec(
+            lambda: mtrain_env.env(num_players=num_players, backend="compiled"), sec
+        ),
+        "compiled_core": core.run,
+    }
     for b in BATCH_SIZES:
         loops[f"batch_{b}"] = BatchLoop(b, seed, False, num_players=num_players).run
     return loops
@@ -275,6 +285,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         f"{_verdict(core, TARGET_CORE)}"
     )
     if not missing:
+        q1, median, q3 = np.percentile(paired_ratio(rates, "env_compiled", "env"), [25, 50, 75])
+        results["env_compiled_env_ratio"] = float(median)
+        print(
+            f"  env(backend='compiled') / env(): {median:.2f}x ({q1:.2f}..{q3:.2f}) "
+            f"(issue-10 target >= {TARGET_BACKEND}x): {_verdict(median, TARGET_BACKEND)}"
+        )
         compiled = results["compiled_core"]
         print(
             f"  compiled core alone: {compiled:,.0f} steps/s median (issue-10 target >= "

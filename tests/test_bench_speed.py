@@ -13,7 +13,7 @@ HAS_NUMBA = importlib.util.find_spec("numba") is not None
 needs_numba = pytest.mark.skipif(not HAS_NUMBA, reason="numba (the fast extra) is not installed")
 
 PURE = ["core", "raw_env", "env"]
-COMPILED = ["compiled_core", "batch_1", "batch_64", "batch_1024"]
+COMPILED = ["env_compiled", "compiled_core", "batch_1", "batch_64", "batch_1024"]
 
 
 @pytest.mark.parametrize("name", PURE + [pytest.param(c, marks=needs_numba) for c in COMPILED])
@@ -48,7 +48,7 @@ def test_verdict_says_met_only_at_or_above_the_target() -> None:
 
 @needs_numba
 def test_full_run_reports_every_contender_ratios_and_targets(capsys: pytest.CaptureFixture[str]) -> None:
-    """Two tiny slices of all eight contenders: medians, both ratios each, every target line."""
+    """Two tiny slices of all nine contenders: medians, both ratios each, every target line."""
     results = bench_speed.main(["--seconds", "0.2", "--slices", "2"])
     contenders = ["openspiel", "env", "raw_env", "core", *COMPILED]
     assert all(results[name] > 0 for name in contenders)
@@ -62,6 +62,7 @@ def test_full_run_reports_every_contender_ratios_and_targets(capsys: pytest.Capt
     assert "raw_env / OpenSpiel" in out and "(target >= 3x)" in out and "(target >= 2x)" in out
     assert "rules core alone" in out and "(target >= 100,000)" in out
     assert "compiled core alone" in out and "(issue-10 target >= 3,000,000)" in out
+    assert results["env_compiled_env_ratio"] > 0 and "env(backend='compiled') / env()" in out
     assert "batched API, one core" in out and "(issue-10 target >= 500,000)" in out
 
 
