@@ -176,11 +176,6 @@ class TournamentConfig:
         return int(self.game.num_players)
 
 
-def agent_factory(name: str, game: str = "mexican_train") -> Callable[..., Any]:
-    """Constructor of an agent of ``game``: a registry name, or ``"module:Class"`` outside it."""
-    return agent_class(name, game)
-
-
 @dataclass(frozen=True)
 class Plan:
     """The resolved, picklable description of a run (what every worker needs)."""
@@ -268,7 +263,7 @@ def make_plan(config: TournamentConfig) -> Plan:
         labels.append(label)
     agent_params = []
     for spec in specs:
-        agent = agent_factory(spec.name, game)(seed=0, **dict(spec.params))
+        agent = agent_class(spec.name, game)(seed=0, **dict(spec.params))
         agent_params.append(_jsonable(agent.params()))
     p = gc.num_players
     if config.lineup is not None:
@@ -322,7 +317,7 @@ class DealPlayer:
         self.game = plan.adapter
         self.config = plan.game_config
         self.env = self.game.make_env(self.config)
-        self._factories = [agent_factory(n, plan.game_name) for n in plan.names]
+        self._factories = [agent_class(n, plan.game_name) for n in plan.names]
         self._agents: dict[tuple[int, int], Any] = {}
 
     def agent(self, seat: int, index: int) -> Any:
