@@ -4,7 +4,8 @@ Example::
 
     mtrain bench --agents planner greedy random --players 4 --deals 500 --seed 0 \\
         --workers 2 --out results/x --rules pagat --flag one_tile_opening \\
-        --agent-param mc.rollouts=64 [--session] [--lineup planner random random random]
+        --agent-param mc.rollouts=64 [--session] [--lineup planner random random random] \\
+        [--save-replays results/x/replays]
 
     mtrain bench --game block --agents classic greedy random --deals 500 --out results/b
 
@@ -84,6 +85,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--overwrite", action="store_true", help="discard earlier results in --out")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-plots", action="store_true")
+    p.add_argument(
+        "--save-replays",
+        default=None,
+        metavar="DIR",
+        help="write every game as a replay file in DIR (one per deal and seating; `mtrain replay check DIR`)",
+    )
     p.set_defaults(func=bench)
 
 
@@ -157,6 +164,7 @@ def config_from_args(args: argparse.Namespace, game: Any = None) -> TournamentCo
         overwrite=args.overwrite,
         progress=not args.no_progress,
         plots=not args.no_plots,
+        replays_dir=args.save_replays,
     )
 
 
