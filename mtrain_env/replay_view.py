@@ -24,7 +24,7 @@ import numpy as np
 from mtrain_env.replay import Replay, ReplayFrame, ReplayStep, replay_frames
 from mtrain_env.tilegame.tiles import bits_list
 
-__all__ = ["hands_text", "playthrough", "table_image", "table_text", "write_gif"]
+__all__ = ["hands_text", "playthrough", "round_lines", "table_image", "table_text", "write_gif"]
 
 NO_PICTURE = (
     "partnership dominoes has no picture render (rgb_array): view its replays with `mtrain replay show`"
@@ -87,25 +87,19 @@ def _annotation_text(step: ReplayStep) -> str:
     return "; ".join(parts)
 
 
-def _round_text(replay: Replay, k: int, result: dict[str, Any]) -> list[str]:
-    n = replay.num_players
-    how = (
-        "blocked"
-        if result.get("blocked")
-        else "went out: " + ", ".join(f"player_{p}" for p in range(n) if result["went_out"][p])
+def round_lines(k: int, result: dict[str, Any]) -> list[str]:
+    """Round ``k``'s public result (``round_result``) as two lines: outcome and scores, hands shown."""
+    n = len(result["scores"])
+    if result.get("blocked"):
+        how = "blocked"
+    else:
+        how = "went out: " + ", ".join(f"player_{p}" for p in range(n) if result["went_out"][p])
+    scores = ", ".join(f"player_{p} {x:g}" for p, x in enumerate(result["scores"]))
+    hands = "; ".join(
+        f"player_{p} " + (" ".join(f"[{a}|{b}]" for a, b in hand) or "-")
+        for p, hand in enumerate(result["hands"])
     )
-    lines = [
-        f"== round {k + 1} over ({how}); scores "
-        + ", ".join(f"player_{p} {x:g}" for p, x in enumerate(result["scores"]))
-    ]
-    lines.append(
-        "   hands shown: "
-        + "; ".join(
-            f"player_{p} " + (" ".join(f"[{a}|{b}]" for a, b in hand) or "-")
-            for p, hand in enumerate(result["hands"])
-        )
-    )
-    return lines
+    return [f"== round {k + 1} over ({how}); scores {scores}", f"   hands shown: {hands}"]
 
 
 def playthrough(
@@ -138,7 +132,7 @@ def playthrough(
             line += f"    [{_annotation_text(step)}]"
         yield line
         if frame.round_result is not None:
-            yield from _round_text(replay, rounds, frame.round_result)
+            yield from round_lines(rounds, frame.round_result)
             rounds += 1
     if replay.final is not None:
         scores = ", ".join(f"player_{p} {x:g}" for p, x in enumerate(replay.final["scores"]))

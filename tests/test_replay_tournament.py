@@ -120,3 +120,19 @@ def test_bench_cli_save_replays_then_check_cli(tmp_path: Path, capsys: pytest.Ca
     capsys.readouterr()
     assert main(["replay", "check", str(tmp_path / "r")]) == 0
     assert "4 of 4 replay(s) re-simulate bit-exactly" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_every_replay_of_a_200_deal_tournament_re_simulates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's done-when line: the README's command, then `mtrain replay check` on every file."""
+    out, replays = tmp_path / "run", tmp_path / "run" / "replays"
+    args = ["bench", "--agents", "planner", "greedy", "random", "--deals", "200", "--seed", "0"]
+    args += ["--out", str(out), "--no-plots", "--no-progress", "--save-replays", str(replays)]
+    assert main(args) == 0
+    files = sorted(replays.iterdir())
+    assert len(files) == 200 * 4  # planner greedy random planner: 4 rotations per deal
+    capsys.readouterr()
+    assert main(["replay", "check", "--quiet", str(replays)]) == 0
+    assert "800 of 800 replay(s) re-simulate bit-exactly" in capsys.readouterr().out

@@ -54,26 +54,7 @@ def register(subparsers: Any) -> None:
         metavar="AGENT.KEY=VALUE",
         help="constructor parameter for every agent with that name or label (repeatable; JSON values)",
     )
-    p.add_argument(
-        "--game", choices=GAME_NAMES, default="mexican_train", help="mexican_train (default) or block"
-    )
-    p.add_argument("--players", type=int, default=4)
-    p.add_argument("--max-pips", type=int, default=None, help="N of the double-N set (R1), default 12")
-    p.add_argument("--hand-size", type=int, default=None, help="default: the preset's table (R4)")
-    p.add_argument(
-        "--rules", default=None, help="preset: pagat (default), wikipedia, cardinal; block: 001, openspiel"
-    )
-    p.add_argument(
-        "--flag",
-        action="append",
-        default=[],
-        metavar="NAME[=VALUE]",
-        help="RULES.md variant flag (repeatable), e.g. --flag one_tile_opening; block: any config "
-        "keyword, e.g. --flag scoring=ten",
-    )
-    rounds = p.add_mutually_exclusive_group()
-    rounds.add_argument("--rounds", type=int, default=None, help="rounds per game (default 1)")
-    rounds.add_argument("--session", action="store_true", help="full sessions: max_pips + 1 rounds (R25)")
+    add_game_options(p)
     p.add_argument("--deals", type=int_at_least(0), default=100, help="duplicate deals (each played P times)")
     p.add_argument("--seed", type=int_at_least(0), default=0)
     p.add_argument("--workers", type=int_at_least(0), default=1, help="processes (0 = every core)")
@@ -92,6 +73,32 @@ def register(subparsers: Any) -> None:
         help="write every game as a replay file in DIR (one per deal and seating; `mtrain replay check DIR`)",
     )
     p.set_defaults(func=bench)
+
+
+def add_game_options(p: argparse.ArgumentParser, players: bool = True) -> None:
+    """The game and rule options of ``bench`` (and ``play``; ``players=False``: the seats
+    come from elsewhere), read back by :func:`game_from_args`."""
+    p.add_argument(
+        "--game", choices=GAME_NAMES, default="mexican_train", help="mexican_train (default) or block"
+    )
+    if players:
+        p.add_argument("--players", type=int, default=4)
+    p.add_argument("--max-pips", type=int, default=None, help="N of the double-N set (R1), default 12")
+    p.add_argument("--hand-size", type=int, default=None, help="default: the preset's table (R4)")
+    p.add_argument(
+        "--rules", default=None, help="preset: pagat (default), wikipedia, cardinal; block: 001, openspiel"
+    )
+    p.add_argument(
+        "--flag",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="RULES.md variant flag (repeatable), e.g. --flag one_tile_opening; block: any config "
+        "keyword, e.g. --flag scoring=ten",
+    )
+    rounds = p.add_mutually_exclusive_group()
+    rounds.add_argument("--rounds", type=int, default=None, help="rounds per game (default 1)")
+    rounds.add_argument("--session", action="store_true", help="full sessions: max_pips + 1 rounds (R25)")
 
 
 class OptionError(ValueError):
@@ -185,14 +192,19 @@ def _game_option(message: str) -> str:
     return next((option for word, option in _GAME_OPTIONS if word in message), "--flag")
 
 
-def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
-    """Config and plan of parsed arguments; :class:`OptionError` naming the option at fault."""
+def checked_game(args: argparse.Namespace) -> Any:
+    """The game config of parsed game options; :class:`OptionError` naming the option at fault."""
     try:
-        game = game_from_args(args)
+        return game_from_args(args)
     except OptionError:
         raise
     except (ValueError, TypeError) as err:
         raise OptionError(_game_option(str(err)), str(err)) from None
+
+
+def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
+    """Config and plan of parsed arguments; :class:`OptionError` naming the option at fault."""
+    game = checked_game(args)
     try:
         config = config_from_args(args, game)
     except (ValueError, TypeError) as err:
