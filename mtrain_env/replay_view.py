@@ -21,10 +21,18 @@ from typing import Any
 
 import numpy as np
 
-from mtrain_env.replay import Replay, ReplayFrame, ReplayStep, replay_frames
+from mtrain_env.replay import Replay, ReplayFrame, ReplayStep, describe_move, replay_frames
 from mtrain_env.tilegame.tiles import bits_list
 
-__all__ = ["hands_text", "playthrough", "round_lines", "table_image", "table_text", "write_gif"]
+__all__ = [
+    "annotation_text",
+    "hands_text",
+    "playthrough",
+    "round_lines",
+    "table_image",
+    "table_text",
+    "write_gif",
+]
 
 NO_PICTURE = (
     "partnership dominoes has no picture render (rgb_array): view its replays with `mtrain replay show`"
@@ -73,14 +81,26 @@ def _describe_config(replay: Replay) -> str:
     return f"Mexican Train, {c['num_players']} players, double-{c['max_pips']}, {c['rules']}{rounds}{extra}"
 
 
-def _annotation_text(step: ReplayStep) -> str:
+def _action_text(env: Any, seat: int, key: str) -> str:
+    """An annotation's action key as its move (``"5|8 on player_1's train"``), else as is."""
+    try:
+        return describe_move(env, seat, int(key))
+    except (TypeError, ValueError):
+        return key
+
+
+def annotation_text(env: Any, step: ReplayStep, top: int = 4) -> str:
+    """A decision's annotations in words: the ``top`` best actions of ``values`` / ``probs``
+    as moves (``env`` is positioned at that decision), other notes as they are."""
     notes = step.annotations or {}
     parts = []
     for key, label in (("values", "values"), ("probs", "probabilities")):
         table = notes.get(key)
         if isinstance(table, dict):
-            best = sorted(table.items(), key=lambda kv: -float(kv[1]))[:5]
-            parts.append(f"{label}: " + ", ".join(f"{a}={float(v):g}" for a, v in best))
+            best = sorted(table.items(), key=lambda kv: -float(kv[1]))[:top]
+            parts.append(
+                f"{label}: " + ", ".join(f"{_action_text(env, step.seat, a)} {float(v):.3g}" for a, v in best)
+            )
     rest = {k: v for k, v in notes.items() if k not in ("values", "probs")}
     if rest:
         parts.append(f"notes: {rest}")
@@ -125,12 +145,12 @@ def playthrough(
         if tables:
             yield ""
             yield table_text(frame.env, seat, all_hands)
+        notes = ""
+        if step.annotations and (seat is None or seat == step.seat):  # a seat's own notes only
+            notes = f"    [{annotation_text(frame.env, step)}]"
         frame = next(frames)
         who = f"player_{step.seat} ({replay.agents[step.seat]})"
-        line = f"#{frame.index - 1:<4d} {who}: {step.move}"
-        if step.annotations and (seat is None or seat == step.seat):
-            line += f"    [{_annotation_text(step)}]"
-        yield line
+        yield f"#{frame.index - 1:<4d} {who}: {step.move}{notes}"
         if frame.round_result is not None:
             yield from round_lines(rounds, frame.round_result)
             rounds += 1

@@ -103,7 +103,7 @@ def test_labels_become_safe_file_names() -> None:
     )
     plan = make_plan(config)
     name = replay_name(plan, 12, 0, 1)
-    assert name == "deal00012_l0_r1_random-mc_rollouts=4_z=0.5_.jsonl"
+    assert name == "deal00012_l0_r1_random-mc.rollouts=4.z=0.5.jsonl"
 
 
 def test_bench_cli_save_replays_then_check_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

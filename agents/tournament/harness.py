@@ -319,10 +319,16 @@ class DealResult:
 
 def replay_name(plan: Plan, deal: int, lineup: int, rotation: int) -> str:
     """The replay file name of one game: deal, lineup, rotation and the seats' agent labels
-    (``deal00007_l0_r2_greedy-planner-greedy-planner.jsonl``; labels made file-name safe)."""
+    (``deal00007_l0_r2_greedy-planner-greedy-planner.jsonl``; labels made file-name safe:
+    ``mc[rollouts=32]`` -> ``mc.rollouts=32``)."""
     seats = seating(plan.lineups[lineup], rotation)
-    labels = "-".join(re.sub(r"[^A-Za-z0-9_.=+]", "_", plan.labels[i]) for i in seats)
+    labels = "-".join(_file_safe(plan.labels[i]) for i in seats)
     return f"deal{deal:05d}_l{lineup}_r{rotation}_{labels[:160]}.jsonl"
+
+
+def _file_safe(label: str) -> str:
+    label = label.replace("[", ".").replace("]", "").replace(",", ".")
+    return re.sub(r"[^A-Za-z0-9_.=+]", "_", label)
 
 
 class DealPlayer:
