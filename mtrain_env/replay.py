@@ -28,6 +28,7 @@ hand and the public facts; the file itself holds every seat's actions.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import uuid
@@ -167,12 +168,19 @@ def describe_move(env: Any, seat: int, action: int) -> str:
     if a.kind != "play":
         return str(a.kind)
     tile = f"{a.tile[0]}|{a.tile[1]}"
-    if game_name(raw) == "block":
+    if not hasattr(a, "train"):  # block dominoes: a line end
         return f"{tile} on the {'right' if a.end else 'left'} end"
     n = raw.config.num_players
     if a.train == n:
         return f"{tile} on the Mexican train"
     return f"{tile} on player_{(seat + a.train) % n}'s train"
+
+
+@functools.lru_cache(maxsize=8)
+def _twin(game: str, config: Any, reward: str) -> Any:
+    """A spare env of a config (built once: envs of large sets are slow to build) to verify
+    recorders against."""
+    return make_env(game, config.to_dict(), reward)
 
 
 def _versions() -> dict[str, Any]:
@@ -250,7 +258,7 @@ class ReplayRecorder:
         game = game_name(raw)
         options = _jsonable(dict(options or {}), "options")
         if verify:
-            twin = make_env(game, raw.config.to_dict(), raw.reward_mode)
+            twin = _twin(game, raw.config, raw.reward_mode)
             twin.reset(seed=seed, options=options or None)
             if json.dumps(twin.state_dict(), sort_keys=True) != json.dumps(raw.state_dict(), sort_keys=True):
                 raise ValueError(

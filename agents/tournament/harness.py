@@ -371,7 +371,8 @@ class DealPlayer:
             recorder = None
             if self.replays_dir is not None:
                 self.env.reset(seed=sseed, options=options)  # play_game resets it alike
-                recorder = ReplayRecorder(self.env, sseed, [plan.labels[i] for i in seats], options)
+                labels = [plan.labels[i] for i in seats]
+                recorder = ReplayRecorder(self.env, sseed, labels, options, verify=False)
             try:
                 record = play_game(
                     self.env, players, seed=sseed, options=options, agent_seeds=seeds, observer=recorder
