@@ -67,6 +67,8 @@ GAMES = ("mexican_train", "block")
 _HEADER_KEYS = ("format", "version", "game", "config", "seed", "agents", "versions")
 _OPTIONAL_HEADER_KEYS = ("reward", "options")
 _STEP_KEYS = ("seat", "action", "move")
+#: one encoder for every line (``json.dumps`` with options builds a new one per call)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 
 @dataclass(frozen=True)
@@ -236,7 +238,9 @@ class ReplayRecorder:
 
     ``verify=True`` (default) checks at once that a fresh env reset with ``seed`` and
     ``options`` is in the very state of ``env``, so a wrong seed fails here rather than
-    in :func:`check_replay`.
+    in :func:`check_replay`; a caller that resets the env itself with these very values
+    (the tournament harness, through ``play_game``) may pass ``verify=False`` and create
+    the recorder before that reset.
     """
 
     def __init__(
@@ -285,12 +289,13 @@ class ReplayRecorder:
         action = int(action)
         notes = None if annotations is None else _jsonable(annotations, "annotations")
         replay.steps.append(ReplayStep(int(seat), action, describe_move(raw, seat, action), notes))
+        result = published_round_result(raw)
+        if result is None:
+            return  # rewards come at round ends only (R24, B10), and so does the episode's end
         for i, agent in enumerate(raw.possible_agents):
             self._returns[i] += float(raw.rewards.get(agent, 0.0))
-        result = published_round_result(raw)
-        if result is not None:
-            replay.rounds.append(_jsonable(result, "round_result"))
-            replay.round_ends.append(len(replay.steps) - 1)
+        replay.rounds.append(_jsonable(result, "round_result"))
+        replay.round_ends.append(len(replay.steps) - 1)
         if _episode_over(raw):
             replay.final = _final(raw, self._returns, replay.rounds)
 
@@ -333,7 +338,8 @@ def dumps_replay(replay: Replay) -> str:
             lines.append({"round_end": next(rounds)})
     if replay.final is not None:
         lines.append({"final": replay.final})
-    return "".join(json.dumps(x, ensure_ascii=False, allow_nan=False) + "\n" for x in lines)
+    encode = _ENCODER.encode
+    return "".join(encode(x) + "\n" for x in lines)
 
 
 def _round_ends(replay: Replay) -> dict[int, int]:

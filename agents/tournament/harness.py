@@ -370,8 +370,7 @@ class DealPlayer:
             players = [self.agent(s, idx) for s, idx in enumerate(seats)]
             recorder = None
             if self.replays_dir is not None:
-                self.env.reset(seed=sseed, options=options)  # play_game resets it alike
-                labels = [plan.labels[i] for i in seats]
+                labels = [plan.labels[i] for i in seats]  # play_game resets with these seed and options:
                 recorder = ReplayRecorder(self.env, sseed, labels, options, verify=False)
             try:
                 record = play_game(
