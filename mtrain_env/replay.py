@@ -546,7 +546,8 @@ def check_replay(replay: Replay, backend: str | None = None) -> None:
     before the episode's end. Raises :class:`ReplayMismatchError` at the first difference.
     ``backend`` picks the Mexican Train rules engine (``"python"`` / ``"compiled"``).
     """
-    env = _start(replay, **({"backend": backend} if backend is not None else {}))
+    engine = {"backend": backend} if backend is not None and replay.game == "mexican_train" else {}
+    env = _start(replay, **engine)  # block dominoes has one engine
     n = replay.num_players
     returns = [0.0] * n
     rounds: list[dict[str, Any]] = []
