@@ -4,7 +4,9 @@
   relative to the site, links to other repository files shown as their path), so the
   home page links its sections and the README stays the one source.
 * ``on_page_content``: the docstrings are written for Sphinx (``:class:`~a.b.C```);
-  rendered by Markdown that is ``:class:<code>~a.b.C</code>``, turned into ``<code>C</code>``.
+  rendered by Markdown that is ``:class:<code>~a.b.C</code>``, turned into an optional
+  cross-reference that mkdocs-autorefs makes a link to ``a.b.C``'s entry where the site
+  documents it, and leaves as ``<code>C</code>`` where not (no warning either way).
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ def on_files(files: Files, config: Any) -> Files:
 
 
 def _role(match: re.Match[str]) -> str:
-    target = match[2]
-    return f"<code>{target.rsplit('.', 1)[-1] if match[1] else target}</code>"
+    target = match[2].rstrip("()")
+    title = target.rsplit(".", 1)[-1] if match[1] else target
+    return f'<autoref identifier="{target}" optional><code>{title}</code></autoref>'
 
 
 def on_page_content(html: str, **_: Any) -> str:
