@@ -23,7 +23,7 @@ from training.app import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("mtrain_env", "agents", "training")
-#: top-level modules of the optional extras (``train``, ``openspiel``): never needed to import or play the envs
+#: top-level modules of the extras ``train`` and ``openspiel``: never needed to import or play the envs
 OPTIONAL = ("torch", "stable_baselines3", "sb3_contrib", "pyspiel", "open_spiel")
 
 
