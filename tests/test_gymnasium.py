@@ -51,7 +51,8 @@ import gymnasium
 import mtrain_env
 
 agents_after_import = sorted(m for m in sys.modules if m.partition(".")[0] == "agents")
-env = gymnasium.make("mtrain_env/MexicanTrain-v0", opponents=["planner", "random"], num_players=2, max_pips=6)
+env_id = "mtrain_env:mtrain_env/MexicanTrain-v0"  # gymnasium's "module:id" form imports the module
+env = gymnasium.make(env_id, opponents=["planner", "random"], num_players=2, max_pips=6)
 obs, info = env.reset(seed=1)
 steps = 0
 done = False
