@@ -4,21 +4,26 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# the extras `make demo` and `make test` need (pyproject.toml; `pip install -e .` is the env alone)
+EXTRAS ?= train,fast,openspiel,docs,dev
+# where torch comes from: empty = the configured indexes (this machine: a local CPU wheel);
+# elsewhere `make test TORCH_INDEX=https://download.pytorch.org/whl/cpu` avoids the CUDA build
+TORCH_INDEX ?=
 
-.PHONY: demo test lint bench-speed slow-test notebooks golden clean
+.PHONY: demo test lint docs bench-speed slow-test notebooks golden clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, pinned: 2.13.0 is the CPU build on disk; an unpinned torch pulls CUDA (GBs)
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[train,dev,fast]"
+	$(PY) -m pip install --quiet torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/mtrain demo
 
-test: $(STAMP) lint
+test: $(STAMP) lint docs
 	$(PY) -m pytest -n 2 -q
 
 lint: $(STAMP)
@@ -26,6 +31,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+
+# the API reference (mkdocs.yml, docs/), warnings as errors; the site goes to site/ (git-ignored)
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 slow-test: $(STAMP)
 	$(PY) -m pytest -q -m slow
@@ -41,4 +50,4 @@ notebooks: $(STAMP)
 	$(PY) notebooks/execute.py
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) site

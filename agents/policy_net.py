@@ -80,7 +80,8 @@ class GuardedMaskablePolicy(MaskableActorCriticPolicy):
         logit_bound: the soft clamp ``b`` on action logits (``<= 0``: only ``nan_to_num``).
         features: the feature set its input is built with (:mod:`agents.mexican_train.features`); saved
             with the policy so that the ``ppo`` agent feeds it the same input.
-        *args, **kwargs: those of :class:`MaskableActorCriticPolicy`.
+        *args: the positional arguments of :class:`MaskableActorCriticPolicy`.
+        **kwargs: its other keyword arguments.
     """
 
     def __init__(self, *args: Any, logit_bound: float = 20.0, features: str = "env", **kwargs: Any) -> None:

@@ -3,7 +3,9 @@
 ``mtrain_env.env(**config)`` is the wrapped env (as PettingZoo classic envs are),
 ``mtrain_env.raw_env(**config)`` the bare one. Both are registered in PettingZoo's
 registry (``pettingzoo.make("aec", "mexican_train_v0")``) where the installed PettingZoo
-has one.
+has one. The single-agent env (one learner seat against agents) is Gymnasium's
+``gymnasium.make("mtrain_env/MexicanTrain-v0", opponents=[...], ...)``: it lives in the
+agents layer and is registered by a string entry point, so this import loads no agent.
 """
 
 from mtrain_env.block.env import env as block_dominoes_env
@@ -34,3 +36,19 @@ def _register_with_pettingzoo() -> None:
 
 
 _register_with_pettingzoo()
+
+#: Gymnasium ids -> entry points (imported by ``gymnasium.make``, never by ``import mtrain_env``)
+GYMNASIUM_ENVS: dict[str, str] = {
+    "mtrain_env/MexicanTrain-v0": "agents.mexican_train.single_agent:SingleAgentEnv",
+}
+
+
+def _register_with_gymnasium() -> None:
+    import gymnasium
+
+    for env_id, entry_point in GYMNASIUM_ENVS.items():
+        if env_id not in gymnasium.registry:  # a re-import would log "Overriding environment"
+            gymnasium.register(id=env_id, entry_point=entry_point)
+
+
+_register_with_gymnasium()

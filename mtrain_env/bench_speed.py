@@ -47,6 +47,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from mtrain_env.tilegame.extras import missing_extra
+
 _BLOCK_MASK = (1 << 16) - 1
 
 #: issue 10: env(backend="compiled") against env() (the python backend)
@@ -216,6 +218,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parser.parse_args(argv)
     if args.slices < 1:
         parser.error("--slices must be at least 1")
+    if args.only in (None, "openspiel"):
+        missing = missing_extra("openspiel", "the speed benchmark (its reference is OpenSpiel)")
+        if missing:
+            parser.error(missing)
 
     import mtrain_env
 

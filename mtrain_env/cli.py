@@ -1,9 +1,10 @@
 """The environment layer's ``mtrain`` commands: ``bench-speed``, ``block-crosscheck``, ``soak``
 and ``replay`` (``check``, ``show``, ``gif``).
 
-The first two measure the envs against OpenSpiel (``open-spiel``, in the ``train`` extra),
-which they import only when run; ``soak`` plays random games with every invariant checked
-after every step (:mod:`mtrain_env.soak`); ``replay`` re-simulates and views replay files
+The first two measure the envs against OpenSpiel (``open-spiel``, the ``openspiel`` extra),
+which they import only when run (without it they exit with status 2 and one line naming the
+extra); ``soak`` plays random games with every invariant checked after every step
+(:mod:`mtrain_env.soak`); ``replay`` re-simulates and views replay files
 (:mod:`mtrain_env.replay`, :mod:`mtrain_env.replay_view`). The ``mtrain`` program itself
 is :mod:`training.app`.
 """
@@ -16,6 +17,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from mtrain_env.tilegame.extras import missing_extra
 
 
 def int_at_least(low: int) -> Callable[[str], int]:
@@ -46,6 +49,10 @@ def positive_float(text: str) -> float:
 
 def bench_speed(args: argparse.Namespace) -> int:
     """Run :mod:`mtrain_env.bench_speed` (steps/s against OpenSpiel)."""
+    missing = missing_extra("openspiel", "bench-speed (its reference is OpenSpiel's python_team_dominoes)")
+    if missing:
+        print(f"mtrain bench-speed: {missing}", file=sys.stderr)
+        return 2
     from mtrain_env import bench_speed as bench
 
     bench.main(["--seconds", str(args.seconds), "--slices", str(args.slices)])
@@ -54,6 +61,10 @@ def bench_speed(args: argparse.Namespace) -> int:
 
 def block_crosscheck(args: argparse.Namespace) -> int:
     """Run :mod:`mtrain_env.block.crosscheck`; 1 when the engines disagree anywhere unexplained."""
+    missing = missing_extra("openspiel", "block-crosscheck (it plays the same hands in OpenSpiel)")
+    if missing:
+        print(f"mtrain block-crosscheck: {missing}", file=sys.stderr)
+        return 2
     from mtrain_env.block import crosscheck
 
     argv = ["--hands", str(args.hands), "--seed", str(args.seed), "--players", str(args.players)]

@@ -4,13 +4,11 @@
   when an import it forbids is added (so none of them is vacuous);
 * ``import mtrain_env`` and ``import agents`` never even try to import torch,
   stable-baselines3, sb3-contrib or OpenSpiel, and both games play without them;
-* (slow) in a fresh venv with the core dependencies only, the package installs and plays;
 * the ``mtrain`` program lists every layer's commands.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -20,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.isolated import BLOCK_IMPORTS, run_script
 from training.app import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("mtrain_env", "agents", "training")
-#: top-level modules of the optional extras (``train``): never needed to import or play the envs
+#: top-level modules of the extras ``train`` and ``openspiel``: never needed to import or play the envs
 OPTIONAL = ("torch", "stable_baselines3", "sb3_contrib", "pyspiel", "open_spiel")
 
 
@@ -114,23 +113,9 @@ def test_every_contract_breaks_on_the_import_it_forbids(tmp_path: Path) -> None:
 
 
 #: run in a subprocess: the optional extras made unimportable, then both games played
-_PLAY_WITHOUT_EXTRAS = """
-import json, sys
-
-BLOCKED = set(sys.argv[1].split(","))
-tried = []
-
-
-class BlockExtras:
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in BLOCKED:
-            tried.append(name)
-            raise ImportError(f"{name} is blocked by the test")
-        return None
-
-
-sys.meta_path.insert(0, BlockExtras())
-
+_PLAY_WITHOUT_EXTRAS = (
+    BLOCK_IMPORTS
+    + """
 import agents
 import agents.block
 import mtrain_env
@@ -163,73 +148,13 @@ block = play(
 loaded = sorted(m for m in sys.modules if m.partition(".")[0] in BLOCKED)
 print(json.dumps({"tried": tried, "loaded": loaded, "mexican": mexican, "block": block}))
 """
+)
 
 
 def test_envs_and_agents_run_without_the_optional_extras() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-c", _PLAY_WITHOUT_EXTRAS, ",".join(OPTIONAL)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout.splitlines()[-1])
+    result = run_script(_PLAY_WITHOUT_EXTRAS, ",".join(OPTIONAL))
     assert result["tried"] == [] and result["loaded"] == []
     assert result["mexican"] > 0 and result["block"] > 0
-
-
-_CORE_ONLY = """
-import sys
-
-import mtrain_env
-
-env = mtrain_env.env(num_players=4)
-env.reset(seed=0)
-for seat in env.agent_iter():
-    obs, _reward, term, trunc, _info = env.last()
-    env.step(None if term or trunc else int(obs["action_mask"].nonzero()[0][0]))
-block = mtrain_env.block_dominoes_env()
-block.reset(seed=0)
-for seat in block.agent_iter():
-    obs, _reward, term, trunc, _info = block.last()
-    block.step(None if term or trunc else int(obs["action_mask"].nonzero()[0][0]))
-assert mtrain_env.__file__.startswith(sys.prefix), mtrain_env.__file__  # the installed copy
-print("played")
-"""
-
-
-@pytest.mark.slow
-def test_the_package_installs_and_plays_with_the_core_dependencies_only(tmp_path: Path) -> None:
-    """``pip install`` of a copy of the project into a fresh venv: its declared core
-    dependencies only, from PyPI (slow: a venv, downloads on a cold pip cache)."""
-    source = tmp_path / "src"
-    for package in PACKAGES:
-        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, source)
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = str(venv / "bin" / "python")
-    install = subprocess.run(
-        [python, "-m", "pip", "install", "-v", str(source)], capture_output=True, text=True, timeout=900
-    )
-    assert install.returncode == 0, install.stdout[-5000:] + install.stderr
-    assert "SetuptoolsDeprecationWarning" not in install.stdout + install.stderr
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.run(
-        [python, "-c", _CORE_ONLY], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "played"
-    query = "import importlib.metadata as m, json; d = m.distributions(); "
-    query += "print(json.dumps({x.metadata['Name'].lower(): x.metadata['License-Expression'] for x in d}))"
-    dists = json.loads(subprocess.check_output([python, "-c", query], cwd=tmp_path, env=env, text=True))
-    assert dists["mtrain_env"] == "MIT"
-    assert not set(dists) & {"torch", "stable_baselines3", "stable-baselines3", "sb3_contrib", "sb3-contrib"}
-    assert not set(dists) & {"open_spiel", "open-spiel"}
 
 
 def test_mtrain_lists_every_layers_commands_with_a_line_of_help(capsys: pytest.CaptureFixture[str]) -> None:

@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from training.league import parse_weights
+from agents.mexican_train.league import parse_weights
 
 
 def _count(text: str) -> int:

@@ -114,6 +114,8 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
 import agents
+from agents.mexican_train import pickles
+from agents.mexican_train.league import SNAPSHOT, League, OpponentSpec
 from agents.policy_net import (
     PolicyFileError,
     PolicySpec,
@@ -122,9 +124,8 @@ from agents.policy_net import (
     upgrade_trusted_policy,
 )
 from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
-from training import bc, pickles
+from training import bc
 from training.evaluate import EvalResult, evaluate
-from training.league import SNAPSHOT, League, OpponentSpec
 from training.policy import GuardedMaskablePolicy, RobustMaskablePPO
 from training.single_agent import EnvFactory, SingleAgentEnv
 from training.vec import ShardedVecEnv, VecMaskCache

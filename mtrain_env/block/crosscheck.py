@@ -44,6 +44,7 @@ from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.dealing import Deal
 from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.state import DOMINO, GameState, Phase
+from mtrain_env.tilegame.extras import missing_extra
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["CrossCheckReport", "crosscheck", "main", "openspiel_rule_returns"]
@@ -256,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--players", type=int, choices=(2, 4), default=4)
     args = parser.parse_args(argv)
+    missing = missing_extra("openspiel", "the block cross-check")
+    if missing:
+        parser.error(missing)
     report = crosscheck(args.hands, args.seed, args.players)
     print(report.summary())
     return 0 if report.all_agree else 1

@@ -169,7 +169,9 @@ class GameConfig:
         hand_size: tiles per hand (R4), already resolved.
         rules: preset name.
         rounds: rounds per episode, 1 (default) up to a full session of N + 1 (R25).
-        one_tile_opening ... positive_scoring: the RULES.md variants.
+
+    The boolean fields after ``rounds`` (``one_tile_opening`` ... ``positive_scoring``,
+    :data:`VARIANT_FLAGS`) are the RULES.md variants.
     """
 
     num_players: int = 4

@@ -1,0 +1,81 @@
+"""The API reference's sources hold together (``make docs`` builds them with ``--strict``).
+
+* every page of ``docs/`` is in the nav, and every ``::: module`` names a module of the
+  project (once);
+* the build fetches nothing: no web fonts, and the README page's links stay inside the site;
+* Sphinx roles in docstrings become optional cross-references.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+CONFIG = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+
+
+def _hooks() -> ModuleType:
+    pytest.importorskip("mkdocs", reason="the docs extra")
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _directives() -> dict[str, str]:
+    """``module -> page`` for every ``::: module`` of the API pages."""
+    found: dict[str, str] = {}
+    for page in sorted(DOCS.rglob("*.md")):
+        for name in re.findall(r"^::: ([\w.]+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE):
+            assert name not in found, f"{name} is documented twice ({found[name]}, {page.name})"
+            found[name] = page.name
+    return found
+
+
+def _source(module: str) -> Path:
+    path = ROOT / module.replace(".", "/")
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+def test_every_page_is_in_the_nav_and_every_directive_names_a_module() -> None:
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")} | {"readme.md"}
+    nav = set(re.findall(r"^\s+- [^:]+: (\S+\.md)$", CONFIG, flags=re.MULTILINE))
+    assert nav == pages
+    directives = _directives()
+    assert len(directives) >= 40
+    for module in directives:
+        assert _source(module).is_file(), f"::: {module}: no such module"
+
+
+def test_the_build_is_strict_and_fetches_no_font() -> None:
+    assert re.search(r"^strict: true$", CONFIG, flags=re.MULTILINE)
+    assert re.search(r"^  font: false", CONFIG, flags=re.MULTILINE)
+    assert re.search(r"^  anchors: warn", CONFIG, flags=re.MULTILINE)
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^test: .*\bdocs\b", makefile, flags=re.MULTILINE)
+    assert "mkdocs build --strict" in makefile
+    assert "site/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_the_readme_page_keeps_its_links_inside_the_site() -> None:
+    text = _hooks().readme_page()
+    assert "](docs/" not in text and "](RULES.md)" in text and "](table.png)" in text
+    for target in re.findall(r"\]\(([^)#]+)\)", text):
+        assert target.startswith(("http://", "https://")) or (DOCS / target).is_file(), target
+    assert "training/README.md (`training/README.md` in the repository)" in text  # a repository file
+
+
+def test_sphinx_roles_become_optional_cross_references() -> None:
+    hooks = _hooks()
+    html = "see :class:<code>~agents.base.BaseAgent</code> and :meth:<code>reset()</code>, not <code>x</code>"
+    assert hooks.on_page_content(html) == (
+        'see <autoref identifier="agents.base.BaseAgent" optional><code>BaseAgent</code></autoref> and '
+        '<autoref identifier="reset" optional><code>reset</code></autoref>, not <code>x</code>'
+    )
