@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, pinned: 2.13.0 is the CPU build on disk; an unpinned torch pulls CUDA (GBs)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[train,dev,fast]"
+	$(PY) -m pip install --quiet -e ".[train,dev,fast,web]"
 	touch $(STAMP)
 
 demo: $(STAMP)
