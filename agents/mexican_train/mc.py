@@ -359,6 +359,14 @@ class MCAgent(Agent):
             best = default
         return int(legal[best])
 
+    def last_annotations(self) -> dict[str, Any] | None:
+        """The mean rollout result of each action still in the race at the last decision
+        (for replays; the seat's own estimate), rounded to 4 decimals; None when the move
+        was forced."""
+        if not self.last_values:
+            return None
+        return {"values": {str(a): round(v, 4) for a, v in self.last_values.items()}}
+
     def _significant(self, better: list[float], default: list[float]) -> bool:
         """Whether ``better`` beats ``default`` by more than ``z`` standard errors (paired)."""
         diffs = np.subtract(better, default)

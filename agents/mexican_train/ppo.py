@@ -152,6 +152,7 @@ class PPOAgent(Agent):
         self._actor: NumpyActor | None = None
         self._encoder: FeatureEncoder | None = None
         self._from_path = policy is None  #: the network can be reloaded from ``path``
+        self._last_probs: dict[int, float] = {}  #: masked softmax of the last decision
 
     @property
     def policy(self) -> Any:
@@ -193,12 +194,20 @@ class PPOAgent(Agent):
                 f"policy {self.path} has {self.policy.action_space.n} actions, the game has {mask.shape[0]}"
             )
         logits = self.logits(self.features(decision))
+        self._last_probs = masked_probs(logits, mask)
         if self.deterministic:
             return masked_argmax(logits, mask)
         return masked_sample(logits, mask, self.rng)
 
     def params(self) -> dict[str, Any]:
         return {"path": self.path, "deterministic": self.deterministic}
+
+    def last_annotations(self) -> dict[str, Any] | None:
+        """The policy's probability of each legal action at the last decision (for replays:
+        a function of this seat's own observation only), rounded to 4 decimals."""
+        if not self._last_probs:
+            return None
+        return {"probs": {str(a): round(p, 4) for a, p in self._last_probs.items()}}
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -217,13 +226,22 @@ def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> int:
     return int(legal[int(np.argmax(logits[legal]))])
 
 
+def _softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Probabilities of the ``legal`` actions under the masked softmax."""
+    z = np.nan_to_num(logits[legal].astype(np.float64), nan=0.0)
+    p = np.exp(z - z.max())
+    return p / p.sum()
+
+
+def masked_probs(logits: np.ndarray, mask: np.ndarray) -> dict[int, float]:
+    """The masked softmax as ``{legal action: probability}``."""
+    legal = np.flatnonzero(mask)
+    return {int(a): float(x) for a, x in zip(legal, _softmax(logits, legal), strict=True)}
+
+
 def masked_sample(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
     """A legal action drawn from the masked softmax with ``rng``."""
     legal = np.flatnonzero(mask)
     if legal.size == 0:
         raise ValueError("no legal action in the mask")
-    z = logits[legal].astype(np.float64)
-    z = np.nan_to_num(z, nan=0.0)
-    p = np.exp(z - z.max())
-    p /= p.sum()
-    return int(legal[int(rng.choice(legal.size, p=p))])
+    return int(legal[int(rng.choice(legal.size, p=_softmax(logits, legal)))])
