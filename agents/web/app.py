@@ -45,6 +45,7 @@ STATIC = Path(__file__).parent / "static"
 GAME_ID = r"^[0-9a-f]{32}$"
 API_BODY_LIMIT = 16 * 1024  #: bytes of a JSON request body
 UPLOAD_LIMIT = 32 * 1024 * 1024  #: bytes of an uploaded replay
+Seat = Annotated[int | None, Query(ge=0, le=7, description="one seat's view (default: every hand)")]
 GameId = Annotated[str, PathParam(pattern=GAME_ID, description="the id POST /api/games answered")]
 
 
@@ -174,8 +175,6 @@ def create_app(
             return {"id": game.id, "abandoned": True, "replay": game.saved.name if game.saved else None}
 
     # ---------------------------------------------------------------- replays
-    Seat = Annotated[int | None, Query(ge=0, le=7, description="one seat's view (default: every hand)")]
-
     @app.get("/api/replays")
     def replays() -> dict[str, Any]:
         return {"dir": str(replays_root), "replays": list_replays(replays_root)}

@@ -31,7 +31,7 @@ from agents.play import AgentError, Step, play_until
 from agents.registry import make_agent
 from agents.web.tables import legal_json, table_json
 from mtrain_env.mexican_train import GameConfig, raw_env
-from mtrain_env.replay import ReplayRecorder, write_replay
+from mtrain_env.replay import ReplayRecorder, describe_move, write_replay
 
 __all__ = ["Conflict", "Forbidden", "GameStore", "NotFound", "StoreFull", "TableGame", "TableSetup"]
 
@@ -115,7 +115,7 @@ class TableGame:
         self._note(step.seat, step.action, step.round_result)
 
     def _note(self, seat: int, action: int, result: dict[str, Any] | None) -> None:
-        text = self.env.codec.describe(action)
+        text = describe_move(self.env, seat, action)
         self.last_moves.append({"seat": seat, "agent": self.names[seat], "text": text})
         if result is not None:
             self.results.append(result)
@@ -143,7 +143,7 @@ class TableGame:
             raise WebError(f"action must be 0..{len(mask) - 1} (Discrete({len(mask)})), got {action}")
         if not mask[action]:
             legal = [m["text"] for m in legal_json(self.env.codec, self.seat, mask)]
-            describe = self.env.codec.describe(action)
+            describe = describe_move(self.env, self.seat, action)
             raise WebError(f"illegal move {describe} (action {action}); legal now: {', '.join(legal)}")
         self.last_moves = []
         self.env.step(action)  # legal: cannot raise

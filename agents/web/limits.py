@@ -50,27 +50,33 @@ class BodyLimit:
                     await _refuse(send, 413, _message(declared, limit))
                     return
         seen = 0
-        started = False
+        over = False  # set once the body passes the limit: the app's answer is replaced
+        replaced = False
 
         async def counted() -> Message:
-            nonlocal seen
+            nonlocal seen, over
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise _TooLarge
+                    over = True
+                    raise _TooLarge  # frameworks may turn this into their own 400: see below
             return message
 
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
+        async def guarded(message: Message) -> None:
+            nonlocal replaced
+            if over:
+                if not replaced:
+                    replaced = True
+                    await _refuse(send, 413, _message(seen, limit))
+                return
             await send(message)
 
         try:
-            await self.app(scope, counted, tracked)
+            await self.app(scope, counted, guarded)
         except _TooLarge:
-            if not started:
+            if not replaced:
+                replaced = True
                 await _refuse(send, 413, _message(seen, limit))
 
 
