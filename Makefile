@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench-speed slow-test notebooks clean
+.PHONY: demo test lint bench-speed slow-test notebooks clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/mtrain demo
 
-test: $(STAMP) lint
+test: $(STAMP) lint chromium
 	$(PY) -m pytest -n 2 -q
+
+# the web table's browser tests drive the OS's Chromium through Playwright (no browser download)
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+chromium:
+	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; }
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -14,16 +14,15 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from agents.play import play_game  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from agents.web.app import create_app  # noqa: E402
-from mtrain_env.mexican_train import raw_env  # noqa: E402
-from mtrain_env.replay import ReplayRecorder, check_replay, read_replay, write_replay  # noqa: E402
-from mtrain_env.tilegame.tiles import bits_list  # noqa: E402
-from tests.web_server import live_server  # noqa: E402
-
+from agents.play import play_game
+from agents.registry import make_agent
+from agents.web.app import create_app
+from mtrain_env.mexican_train import raw_env
+from mtrain_env.replay import ReplayRecorder, check_replay, read_replay, write_replay
+from mtrain_env.tilegame.tiles import bits_list
+from tests.web_server import live_server
 
 TILE_TEXT = re.compile(r"(?<!\d)(\d+)\|(\d+)(?!\d)|\((\d+), (\d+)\)")
 
@@ -99,6 +98,7 @@ def test_a_game_plays_to_its_end_and_its_replay_re_simulates(client: Any, tmp_pa
     answers = play_out(client, state)
     final = answers[-1]
     assert final["over"] and final["legal"] == [] and len(final["rounds"]) == 1
+    assert final["replay_path"] == f"played/{final['replay']}"
     path = tmp_path / "replays" / "played" / final["replay"]
     replay = read_replay(path)
     check_replay(replay)
@@ -130,7 +130,9 @@ def test_no_answer_carries_a_hidden_tile(client: Any, config: dict[str, Any], pi
         skip = NOT_TILES + (("last_moves",) if len(state["rounds"]) > seen_rounds else ())
         leaked = tiles_in(state, skip) & hidden
         assert not leaked, f"step {state['step']}: hidden tiles {sorted(leaked)} in the answer"
-        assert [h is None for h in state["table"]["hands"]] == [q != game.seat for q in range(len(game.names))]
+        assert [h is None for h in state["table"]["hands"]] == [
+            q != game.seat for q in range(len(game.names))
+        ]
         assert "boneyard" not in json.dumps(state["legal"])
         assert isinstance(state["table"]["boneyard"], int)
         # a round result names every hand only once that round is scored (R24)
@@ -252,7 +254,9 @@ def tournament_style_replay(path: Path, seed: int = 3) -> None:
     """A game between agents recorded as a tournament records it (mc's values as annotations)."""
     env = raw_env()
     names = ["mc", "planner", "greedy", "random"]
-    agents = [make_agent(n, seed=seed + i, **({"rollouts": 8} if n == "mc" else {})) for i, n in enumerate(names)]
+    agents = [
+        make_agent(n, seed=seed + i, **({"rollouts": 8} if n == "mc" else {})) for i, n in enumerate(names)
+    ]
     env.reset(seed=seed)
     recorder = ReplayRecorder(env, seed, names)
     play_game(env, agents, seed=seed, observer=recorder)

@@ -9,26 +9,27 @@ TestClient re-raises any server error, so a 500 fails the test.
 from __future__ import annotations
 
 import json
-from urllib.parse import quote
-from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
 pytest.importorskip("fastapi")
 
-from fastapi.testclient import TestClient  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from agents.web.app import create_app  # noqa: E402
+from agents.web.app import create_app
 
-FUZZ = settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
@@ -84,7 +85,9 @@ def test_wrong_game_ids(server: Any, game_id: str, method: str) -> None:
         return
     before = snapshot(client, state["id"])
     path = "/api/games/" + quote(game_id, safe="")
-    r = client.request(method, path + ("/move" if method == "POST" else ""), json={"seat": 0, "action": 0, "step": 0})
+    r = client.request(
+        method, path + ("/move" if method == "POST" else ""), json={"seat": 0, "action": 0, "step": 0}
+    )
     assert 400 <= r.status_code < 500, r.text
     assert snapshot(client, state["id"]) == before
 
@@ -117,7 +120,10 @@ def test_random_bytes(server: Any, raw: bytes) -> None:
 
 
 @FUZZ
-@given(path=st.text(max_size=60) | st.sampled_from(["../x.jsonl", "/etc/passwd", "..%2F..%2Fx.jsonl", "a/../../b.jsonl"]))
+@given(
+    path=st.text(max_size=60)
+    | st.sampled_from(["../x.jsonl", "/etc/passwd", "..%2F..%2Fx.jsonl", "a/../../b.jsonl"])
+)
 def test_replay_paths(server: Any, path: str) -> None:
     client, _state = server
     refused(client.get("/api/replays/view", params={"path": path}))
@@ -127,5 +133,8 @@ def test_the_server_is_still_up_and_the_game_still_plays(server: Any) -> None:
     client, state = server
     assert client.get("/api/options").status_code == 200
     move = state["legal"][0]
-    r = client.post(f"/api/games/{state['id']}/move", json={"seat": state["seat"], "action": move["action"], "step": state["step"]})
+    r = client.post(
+        f"/api/games/{state['id']}/move",
+        json={"seat": state["seat"], "action": move["action"], "step": state["step"]},
+    )
     assert r.status_code == 200 and r.json()["step"] > state["step"]

@@ -24,7 +24,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Path as PathParam, Query, Request
+from fastapi import FastAPI, Query, Request
+from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -32,9 +33,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agents.registry import agent_names
-from agents.web.games import Conflict, GameStore, TableGame, TableSetup, WebError, opponents_for
+from agents.web.games import ConflictError, GameStore, TableGame, TableSetup, WebError, opponents_for
 from agents.web.limits import BodyLimit
-from agents.web.replays import ReplayRefused, list_replays, load_replay, parse_replay, replay_json
+from agents.web.replays import ReplayRefusedError, list_replays, load_replay, parse_replay, replay_json
 from agents.web.schemas import MoveRequest, NewGameRequest
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train.core.config import PRESETS
@@ -71,7 +72,8 @@ def create_app(
     ``save_dir`` (default ``replays_dir/played``, so the viewer lists them); at most
     ``max_games`` games are held, a game idle for ``idle_seconds`` may be evicted."""
     replays_root = Path(replays_dir)
-    store = GameStore(max_games, Path(save_dir) if save_dir else replays_root / "played", idle_seconds)
+    saves = Path(save_dir) if save_dir else replays_root / "played"
+    store = GameStore(max_games, saves, idle_seconds, viewer_root=replays_root)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> Any:
@@ -86,8 +88,8 @@ def create_app(
     async def _web_error(_request: Request, err: WebError) -> JSONResponse:
         return _error(err.status, str(err))
 
-    @app.exception_handler(ReplayRefused)
-    async def _replay_refused(_request: Request, err: ReplayRefused) -> JSONResponse:
+    @app.exception_handler(ReplayRefusedError)
+    async def _replay_refused(_request: Request, err: ReplayRefusedError) -> JSONResponse:
         return _error(err.status, str(err))
 
     @app.exception_handler(RequestValidationError)
@@ -147,7 +149,7 @@ def create_app(
     def _locked(game_id: str) -> TableGame:
         game = store.get(game_id)
         if not game.lock.acquire(blocking=False):
-            raise Conflict(f"game {game_id} is busy with another request; retry when it answers")
+            raise ConflictError(f"game {game_id} is busy with another request; retry when it answers")
         return game
 
     @app.get("/api/games/{game_id}")
@@ -172,7 +174,13 @@ def create_app(
         game = store.remove(game_id)
         with game.lock:
             game.abandon()
-            return {"id": game.id, "abandoned": True, "replay": game.saved.name if game.saved else None}
+            state = game.state()
+            return {
+                "id": game.id,
+                "abandoned": True,
+                "replay": state["replay"],
+                "replay_path": state["replay_path"],
+            }
 
     # ---------------------------------------------------------------- replays
     @app.get("/api/replays")

@@ -11,7 +11,7 @@ disconnects mid-request leaves a consistent game and a free lock.
 
 :class:`GameStore` caps the games in memory: when full, the least recently used game
 idle for at least ``idle_seconds`` is evicted (its replay saved as abandoned); when none
-is, creating a game fails with :class:`StoreFull`. Every replay is written under
+is, creating a game fails with :class:`StoreFullError`. Every replay is written under
 ``save_dir`` when its game ends, is abandoned or is evicted.
 """
 
@@ -33,7 +33,15 @@ from agents.web.tables import legal_json, table_json
 from mtrain_env.mexican_train import GameConfig, raw_env
 from mtrain_env.replay import ReplayRecorder, describe_move, write_replay
 
-__all__ = ["Conflict", "Forbidden", "GameStore", "NotFound", "StoreFull", "TableGame", "TableSetup"]
+__all__ = [
+    "ConflictError",
+    "ForbiddenError",
+    "GameStore",
+    "NotFoundError",
+    "StoreFullError",
+    "TableGame",
+    "TableSetup",
+]
 
 HUMAN = "human"  #: the agent name a human seat gets in a replay
 
@@ -44,19 +52,19 @@ class WebError(Exception):
     status = 400
 
 
-class NotFound(WebError):
+class NotFoundError(WebError):
     status = 404
 
 
-class Forbidden(WebError):
+class ForbiddenError(WebError):
     status = 403
 
 
-class Conflict(WebError):
+class ConflictError(WebError):
     status = 409
 
 
-class StoreFull(WebError):
+class StoreFullError(WebError):
     status = 503
 
 
@@ -73,7 +81,9 @@ class TableSetup:
 class TableGame:
     """One game between a human seat and agents (see the module docstring)."""
 
-    def __init__(self, game_id: str, setup: TableSetup, save_dir: Path) -> None:
+    def __init__(
+        self, game_id: str, setup: TableSetup, save_dir: Path, viewer_root: Path | None = None
+    ) -> None:
         config = setup.config
         n = config.num_players
         if len(setup.opponents) != n - 1:
@@ -84,6 +94,7 @@ class TableGame:
         self.setup = setup
         self.seat = setup.seat
         self.save_dir = save_dir
+        self.viewer_root = viewer_root  #: the viewer's directory: saved replays under it get a link
         names = list(setup.opponents)
         names.insert(setup.seat, HUMAN)
         self.names = names
@@ -129,15 +140,15 @@ class TableGame:
     def move(self, seat: int, action: int, step: int) -> None:
         """Play the human's ``action`` at position ``step``; refuse it whole or apply it whole."""
         if self.over:
-            raise Conflict(f"game {self.id} is over; start a new one")
+            raise ConflictError(f"game {self.id} is over; start a new one")
         if seat != self.seat:
             who = self.names[seat] if 0 <= seat < len(self.names) else None
-            raise Forbidden(
+            raise ForbiddenError(
                 f"this game's human seat is {self.seat}; seat {seat} "
                 + (f"is played by agent {who!r}" if who else "does not exist")
             )
         if step != self.steps:
-            raise Conflict(f"stale move: the game is at step {self.steps}, the move names step {step}")
+            raise ConflictError(f"stale move: the game is at step {self.steps}, the move names step {step}")
         mask = self.env.observe_mask(self.agent_id)
         if not 0 <= action < len(mask):
             raise WebError(f"action must be 0..{len(mask) - 1} (Discrete({len(mask)})), got {action}")
@@ -154,7 +165,7 @@ class TableGame:
             self._advance()
         except AgentError as err:  # an agent bug: end the game, keep its replay
             self.abandon()
-            raise Conflict(f"game {self.id} ended: {err}") from err
+            raise ConflictError(f"game {self.id} ended: {err}") from err
 
     # ----------------------------------------------------------- saving
     def _finish(self) -> None:
@@ -192,18 +203,31 @@ class TableGame:
             "rounds": self.results,  # public: every hand is shown when a round is scored (R24)
             "totals": [sum(float(r["scores"][q]) for r in self.results) for q in range(n)],
             "replay": self.saved.name if self.saved else None,
+            "replay_path": self._viewer_path(),
         }
+
+    def _viewer_path(self) -> str | None:
+        """The saved replay's path for the viewer (relative to its directory), if it is under it."""
+        if self.saved is None or self.viewer_root is None:
+            return None
+        try:
+            return self.saved.resolve().relative_to(self.viewer_root.resolve()).as_posix()
+        except ValueError:
+            return None
 
 
 class GameStore:
     """The games in memory, at most ``max_games`` (see the module docstring)."""
 
-    def __init__(self, max_games: int, save_dir: Path, idle_seconds: float = 300.0) -> None:
+    def __init__(
+        self, max_games: int, save_dir: Path, idle_seconds: float = 300.0, viewer_root: Path | None = None
+    ) -> None:
         if max_games < 1:
             raise ValueError(f"max_games must be >= 1, got {max_games}")
         self.max_games = max_games
         self.save_dir = save_dir
         self.idle_seconds = idle_seconds
+        self.viewer_root = viewer_root
         self._games: OrderedDict[str, TableGame] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
 
@@ -213,7 +237,7 @@ class GameStore:
     def create(self, setup: TableSetup) -> TableGame:
         """A new game (agents already moved up to the human's first turn)."""
         game_id = secrets.token_hex(16)
-        game = TableGame(game_id, setup, self.save_dir)  # built outside the store's lock
+        game = TableGame(game_id, setup, self.save_dir, self.viewer_root)  # built outside the store's lock
         with self._lock:
             if len(self._games) >= self.max_games:
                 self._evict_one()
@@ -230,17 +254,19 @@ class GameStore:
                     old.lock.release()
                 del self._games[gid]
                 return
-        raise StoreFull(
+        raise StoreFullError(
             f"the server holds {self.max_games} games (--max-games) and none has been idle for "
             f"{self.idle_seconds:g} s; try again later"
         )
 
     def get(self, game_id: str) -> TableGame:
-        """The game ``game_id`` (marked as used); :class:`NotFound` if unknown or evicted."""
+        """The game ``game_id`` (marked as used); :class:`NotFoundError` if unknown or evicted."""
         with self._lock:
             game = self._games.get(game_id)
             if game is None:
-                raise NotFound(f"no game {game_id!r} (unknown, finished and closed, or evicted when idle)")
+                raise NotFoundError(
+                    f"no game {game_id!r} (unknown, finished and closed, or evicted when idle)"
+                )
             self._games.move_to_end(game_id)
             game.touched = time.monotonic()
             return game
@@ -250,7 +276,7 @@ class GameStore:
         with self._lock:
             game = self._games.pop(game_id, None)
         if game is None:
-            raise NotFound(f"no game {game_id!r}")
+            raise NotFoundError(f"no game {game_id!r}")
         return game
 
     def close_all(self) -> None:

@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 __all__ = ["BodyLimit"]
 
 
-class _TooLarge(Exception):
+class _TooLargeError(Exception):
     pass
 
 
@@ -60,7 +60,7 @@ class BodyLimit:
                 seen += len(message.get("body", b""))
                 if seen > limit:
                     over = True
-                    raise _TooLarge  # frameworks may turn this into their own 400: see below
+                    raise _TooLargeError  # frameworks may turn this into their own 400: see below
             return message
 
         async def guarded(message: Message) -> None:
@@ -74,7 +74,7 @@ class BodyLimit:
 
         try:
             await self.app(scope, counted, guarded)
-        except _TooLarge:
+        except _TooLargeError:
             if not replaced:
                 replaced = True
                 await _refuse(send, 413, _message(seen, limit))
@@ -86,6 +86,9 @@ def _message(size: int, limit: int) -> str:
 
 async def _refuse(send: Send, status: int, message: str) -> None:
     body = json.dumps({"error": message}).encode()
-    headers: list[Any] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers: list[Any] = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

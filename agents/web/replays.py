@@ -24,13 +24,13 @@ from mtrain_env.replay import (
     replay_frames,
 )
 
-__all__ = ["ReplayRefused", "list_replays", "load_replay", "parse_replay", "replay_json"]
+__all__ = ["ReplayRefusedError", "list_replays", "load_replay", "parse_replay", "replay_json"]
 
 SUFFIX = ".jsonl"
 MAX_LISTED = 2000  #: the newest files listed, at most
 
 
-class ReplayRefused(ValueError):
+class ReplayRefusedError(ValueError):
     """A replay the viewer cannot show; ``status`` is the HTTP status."""
 
     def __init__(self, message: str, status: int = 400) -> None:
@@ -55,17 +55,19 @@ def list_replays(root: Path) -> list[dict[str, Any]]:
 def load_replay(root: Path, relative: str) -> Replay:
     """The replay at ``relative`` inside ``root``; refused if the path leaves ``root``."""
     if not relative or "\x00" in relative or not relative.endswith(SUFFIX):
-        raise ReplayRefused(f"a replay path is a {SUFFIX} file under the replay directory, got {relative!r}")
+        raise ReplayRefusedError(
+            f"a replay path is a {SUFFIX} file under the replay directory, got {relative!r}"
+        )
     base = root.resolve()
     path = (base / relative).resolve()
     if base not in path.parents:
-        raise ReplayRefused(f"{relative!r} is outside the replay directory", 403)
+        raise ReplayRefusedError(f"{relative!r} is outside the replay directory", 403)
     if not path.is_file():
-        raise ReplayRefused(f"no replay {relative!r} in the replay directory", 404)
+        raise ReplayRefusedError(f"no replay {relative!r} in the replay directory", 404)
     try:
         return read_replay(path)
     except DamagedReplayError as err:
-        raise ReplayRefused(f"damaged replay: {err}") from None
+        raise ReplayRefusedError(f"damaged replay: {err}") from None
 
 
 def parse_replay(data: bytes, name: str = "upload") -> Replay:
@@ -73,11 +75,13 @@ def parse_replay(data: bytes, name: str = "upload") -> Replay:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ReplayRefused(f"damaged replay: {name}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        raise ReplayRefusedError(
+            f"damaged replay: {name}: not UTF-8 text ({err.reason} at byte {err.start})"
+        ) from None
     try:
         return loads_replay(text, name)
     except DamagedReplayError as err:
-        raise ReplayRefused(f"damaged replay: {err}") from None
+        raise ReplayRefusedError(f"damaged replay: {err}") from None
 
 
 def replay_json(replay: Replay, seat: int | None = None) -> dict[str, Any]:
@@ -87,14 +91,14 @@ def replay_json(replay: Replay, seat: int | None = None) -> dict[str, Any]:
     ``seat`` shows that seat's hand only (``None``: every hand).
     """
     if replay.game != "mexican_train":
-        raise ReplayRefused(f"the web viewer draws Mexican Train replays; this one is {replay.game!r}")
+        raise ReplayRefusedError(f"the web viewer draws Mexican Train replays; this one is {replay.game!r}")
     n = replay.num_players
     if seat is not None and not 0 <= seat < n:
-        raise ReplayRefused(f"seat must be 0..{n - 1} for this {n}-player replay, got {seat}")
+        raise ReplayRefusedError(f"seat must be 0..{n - 1} for this {n}-player replay, got {seat}")
     try:
         check_replay(replay)
     except ReplayMismatchError as err:
-        raise ReplayRefused(f"the replay does not re-simulate: {err}", 422) from None
+        raise ReplayRefusedError(f"the replay does not re-simulate: {err}", 422) from None
     frames = []
     steps = []
     for frame in replay_frames(replay):

@@ -47,6 +47,15 @@ function message(text, error = false) {
   $("message").className = error ? "error" : "";
 }
 
+function replayLink(path) {
+  if (!path) return;
+  const a = document.createElement("a");
+  a.href = `/viewer?path=${encodeURIComponent(path)}`;
+  a.textContent = " Watch it in the viewer.";
+  a.id = "replay-link";
+  $("message").appendChild(a);
+}
+
 function render() {
   const t = state.table;
   const mine = state.legal;
@@ -79,6 +88,7 @@ function render() {
   if (over) {
     const you = state.totals[state.seat];
     message(`Game over: your score ${you}. Replay saved as ${state.replay}.`);
+    replayLink(state.replay_path);
   } else if (mine.length) {
     const notes = [];
     if (t.owes) notes.push("you owe a tile after your double (R18)");
@@ -137,9 +147,10 @@ async function abandon() {
   try {
     const out = await api("DELETE", `/api/games/${state.id}`);
     state.over = true;
-    message(`Game abandoned; replay saved as ${out.replay}.`);
     state.legal = [];
     render();
+    message(`Game abandoned; replay saved as ${out.replay}.`);
+    replayLink(out.replay_path);
   } catch (err) {
     message(err.message, true);
   }

@@ -125,7 +125,7 @@ export function drawTable(svg, table, opts = {}) {
   const targets = new Map((byTile.get(opts.selected) || []).map((m) => [m.train, m]));
   const handSeats = (opts.handSeats || []).filter((q) => table.hands[q]);
   const handRows = handSeats.length;
-  const rowHalf = handRows > 1 ? 16 : HAND_HALF;
+  const rowHalf = handRows > 4 ? 14 : handRows > 1 ? 20 : HAND_HALF;
 
   const laneH = Array.from({ length: n + 1 }, (_, i) => (i < n ? LANE_H : MEXICAN_LANE_H));
   const lanesTop = MARGIN + HEADER_H + 10;
@@ -135,7 +135,8 @@ export function drawTable(svg, table, opts = {}) {
   const tilesW = WIDTH - MARGIN - 8 - tilesX;
   const handTop = lanesBottom + 12;
   const perHandRow = handRows > 1 ? 2 * rowHalf + 12 : 2 * (HAND_HALF + 10);
-  const height = Math.ceil((handTop + HAND_TITLE_H + Math.max(1, handRows) * perHandRow + 22 + MARGIN) / 16) * 16;
+  const panelH = handRows > 1 ? 10 + handRows * perHandRow : HAND_TITLE_H + perHandRow + 22;
+  const height = Math.ceil((handTop + panelH + MARGIN) / 16) * 16;
 
   svg.replaceChildren();
   svg.setAttribute("viewBox", `0 0 ${WIDTH} ${height}`);
@@ -190,7 +191,7 @@ export function drawTable(svg, table, opts = {}) {
     }
     el("rect", { x: laneX, y, width: PLATE_W, height: h, rx: 10, fill: SEAT_COLORS[t % SEAT_COLORS.length] }, g);
     label(g, laneX + 12, y + 9, `player_${t}`, 17, C.text);
-    if (names[t]) label(g, laneX + 95, y + 12, names[t], 12, C.dim);
+    if (names[t]) label(g, laneX + PLATE_W - 10, y + LANE_H - 22, names[t], 12, C.dim, "end");
     let line = `hand: ${plural(table.hand_counts[t], "tile")}`;
     if (table.rounds > 1) line += `   score ${table.scores[t]}`;
     label(g, laneX + 12, y + LANE_H - 22, line, 12, C.text);
