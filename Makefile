@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench-speed slow-test notebooks clean chromium
+.PHONY: demo test lint bench-speed slow-test notebooks golden clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ slow-test: $(STAMP)
 
 bench-speed: $(STAMP)
 	$(VENV)/bin/mtrain bench-speed
+
+# regenerate the golden replays of tests/golden/ after a deliberate rules change (review the diff)
+golden: $(STAMP)
+	PYTHONPATH=. $(PY) -m tests.golden_games
 
 notebooks: $(STAMP)
 	$(PY) notebooks/execute.py

@@ -1,15 +1,20 @@
-"""The environment layer's ``mtrain`` commands: ``bench-speed``, ``block-crosscheck`` and ``soak``.
+"""The environment layer's ``mtrain`` commands: ``bench-speed``, ``block-crosscheck``, ``soak``
+and ``replay`` (``check``, ``show``, ``gif``).
 
 The first two measure the envs against OpenSpiel (``open-spiel``, in the ``train`` extra),
 which they import only when run; ``soak`` plays random games with every invariant checked
-after every step (:mod:`mtrain_env.soak`). The ``mtrain`` program itself is
-:mod:`training.app`.
+after every step (:mod:`mtrain_env.soak`); ``replay`` re-simulates and views replay files
+(:mod:`mtrain_env.replay`, :mod:`mtrain_env.replay_view`). The ``mtrain`` program itself
+is :mod:`training.app`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -62,8 +67,151 @@ def soak(args: argparse.Namespace) -> int:
     return soak_module.main(["--steps", str(args.steps), "--seed", str(args.seed), "--game", args.game])
 
 
+def replay_files(paths: list[str]) -> list[Path]:
+    """The files named, a directory standing for the ``*.jsonl`` files in it (sorted)."""
+    out: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        out.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
+    return out
+
+
+def _load(path: Path) -> Any:
+    """The replay at ``path``, or ``None`` after one line on stderr (unreadable or malformed)."""
+    from mtrain_env.replay import DamagedReplayError, read_replay
+
+    try:
+        return read_replay(path)
+    except DamagedReplayError as err:
+        print(f"damaged replay: {err}", file=sys.stderr)
+    except OSError as err:
+        print(f"cannot read {path}: {err.strerror or err}", file=sys.stderr)
+    return None
+
+
+def replay_check(args: argparse.Namespace) -> int:
+    """Re-simulate every file; 0 when all match, 1 on a mismatch, 2 on an unreadable file."""
+    from tqdm import tqdm
+
+    from mtrain_env.replay import ReplayMismatchError, check_replay
+
+    files = replay_files(args.files)
+    if not files:
+        print("no replay files found", file=sys.stderr)
+        return 2
+    damaged = mismatched = steps = 0
+    for path in tqdm(files, desc="replays", unit="file", disable=len(files) < 20 or args.quiet):
+        replay = _load(path)
+        if replay is None:
+            damaged += 1
+            continue
+        try:
+            check_replay(replay, backend=args.backend)
+        except ReplayMismatchError as err:
+            print(f"MISMATCH {path}: {err}", file=sys.stderr)
+            mismatched += 1
+            continue
+        steps += len(replay.steps)
+    ok = len(files) - damaged - mismatched
+    print(f"{ok} of {len(files)} replay(s) re-simulate bit-exactly ({steps} decisions)", end="")
+    print(f"; {mismatched} mismatched, {damaged} unreadable" if ok < len(files) else "")
+    return 2 if damaged else 1 if mismatched else 0
+
+
+def _checked(path: str) -> Any:
+    """A replay that reads and re-simulates, or the exit status (after one line on stderr)."""
+    from mtrain_env.replay import ReplayMismatchError, check_replay
+
+    replay = _load(Path(path))
+    if replay is None:
+        return 2
+    try:
+        check_replay(replay)
+    except ReplayMismatchError as err:
+        print(f"MISMATCH {path}: {err}", file=sys.stderr)
+        return 1
+    return replay
+
+
+def replay_show(args: argparse.Namespace) -> int:
+    """Print a replay as a text playthrough."""
+    from mtrain_env.replay_view import playthrough
+
+    replay = _checked(args.file)
+    if isinstance(replay, int):
+        return replay
+    if args.seat is not None and args.seat >= replay.num_players:
+        print(f"--seat must be in 0..{replay.num_players - 1}, got {args.seat}", file=sys.stderr)
+        return 2
+    try:
+        for line in playthrough(replay, args.seat, args.all_hands, tables=not args.moves_only):
+            print(line)
+    except BrokenPipeError:  # `mtrain replay show FILE | head`
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stdout is closed for good
+    return 0
+
+
+def replay_gif(args: argparse.Namespace) -> int:
+    """Write a replay as an animated GIF."""
+    from mtrain_env.replay_view import write_gif
+
+    replay = _checked(args.file)
+    if isinstance(replay, int):
+        return replay
+    out = args.out or str(Path(args.file).with_suffix(".gif"))
+    try:
+        frames = write_gif(replay, out, args.seat, args.all_hands, args.fps, args.scale, progress=True)
+    except ValueError as err:
+        print(f"mtrain replay gif: {err}", file=sys.stderr)
+        return 2
+    size = Path(out).stat().st_size
+    print(f"wrote {out}: {frames} frames, {size / 1e6:.2f} MB")
+    return 0
+
+
+def scale_fraction(text: str) -> float:
+    """An argparse ``type``: a number in (0, 1]."""
+    value = positive_float(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    return value
+
+
+def _register_replay(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "replay",
+        help="check, show or animate replay files (JSON Lines, from bench --save-replays or play)",
+        description="Replay files record whole games (mtrain_env.replay). `check` re-simulates each "
+        "from its seed and compares every decision, round result and the final scores bit for bit "
+        "(exit status 1 on a difference, 2 on an unreadable or malformed file); `show` prints a text "
+        "playthrough; `gif` writes an animation of the table. --seat N shows that seat's view only.",
+    )
+    sub = p.add_subparsers(dest="replay_command", required=True, metavar="{check,show,gif}")
+    c = sub.add_parser("check", help="re-simulate replays bit-exactly (files or directories)")
+    c.add_argument("files", nargs="+", metavar="FILE", help="replay files, or directories of *.jsonl")
+    c.add_argument("--backend", choices=("python", "compiled"), default=None, help="Mexican Train engine")
+    c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c.set_defaults(func=replay_check)
+    for name, func, helptext in (
+        ("show", replay_show, "print a text playthrough"),
+        ("gif", replay_gif, "write an animated GIF of the table (Mexican Train)"),
+    ):
+        v = sub.add_parser(name, help=helptext)
+        v.add_argument("file", metavar="FILE")
+        who = v.add_mutually_exclusive_group()
+        who.add_argument("--seat", type=int_at_least(0), default=None, help="that seat's view only")
+        who.add_argument("--all-hands", action="store_true", help="show every hand (hidden information)")
+        v.set_defaults(func=func)
+        if name == "show":
+            v.add_argument("--moves-only", action="store_true", help="decisions and results, no tables")
+        else:
+            v.add_argument("--out", default=None, help="the GIF to write (default: FILE with .gif)")
+            v.add_argument("--fps", type=positive_float, default=2.0, help="positions per second")
+            v.add_argument("--scale", type=scale_fraction, default=0.5, help="size of the 1280 px frames")
+
+
 def register(subparsers: Any) -> None:
-    """Add ``bench-speed``, ``block-crosscheck`` and ``soak`` to the ``mtrain`` parser."""
+    """Add ``bench-speed``, ``block-crosscheck``, ``soak`` and ``replay`` to the ``mtrain`` parser."""
     p = subparsers.add_parser(
         "bench-speed",
         help="steps per second of every path (env, cores, batched API) against OpenSpiel's "
@@ -100,3 +248,4 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of everything drawn (configurations, games)")
     p.add_argument("--game", choices=("mexican_train", "block", "both"), default="both")
     p.set_defaults(func=soak)
+    _register_replay(subparsers)

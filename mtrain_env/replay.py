@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +53,7 @@ __all__ = [
     "dumps_replay",
     "game_name",
     "make_env",
+    "published_round_result",
     "read_replay",
     "replay_frames",
     "write_replay",
@@ -180,9 +181,9 @@ def _versions() -> dict[str, Any]:
     return {"mtrain_env": __version__, "replay": REPLAY_VERSION}
 
 
-def _round_result(raw: Any) -> dict[str, Any] | None:
+def published_round_result(env: Any) -> dict[str, Any] | None:
     """The round result the last step published (in every live agent's infos), if any."""
-    for info in raw.infos.values():
+    for info in env.unwrapped.infos.values():
         return info.get(ROUND_RESULT_KEY)
     return None
 
@@ -278,7 +279,7 @@ class ReplayRecorder:
         replay.steps.append(ReplayStep(int(seat), action, describe_move(raw, seat, action), notes))
         for i, agent in enumerate(raw.possible_agents):
             self._returns[i] += float(raw.rewards.get(agent, 0.0))
-        result = _round_result(raw)
+        result = published_round_result(raw)
         if result is not None:
             replay.rounds.append(_jsonable(result, "round_result"))
             replay.round_ends.append(len(replay.steps) - 1)
@@ -348,7 +349,7 @@ def _locate_round_ends(replay: Replay) -> dict[int, int]:
     out: dict[int, int] = {}
     for i, step in enumerate(replay.steps):
         env.step(step.action)
-        if _round_result(env) is not None:
+        if published_round_result(env) is not None:
             out[i] = out.get(i, 0) + 1
     return out
 
@@ -358,13 +359,13 @@ def write_replay(path: str | os.PathLike[str], replay: Replay) -> None:
     text = dumps_replay(replay)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        with open(tmp, "x", encoding="utf-8", newline="\n") as f:  # the umask's permissions
             f.write(text)
         os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
@@ -550,7 +551,7 @@ def check_replay(replay: Replay, backend: str | None = None) -> None:
         env.step(step.action)
         for a_i, agent in enumerate(env.possible_agents):
             returns[a_i] += float(env.rewards.get(agent, 0.0))
-        result = _round_result(env)
+        result = published_round_result(env)
         if result is not None:
             k = len(rounds)
             rounds.append(result)
@@ -615,4 +616,4 @@ def replay_frames(replay: Replay, render_mode: str | None = None) -> Iterator[Re
     yield ReplayFrame(0, None, None, env)
     for i, step in enumerate(replay.steps):
         env.step(step.action)
-        yield ReplayFrame(i + 1, step, _round_result(env), env)
+        yield ReplayFrame(i + 1, step, published_round_result(env), env)

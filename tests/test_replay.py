@@ -257,3 +257,21 @@ def test_write_is_atomic(session: Replay, tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         write_replay(tmp_path / "x.jsonl", bad)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ppo_annotates_its_policy_probabilities() -> None:
+    """The reference policy's masked softmax over its legal actions; it plays the argmax."""
+    env = mtrain_env.raw_env()
+    agents = [
+        make_agent("ppo", seed=0),
+        make_agent("planner"),
+        make_agent("greedy"),
+        make_agent("random", seed=1),
+    ]
+    replay = _record(env, agents, ["ppo", "planner", "greedy", "random"], seed=8)
+    noted = [s for s in replay.steps if s.annotations is not None]
+    assert noted and all(s.seat == 0 for s in noted)
+    for step in noted:
+        probs = {int(a): p for a, p in step.annotations["probs"].items()}  # type: ignore[index]
+        assert abs(sum(probs.values()) - 1) < 1e-3 and step.action == max(probs, key=probs.__getitem__)
+    check_replay(replay)

@@ -53,9 +53,14 @@ class _OneLineErrors(argparse.ArgumentParser):
 
 
 def _one_line_errors(parser: argparse.ArgumentParser) -> None:
-    """Give a command's parser the one-line errors of :class:`_OneLineErrors` (unless it has its own)."""
+    """Give a command's parser, and its own subcommands' (``mtrain replay check``), the
+    one-line errors of :class:`_OneLineErrors` (unless it has its own)."""
     if "error" not in vars(parser):
         parser.error = types.MethodType(_OneLineErrors.error, parser)  # type: ignore[method-assign]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _one_line_errors(child)
 
 
 def build_parser() -> argparse.ArgumentParser:

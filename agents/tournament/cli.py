@@ -4,7 +4,8 @@ Example::
 
     mtrain bench --agents planner greedy random --players 4 --deals 500 --seed 0 \\
         --workers 2 --out results/x --rules pagat --flag one_tile_opening \\
-        --agent-param mc.rollouts=64 [--session] [--lineup planner random random random]
+        --agent-param mc.rollouts=64 [--session] [--lineup planner random random random] \\
+        [--save-replays results/x/replays]
 
     mtrain bench --game block --agents classic greedy random --deals 500 --out results/b
 
@@ -53,10 +54,35 @@ def register(subparsers: Any) -> None:
         metavar="AGENT.KEY=VALUE",
         help="constructor parameter for every agent with that name or label (repeatable; JSON values)",
     )
+    add_game_options(p)
+    p.add_argument("--deals", type=int_at_least(0), default=100, help="duplicate deals (each played P times)")
+    p.add_argument("--seed", type=int_at_least(0), default=0)
+    p.add_argument("--workers", type=int_at_least(0), default=1, help="processes (0 = every core)")
+    p.add_argument("--out", required=True, help="output directory (resumed when it holds this run)")
+    p.add_argument("--lineup", nargs="+", default=None, metavar="LABEL", help="agent label for each seat")
+    p.add_argument(
+        "--no-duplicate", action="store_true", help="play each deal once (independent deals, for comparison)"
+    )
+    p.add_argument("--overwrite", action="store_true", help="discard earlier results in --out")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument(
+        "--save-replays",
+        default=None,
+        metavar="DIR",
+        help="write every game as a replay file in DIR (one per deal and seating; `mtrain replay check DIR`)",
+    )
+    p.set_defaults(func=bench)
+
+
+def add_game_options(p: argparse.ArgumentParser, players: bool = True) -> None:
+    """The game and rule options of ``bench`` (and ``play``; ``players=False``: the seats
+    come from elsewhere), read back by :func:`game_from_args`."""
     p.add_argument(
         "--game", choices=GAME_NAMES, default="mexican_train", help="mexican_train (default) or block"
     )
-    p.add_argument("--players", type=int, default=4)
+    if players:
+        p.add_argument("--players", type=int, default=4)
     p.add_argument("--max-pips", type=int, default=None, help="N of the double-N set (R1), default 12")
     p.add_argument("--hand-size", type=int, default=None, help="default: the preset's table (R4)")
     p.add_argument(
@@ -73,18 +99,6 @@ def register(subparsers: Any) -> None:
     rounds = p.add_mutually_exclusive_group()
     rounds.add_argument("--rounds", type=int, default=None, help="rounds per game (default 1)")
     rounds.add_argument("--session", action="store_true", help="full sessions: max_pips + 1 rounds (R25)")
-    p.add_argument("--deals", type=int_at_least(0), default=100, help="duplicate deals (each played P times)")
-    p.add_argument("--seed", type=int_at_least(0), default=0)
-    p.add_argument("--workers", type=int_at_least(0), default=1, help="processes (0 = every core)")
-    p.add_argument("--out", required=True, help="output directory (resumed when it holds this run)")
-    p.add_argument("--lineup", nargs="+", default=None, metavar="LABEL", help="agent label for each seat")
-    p.add_argument(
-        "--no-duplicate", action="store_true", help="play each deal once (independent deals, for comparison)"
-    )
-    p.add_argument("--overwrite", action="store_true", help="discard earlier results in --out")
-    p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--no-plots", action="store_true")
-    p.set_defaults(func=bench)
 
 
 class OptionError(ValueError):
@@ -157,6 +171,7 @@ def config_from_args(args: argparse.Namespace, game: Any = None) -> TournamentCo
         overwrite=args.overwrite,
         progress=not args.no_progress,
         plots=not args.no_plots,
+        replays_dir=args.save_replays,
     )
 
 
@@ -177,14 +192,19 @@ def _game_option(message: str) -> str:
     return next((option for word, option in _GAME_OPTIONS if word in message), "--flag")
 
 
-def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
-    """Config and plan of parsed arguments; :class:`OptionError` naming the option at fault."""
+def checked_game(args: argparse.Namespace) -> Any:
+    """The game config of parsed game options; :class:`OptionError` naming the option at fault."""
     try:
-        game = game_from_args(args)
+        return game_from_args(args)
     except OptionError:
         raise
     except (ValueError, TypeError) as err:
         raise OptionError(_game_option(str(err)), str(err)) from None
+
+
+def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
+    """Config and plan of parsed arguments; :class:`OptionError` naming the option at fault."""
+    game = checked_game(args)
     try:
         config = config_from_args(args, game)
     except (ValueError, TypeError) as err:

@@ -26,6 +26,10 @@ many as its period (``a b a b``: 2), since further rotations would repeat the sa
   A restart keeps the verified deals, drops one cut short by a kill, and plays only the
   missing deal ids; a different configuration or a damaged file is refused. ``deals`` is
   not part of the identity: rerunning with a larger ``deals`` extends a finished run.
+* **Replays** (``replays_dir``): every game is also written as a replay file
+  (:mod:`mtrain_env.replay`), named by its deal and seating (:func:`replay_name`), by the
+  worker that plays it; the files are the same for any worker count. A resumed deal is
+  not played again, so its replay is the one the first run wrote (if it saved them).
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from agents.tournament.seating import (
     session_seed,
 )
 from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
+from mtrain_env.replay import ReplayRecorder, write_replay
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
 FORMAT_VERSION = 2  # 2: results.sha256 beside results.csv
@@ -147,6 +152,8 @@ class TournamentConfig:
         overwrite: delete earlier results in ``out_dir`` instead of resuming them.
         progress: show a tqdm progress bar.
         plots: write the PNG plots.
+        replays_dir: write every game played as a replay file there (:func:`replay_name`);
+            ``None`` (default) writes none. Not part of the run's identity.
     """
 
     agents: Sequence[AgentSpec | str]
@@ -160,6 +167,7 @@ class TournamentConfig:
     overwrite: bool = False
     progress: bool = True
     plots: bool = True
+    replays_dir: str | os.PathLike[str] | None = None
 
     def __post_init__(self) -> None:
         specs = tuple(AgentSpec(a) if isinstance(a, str) else a for a in self.agents)
@@ -309,11 +317,29 @@ class DealResult:
     actions: int
 
 
-class DealPlayer:
-    """Plays deals of one :class:`Plan`: one env and a cache of agents (one per seat per entrant)."""
+def replay_name(plan: Plan, deal: int, lineup: int, rotation: int) -> str:
+    """The replay file name of one game: deal, lineup, rotation and the seats' agent labels
+    (``deal00007_l0_r2_greedy-planner-greedy-planner.jsonl``; labels made file-name safe:
+    ``mc[rollouts=32]`` -> ``mc.rollouts=32``)."""
+    seats = seating(plan.lineups[lineup], rotation)
+    labels = "-".join(_file_safe(plan.labels[i]) for i in seats)
+    return f"deal{deal:05d}_l{lineup}_r{rotation}_{labels[:160]}.jsonl"
 
-    def __init__(self, plan: Plan) -> None:
+
+def _file_safe(label: str) -> str:
+    label = label.replace("[", ".").replace("]", "").replace(",", ".")
+    return re.sub(r"[^A-Za-z0-9_.=+]", "_", label)
+
+
+class DealPlayer:
+    """Plays deals of one :class:`Plan`: one env and a cache of agents (one per seat per entrant).
+
+    ``replays_dir``: write each game as a replay file there (see :func:`replay_name`).
+    """
+
+    def __init__(self, plan: Plan, replays_dir: str | os.PathLike[str] | None = None) -> None:
         self.plan = plan
+        self.replays_dir = Path(replays_dir) if replays_dir is not None else None
         self.game = plan.adapter
         self.config = plan.game_config
         self.env = self.game.make_env(self.config)
@@ -342,14 +368,23 @@ class DealPlayer:
             seats = seating(plan.lineups[lineup], rotation)
             seeds = [agent_seed(plan.seed, deal, lineup, rotation, s) for s in range(len(seats))]
             players = [self.agent(s, idx) for s, idx in enumerate(seats)]
+            recorder = None
+            if self.replays_dir is not None:
+                self.env.reset(seed=sseed, options=options)  # play_game resets it alike
+                recorder = ReplayRecorder(self.env, sseed, [plan.labels[i] for i in seats], options)
             try:
-                record = play_game(self.env, players, seed=sseed, options=options, agent_seeds=seeds)
+                record = play_game(
+                    self.env, players, seed=sseed, options=options, agent_seeds=seeds, observer=recorder
+                )
             except AgentError as err:
                 label = plan.labels[seats[err.seat]]
                 raise RuntimeError(
                     f"agent {label!r} at seat {err.seat} (deal {deal}, rotation {rotation}) "
                     f"chose an illegal action: {err.__cause__}"
                 ) from err
+            if recorder is not None:
+                assert self.replays_dir is not None
+                write_replay(self.replays_dir / replay_name(plan, deal, lineup, rotation), recorder.replay)
             for seat, idx in enumerate(seats):
                 result.think_seconds[idx] += record.think_seconds[seat]
                 result.decisions[idx] += record.decisions[seat]
@@ -400,9 +435,9 @@ class DealPlayer:
 _WORKER: DealPlayer | None = None
 
 
-def _init_worker(plan: Plan) -> None:
+def _init_worker(plan: Plan, replays_dir: str | None) -> None:
     global _WORKER
-    _WORKER = DealPlayer(plan)
+    _WORKER = DealPlayer(plan, replays_dir)
 
 
 def _play_in_worker(deal: int) -> DealResult:
@@ -492,12 +527,15 @@ def play_deals(
     workers: int,
     sink: Callable[[DealResult], None],
     progress: Any = None,
+    replays_dir: str | os.PathLike[str] | None = None,
 ) -> PlayStats:
     """Play ``deal_ids`` and hand each :class:`DealResult` to ``sink`` in deal-id order.
 
     ``workers > 1`` uses a ``spawn`` process pool (each worker builds its own env and
     agents); the ordered ``imap`` keeps files identical whatever the worker count.
+    ``replays_dir``: each game's replay file is written there (by the worker playing it).
     """
+    replays = str(replays_dir) if replays_dir is not None else None
     workers = workers or os.cpu_count() or 1
     workers = max(1, min(workers, len(deal_ids) or 1))
     stats = PlayStats(workers=workers, think_seconds=[0.0] * len(plan.names), decisions=[0] * len(plan.names))
@@ -517,12 +555,12 @@ def play_deals(
 
     t0 = time.perf_counter()
     if workers == 1:
-        player = DealPlayer(plan)
+        player = DealPlayer(plan, replays)
         for deal in deal_ids:
             take(player.play_deal(deal))
     elif deal_ids:
         ctx = mp.get_context("spawn")
-        with ctx.Pool(workers, initializer=_init_worker, initargs=(plan,)) as pool:
+        with ctx.Pool(workers, initializer=_init_worker, initargs=(plan, replays)) as pool:
             for res in pool.imap(_play_in_worker, deal_ids, chunksize=1):
                 take(res)
     stats.seconds = time.perf_counter() - t0

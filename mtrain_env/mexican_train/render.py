@@ -1,7 +1,8 @@
 """Rendering: the table as text (``ansi``/``human``) and as a picture (``rgb_array``).
 
-Both show only public information plus the hand of the seat ON TURN (never another
-seat's hand, never the boneyard order).
+Both show only public information plus ONE hand: the hand of the seat on turn, or of
+``seat`` when given (a seat's own view, e.g. of a replay); never another seat's hand,
+never the boneyard order.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ def _tile_text(a: int, b: int) -> str:
     return f"[{a}|{b}]"
 
 
-def render_text(game: MexicanTrain, s: GameState) -> str:
-    """The table as text: station, trains with markers and pending doubles, counts, the hand on turn."""
+def render_text(game: MexicanTrain, s: GameState, seat: int | None = None) -> str:
+    """The table as text: station, trains with markers and pending doubles, counts, and the
+    hand of ``seat`` (default: the seat on turn)."""
     c = game.config
     n = c.num_players
     lines = []
@@ -43,14 +45,16 @@ def render_text(game: MexicanTrain, s: GameState) -> str:
         lines.append(f"  {name:9s}: {tiles}{tag}")
     if s.phase < Phase.ROUND_OVER:
         p = s.current
-        hand = " ".join(_tile_text(*game.tiles.tiles[i]) for i in bits_list(s.hands[p]))
+        who = p if seat is None else seat
+        hand = " ".join(_tile_text(*game.tiles.tiles[i]) for i in bits_list(s.hands[who]))
         turn = []
         if s.owes:
             turn.append("owes a tile after a double")
         if s.has_drawn:
             turn.append("has drawn")
         extra = f" ({'; '.join(turn)})" if turn else ""
-        lines.append(f"  to play: player_{p}{extra}  hand: {hand}")
+        whose = "hand" if who == p else f"player_{who}'s hand"
+        lines.append(f"  to play: player_{p}{extra}  {whose}: {hand}")
     else:
         outcome = "blocked" if s.blocked else "went out"
         scores = ", ".join(f"player_{p}: {x:g}" for p, x in enumerate(s.round_scores[-1]))
@@ -62,8 +66,8 @@ def render_text(game: MexicanTrain, s: GameState) -> str:
     return "\n".join(lines)
 
 
-def render_rgb(game: MexicanTrain, s: GameState) -> np.ndarray:
-    """The table as an RGB ``uint8`` image (H, W, 3)."""
+def render_rgb(game: MexicanTrain, s: GameState, seat: int | None = None) -> np.ndarray:
+    """The table as an RGB ``uint8`` image (H, W, 3), with the hand of ``seat`` (default: on turn)."""
     from mtrain_env.mexican_train.render_image import draw_table
 
-    return draw_table(game, s)
+    return draw_table(game, s, seat)

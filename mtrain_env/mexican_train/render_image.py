@@ -329,7 +329,7 @@ class _Renderer:
             _put_text(img, (x0 + 12, y + 9), f"player_{lane}", TITLE, TEXT)
 
     # ---------------------------------------------------------------- a frame
-    def draw(self, game: MexicanTrain, s: GameState) -> np.ndarray:
+    def draw(self, game: MexicanTrain, s: GameState, seat: int | None = None) -> np.ndarray:
         img = self.background.copy()
         d = ImageDraw.Draw(img)
         self._header(img, s)
@@ -345,7 +345,7 @@ class _Renderer:
             open_double = t in unsatisfied
             self._train(img, d, game, s, t, y, open_double, open_double and t == next_double)
         if s.phase < Phase.ROUND_OVER:
-            self._hand_panel(img, d, game, s)
+            self._hand_panel(img, d, game, s, s.current if seat is None else seat)
         else:
             self._round_over(img, s)
         return np.asarray(img)
@@ -442,15 +442,21 @@ class _Renderer:
                 d.rounded_rectangle((tx, cy - 9, tx + w + 14, cy + 9), 9, fill=color)
                 _put_text(img, (tx + 7, cy), label, SMALL, ink, "lm")
 
-    def _hand_panel(self, img: Image.Image, d: ImageDraw.ImageDraw, game: MexicanTrain, s: GameState) -> None:
-        """The hand of the seat ON TURN (R15: only that seat's view), playable tiles underlined."""
+    def _hand_panel(
+        self, img: Image.Image, d: ImageDraw.ImageDraw, game: MexicanTrain, s: GameState, p: int
+    ) -> None:
+        """The hand of seat ``p`` (R15: only that seat's view), playable tiles underlined when
+        ``p`` is on turn."""
         lay = self.layout
         top = lay.hand_top
-        p = s.current
         hand = bits_list(s.hands[p])
-        title = f"player_{p} to play  -  hand: {len(hand)} tile{'s' if len(hand) != 1 else ''}"
+        count = f"{len(hand)} tile{'s' if len(hand) != 1 else ''}"
+        if p == s.current:
+            title = f"player_{p} to play  -  hand: {count}"
+        else:
+            title = f"player_{p}'s hand: {count}  -  player_{s.current} to play"
         _put_text(img, (MARGIN + 14, top + 8), title, TITLE, TURN)
-        notes = []
+        notes = []  # about the turn of the seat on turn (public facts)
         if s.phase == Phase.SEEK_ENGINE:
             notes.append("seeking the engine: draw (R5)")
         if s.owes:
@@ -460,7 +466,7 @@ class _Renderer:
         if notes:
             _put_text(img, (lay.width - MARGIN - 14, top + 10), ";  ".join(notes), BODY, TEXT, "ra")
         width = game.config.num_trains
-        playable = {m // width for m in game.legal_moves(s) if m < game.draw}
+        playable = {m // width for m in game.legal_moves(s) if m < game.draw} if p == s.current else set()
         if playable:
             _put_text(
                 img, (MARGIN + 14, lay.height - MARGIN - 8), "underlined: playable now", SMALL, PLAYABLE, "ld"
@@ -508,10 +514,10 @@ def frame_shape(config: GameConfig) -> tuple[int, int, int]:
     return (lay.height, lay.width, 3)
 
 
-def draw_table(game: MexicanTrain, s: GameState) -> np.ndarray:
+def draw_table(game: MexicanTrain, s: GameState, seat: int | None = None) -> np.ndarray:
     """The table as an RGB ``uint8`` array ``(H, W, 3)``; see the module docstring.
 
-    Shows only public information and the hand of the seat on turn (never another hand,
-    never the boneyard order); the shape depends only on ``game.config``.
+    Shows only public information and the hand of ``seat`` (default: the seat on turn;
+    never another hand, never the boneyard order); the shape depends only on ``game.config``.
     """
-    return _renderer(game.config).draw(game, s)
+    return _renderer(game.config).draw(game, s, seat)

@@ -1,0 +1,261 @@
+"""Views of a replay: a text playthrough (``mtrain replay show``) and a GIF (``mtrain replay gif``).
+
+A replay file is a full record (every seat's actions), but a view for one seat
+(``seat=N``) shows only what that seat knew: its own hand, the public table, every
+seat's moves (laid tiles, draws and passes are public), the rounds' results (every hand
+is shown when a round is scored) and its own annotations, never another seat's (a
+search's values over its legal moves would tell its tiles). Without ``seat`` a view
+shows the hand of the seat on turn, as the env's own render does; ``all_hands=True``
+shows every hand.
+
+The text is the env's own ``ansi`` render; the pictures are its ``rgb_array`` render
+(Mexican Train only: partnership dominoes has no picture render).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mtrain_env.replay import Replay, ReplayFrame, ReplayStep, describe_move, replay_frames
+from mtrain_env.tilegame.tiles import bits_list
+
+__all__ = [
+    "annotation_text",
+    "hands_text",
+    "playthrough",
+    "round_lines",
+    "table_image",
+    "table_text",
+    "write_gif",
+]
+
+NO_PICTURE = (
+    "partnership dominoes has no picture render (rgb_array): view its replays with `mtrain replay show`"
+)
+
+
+def _check_seat(replay: Replay, seat: int | None) -> None:
+    if seat is not None and not 0 <= seat < replay.num_players:
+        raise ValueError(f"seat must be in 0..{replay.num_players - 1}, got {seat}")
+
+
+def hands_text(env: Any) -> list[str]:
+    """One line per seat with its hand (the ``all_hands`` view: hidden information)."""
+    s = env.state_obj
+    tiles = env.config.tiles.tiles
+    return [
+        f"  player_{p}'s hand: "
+        + (" ".join(f"[{a}|{b}]" for a, b in (tiles[i] for i in bits_list(h))) or "-")
+        for p, h in enumerate(s.hands)
+    ]
+
+
+def table_text(env: Any, seat: int | None = None, all_hands: bool = False) -> str:
+    """The env's text render of the table with the hand of ``seat`` (default: on turn), or every hand."""
+    s = env.state_obj
+    if hasattr(env, "pure_game"):
+        from mtrain_env.mexican_train.render import render_text
+
+        text = render_text(env.pure_game, s, seat)
+    else:
+        from mtrain_env.block.render import render_text as block_render_text
+
+        text = block_render_text(env.game, s, seat)
+    if all_hands:
+        text += "\n" + "\n".join(hands_text(env))
+    return text
+
+
+def _describe_config(replay: Replay) -> str:
+    c = replay.config
+    if replay.game == "block":
+        return f"partnership dominoes, {c['num_players']} players, rules {c['rules']}"
+    rounds = f", {c['rounds']} rounds" if c["rounds"] > 1 else ""
+    flags = [k for k, v in c.items() if v is True]
+    extra = f" +{','.join(flags)}" if flags else ""
+    return f"Mexican Train, {c['num_players']} players, double-{c['max_pips']}, {c['rules']}{rounds}{extra}"
+
+
+def _action_text(env: Any, seat: int, key: str) -> str:
+    """An annotation's action key as its move (``"5|8 on player_1's train"``), else as is."""
+    try:
+        return describe_move(env, seat, int(key))
+    except (TypeError, ValueError):
+        return key
+
+
+def annotation_text(env: Any, step: ReplayStep, top: int = 4) -> str:
+    """A decision's annotations in words: the ``top`` best actions of ``values`` / ``probs``
+    as moves (``env`` is positioned at that decision), other notes as they are."""
+    notes = step.annotations or {}
+    parts = []
+    for key, label in (("values", "values"), ("probs", "probabilities")):
+        table = notes.get(key)
+        if isinstance(table, dict):
+            best = sorted(table.items(), key=lambda kv: -float(kv[1]))[:top]
+            parts.append(
+                f"{label}: " + ", ".join(f"{_action_text(env, step.seat, a)} {float(v):.3g}" for a, v in best)
+            )
+    rest = {k: v for k, v in notes.items() if k not in ("values", "probs")}
+    if rest:
+        parts.append(f"notes: {rest}")
+    return "; ".join(parts)
+
+
+def round_lines(k: int, result: dict[str, Any]) -> list[str]:
+    """Round ``k``'s public result (``round_result``) as two lines: outcome and scores, hands shown."""
+    n = len(result["scores"])
+    if result.get("blocked"):
+        how = "blocked"
+    else:
+        how = "went out: " + ", ".join(f"player_{p}" for p in range(n) if result["went_out"][p])
+    scores = ", ".join(f"player_{p} {x:g}" for p, x in enumerate(result["scores"]))
+    hands = "; ".join(
+        f"player_{p} " + (" ".join(f"[{a}|{b}]" for a, b in hand) or "-")
+        for p, hand in enumerate(result["hands"])
+    )
+    return [f"== round {k + 1} over ({how}); scores {scores}", f"   hands shown: {hands}"]
+
+
+def playthrough(
+    replay: Replay, seat: int | None = None, all_hands: bool = False, tables: bool = True
+) -> Iterator[str]:
+    """The replay as text lines: a header, then each decision (with the table before it when
+    ``tables``), round results and the final scores. ``seat``: that seat's view only."""
+    _check_seat(replay, seat)
+    if seat is not None and all_hands:
+        raise ValueError("seat and all_hands exclude each other: a seat's view shows its own hand only")
+    yield f"{_describe_config(replay)}; seed {replay.seed}"
+    yield "seats: " + ", ".join(f"player_{p} {name}" for p, name in enumerate(replay.agents))
+    view = (
+        "every hand"
+        if all_hands
+        else (f"player_{seat}'s view only" if seat is not None else "the hand on turn")
+    )
+    yield f"showing: {view}; {len(replay.steps)} decisions"
+    frames = replay_frames(replay)
+    frame: ReplayFrame = next(frames)
+    rounds = 0
+    for step in replay.steps:
+        if tables:
+            yield ""
+            yield table_text(frame.env, seat, all_hands)
+        notes = ""
+        if step.annotations and (seat is None or seat == step.seat):  # a seat's own notes only
+            notes = f"    [{annotation_text(frame.env, step)}]"
+        frame = next(frames)
+        who = f"player_{step.seat} ({replay.agents[step.seat]})"
+        yield f"#{frame.index - 1:<4d} {who}: {step.move}{notes}"
+        if frame.round_result is not None:
+            yield from round_lines(rounds, frame.round_result)
+            rounds += 1
+    if replay.final is not None:
+        scores = ", ".join(f"player_{p} {x:g}" for p, x in enumerate(replay.final["scores"]))
+        returns = ", ".join(f"player_{p} {x:+.3f}" for p, x in enumerate(replay.final["returns"]))
+        yield f"== final scores: {scores}"
+        yield f"   returns ({replay.reward or 'default'} reward): {returns}"
+    else:
+        yield "== the game was cut short here (no final scores)"
+
+
+# ------------------------------------------------------------------- pictures
+def table_image(env: Any, seat: int | None = None, all_hands: bool = False) -> np.ndarray:
+    """The env's ``rgb_array`` picture of the table with the hand of ``seat`` (default: on
+    turn), or with every hand in a strip below it (Mexican Train only)."""
+    if not hasattr(env, "pure_game"):
+        raise ValueError(NO_PICTURE)
+    from mtrain_env.mexican_train.render_image import draw_table
+
+    frame = draw_table(env.pure_game, env.state_obj, seat)
+    return _with_hands_strip(env, frame) if all_hands else frame
+
+
+def _with_hands_strip(env: Any, frame: np.ndarray) -> np.ndarray:
+    """``frame`` with a strip below listing every seat's hand as small tile faces."""
+    from PIL import Image
+
+    from mtrain_env.mexican_train.render_image import BODY, HEADER_BG, TEXT, _put_text, tile_face
+
+    s = env.state_obj
+    tiles = env.config.tiles.tiles
+    half, row_h, label_w = 20, 28, 110
+    n = len(s.hands)
+    strip = Image.new("RGB", (frame.shape[1], n * row_h + 8), HEADER_BG)
+    for p, h in enumerate(s.hands):
+        y = 4 + p * row_h
+        _put_text(strip, (12, y + row_h / 2), f"player_{p}", BODY, TEXT, "lm")
+        x = label_w
+        for i in bits_list(h):
+            face = tile_face(*tiles[i], half)
+            if x + face.width > strip.width - 4:
+                break
+            strip.paste(face, (x, y + (row_h - face.height) // 2), face)
+            x += face.width + 3
+    out = Image.new("RGB", (frame.shape[1], frame.shape[0] + strip.height))
+    out.paste(Image.fromarray(frame), (0, 0))
+    out.paste(strip, (0, frame.shape[0]))
+    return np.asarray(out)
+
+
+def write_gif(
+    replay: Replay,
+    path: str | os.PathLike[str],
+    seat: int | None = None,
+    all_hands: bool = False,
+    fps: float = 2.0,
+    scale: float = 0.5,
+    progress: bool = False,
+) -> int:
+    """Write the replay as an animated GIF (one frame per position, the end of each round
+    and the final position held longer); the number of frames. Pillow only."""
+    from PIL import Image
+
+    _check_seat(replay, seat)
+    if seat is not None and all_hands:
+        raise ValueError("seat and all_hands exclude each other: a seat's view shows its own hand only")
+    if not 0 < scale <= 1:
+        raise ValueError(f"scale must be in (0, 1], got {scale}")
+    if not 0 < fps <= 50:
+        raise ValueError(f"fps must be in (0, 50], got {fps}")
+    if replay.game != "mexican_train":
+        raise ValueError(NO_PICTURE)
+    images: list[Image.Image] = []
+    durations: list[int] = []
+    step_ms = round(1000 / fps)
+    frames = replay_frames(replay)
+    if progress:
+        from tqdm import tqdm
+
+        frames = tqdm(frames, total=len(replay.steps) + 1, desc="frames", unit="frame")
+    palette: Image.Image | None = None
+    for frame in frames:
+        img = Image.fromarray(table_image(frame.env, seat, all_hands))
+        if scale != 1:
+            img = img.resize((round(img.width * scale), round(img.height * scale)), Image.Resampling.LANCZOS)
+        if palette is None:  # one palette for every frame: stable colours, small deltas
+            palette = img.quantize(colors=128, method=Image.Quantize.MEDIANCUT)
+        images.append(img.quantize(palette=palette, dither=Image.Dither.NONE))
+        held = frame.round_result is not None or frame.index == len(replay.steps)
+        durations.append(step_ms * 4 if held else step_ms)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    try:
+        images[0].save(
+            tmp,
+            format="GIF",
+            save_all=True,
+            append_images=images[1:],
+            duration=durations,
+            loop=0,
+            optimize=False,
+        )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return len(images)

@@ -1,0 +1,143 @@
+"""``mtrain play`` (agents/terminal.py): a human at seat 0 in the terminal."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from agents.terminal import TerminalSession
+from mtrain_env.replay import check_replay, read_replay
+from training.app import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PROMPT = r"your move \[1-(\d+), q quits\]: "
+
+
+def _spawn(tmp_path: Path, *args: str) -> pexpect.spawn:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "training.app", "play", *args],
+        cwd=str(tmp_path),
+        env=env,
+        encoding="utf-8",
+        timeout=120,
+    )
+
+
+def test_a_full_round_through_a_terminal(tmp_path: Path) -> None:
+    """pexpect plays a whole round against three planners: bad input re-prompts, every
+    prompt gets a legal choice, the round's result is shown, the replay re-simulates."""
+    save = tmp_path / "game.jsonl"
+    child = _spawn(
+        tmp_path,
+        "--agents",
+        "planner",
+        "planner",
+        "planner",
+        "--seed",
+        "11",
+        "--max-pips",
+        "9",
+        "--save",
+        str(save),
+    )
+    child.logfile_read = log = io.StringIO()
+    answers = 0
+    child.expect(PROMPT)
+    child.sendline("seven")  # not a number: asked again
+    child.expect("please type a number from 1 to")
+    child.expect(PROMPT)
+    child.sendline("0")  # out of range: asked again
+    child.expect("please type a number from 1 to")
+    while True:
+        i = child.expect([PROMPT, r"game over; replay saved: (\S+)"])
+        if i == 1:
+            break
+        options = int(child.match.group(1))
+        child.sendline(str(1 + answers % options))  # vary the choices
+        answers += 1
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    out = log.getvalue()
+    assert "== round 1 over" in out and "final scores:" in out and "you placed" in out
+    assert re.search(r"player_[123] \(planner\): ", out)  # the opponents' moves are shown
+    assert "player_1's hand" not in out and "player_2's hand" not in out
+    replay = read_replay(save)
+    check_replay(replay)
+    assert replay.finished and replay.agents == ["human", "planner", "planner", "planner"]
+    assert sum(1 for s in replay.steps if s.seat == 0) == answers
+
+
+def test_q_quits_and_saves_the_game_so_far(tmp_path: Path) -> None:
+    save = tmp_path / "q.jsonl"
+    child = _spawn(
+        tmp_path, "--agents", "greedy", "random", "--seed", "2", "--max-pips", "6", "--save", str(save)
+    )
+    child.logfile_read = io.StringIO()
+    for _ in range(2):
+        child.expect(PROMPT)
+        child.sendline("1")
+    child.expect(PROMPT)
+    child.sendline("q")
+    child.expect("you quit; the game so far is saved")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    replay = read_replay(save)
+    assert replay.final is None and sum(1 for s in replay.steps if s.seat == 0) == 2
+    check_replay(replay)
+
+
+def test_a_session_shows_session_scores_and_block_plays_too(tmp_path: Path) -> None:
+    for game, config, opponents in (
+        ("mexican_train", {"num_players": 2, "max_pips": 6, "rounds": 3}, ["planner"]),
+        ("block", {}, ["classic", "classic", "classic"]),
+    ):
+        out = io.StringIO()
+        session = TerminalSession(game, config, opponents, 5, read=lambda prompt: "1", out=out)
+        save = tmp_path / f"{game}.jsonl"
+        assert session.run(save) == 0
+        text = out.getvalue()
+        replay = read_replay(save)
+        check_replay(replay)
+        assert replay.finished and "game over; replay saved" in text
+        if game == "mexican_train":
+            assert text.count("session scores:") == 3 and "== round 3 over" in text
+        for seat in range(1, len(opponents) + 1):  # the human never sees another hand in play
+            assert f"player_{seat}'s hand" not in text
+
+
+def test_end_of_input_quits_and_saves(tmp_path: Path) -> None:
+    def eof(prompt: str) -> str:
+        raise EOFError
+
+    session = TerminalSession(
+        "mexican_train", {"num_players": 2, "max_pips": 6}, ["random"], 1, read=eof, out=io.StringIO()
+    )
+    assert session.run(tmp_path / "e.jsonl") == 0
+    assert read_replay(tmp_path / "e.jsonl").final is None
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["--agents", "nobody"], "--agents"),
+        (["--agents", "planner", "--max-pips", "99"], "--max-pips"),
+        (["--agents", "planner", "--game", "block"], "--agents"),
+        (["--agents", "planner", "--flag", "no_such_flag"], "--flag"),
+    ],
+)
+def test_bad_options_exit_2_with_one_line(
+    args: list[str], option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["play", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and option in err
