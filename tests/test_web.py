@@ -337,3 +337,68 @@ def test_a_client_that_disconnects_mid_request_leaves_the_game_whole(tmp_path: P
         r = httpx.post(f"{url}/api/games/{gid}/move", json=move)
         assert r.status_code == 409 and "stale move" in r.json()["error"]
         assert httpx.get(f"{url}/api/options").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("argv", "names"),
+    [
+        (["serve", "--port", "70000"], "--port"),
+        (["serve", "--port", "-1"], "--port"),
+        (["serve", "--max-games", "0"], "--max-games"),
+        (["serve", "--idle-seconds", "-3"], "--idle-seconds"),
+    ],
+)
+def test_bad_serve_command_lines_get_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], names: str
+) -> None:
+    from training.app import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        raise SystemExit(main(argv))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert names in err and err.startswith("mtrain") and len(err.strip().splitlines()) == 1, err
+
+
+def test_mtrain_serve_serves_both_pages(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from tests.web_server import free_port
+
+    port = free_port()
+    cmd = [sys.executable, "-m", "training.app", "serve", "--port", str(port), "--replays", str(tmp_path)]
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        for _ in range(300):
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/play", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.communicate()
+                time.sleep(0.05)
+        assert r.status_code == 200 and 'src="/static/play.js"' in r.text
+        page = httpx.get(f"http://127.0.0.1:{port}/viewer")
+        assert page.status_code == 200 and 'src="/static/viewer.js"' in page.text
+        for asset in ("table.js", "api.js", "style.css"):
+            assert httpx.get(f"http://127.0.0.1:{port}/static/{asset}").status_code == 200
+    finally:
+        proc.terminate()
+        out, _err = proc.communicate(timeout=20)
+    assert f"http://127.0.0.1:{port}/" in out
+
+
+def test_the_pages_load_nothing_from_elsewhere() -> None:
+    """No CDN, no external font: every file the pages use is served by the package."""
+    static = Path(__file__).resolve().parents[1] / "agents" / "web" / "static"
+    files = sorted(static.iterdir())
+    assert {f.name for f in files} >= {"index.html", "play.html", "viewer.html", "table.js", "style.css"}
+    for f in files:
+        text = f.read_text()
+        assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)|//cdn|@import url", text), f.name

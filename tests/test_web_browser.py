@@ -17,8 +17,8 @@ pytest.importorskip("fastapi")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 from mtrain_env.replay import check_replay, read_replay  # noqa: E402
-from tests.test_web import tournament_style_replay  # noqa: E402
 from tests.web_server import live_server  # noqa: E402
+from training.app import main  # noqa: E402
 
 CHROMIUM = os.environ.get("MTRAIN_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -103,14 +103,19 @@ def test_play_a_full_round_against_three_agents(tmp_path: Path, browser_page: An
         assert sum(1 for s in replay.steps if s.seat == 0) == moves
 
 
-def test_open_a_replay_and_step_through_it(tmp_path: Path, browser_page: Any) -> None:
+def test_open_a_tournament_replay_and_step_through_it(tmp_path: Path, browser_page: Any) -> None:
     page = browser_page
-    tournament_style_replay(tmp_path / "bench" / "deal-0.jsonl")
-    replay = read_replay(tmp_path / "bench" / "deal-0.jsonl")
-    with live_server(tmp_path) as (url, _app):
+    argv = ["bench", "--agents", "mc", "planner", "greedy", "random", "--deals", "1", "--seed", "0"]
+    argv += ["--agent-param", "mc.rollouts=8", "--out", str(tmp_path / "bench")]
+    assert main([*argv, "--save-replays", str(tmp_path / "bench" / "replays")]) == 0
+    files = sorted((tmp_path / "bench" / "replays").glob("*_r0_*.jsonl"))
+    assert len(files) == 1  # the rotation with mc at seat 0
+    name = f"replays/{files[0].name}"
+    replay = read_replay(files[0])
+    with live_server(tmp_path / "bench") as (url, _app):
         page.goto(f"{url}/viewer")
-        page.wait_for_selector("#files option[value='bench/deal-0.jsonl']", state="attached")
-        page.select_option("#files", "bench/deal-0.jsonl")
+        page.wait_for_selector(f"#files option[value='{name}']", state="attached")
+        page.select_option("#files", name)
         page.wait_for_selector("body[data-state=loaded]")
         assert page.get_attribute("body", "data-index") == "0"
         first = replay.steps[0]
