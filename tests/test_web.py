@@ -241,6 +241,16 @@ def test_a_full_store_answers_503_until_a_game_is_idle(tmp_path: Path) -> None:
         assert c.post("/api/games", json={"seed": 2}).status_code == 201
 
 
+def test_a_finished_game_makes_room_before_any_idle_one(tmp_path: Path) -> None:
+    with TestClient(create_app(tmp_path, max_games=2, idle_seconds=3600)) as c:
+        done = play_out(c, c.post("/api/games", json={"seed": 1}).json())[-1]
+        live = c.post("/api/games", json={"seed": 2}).json()["id"]
+        assert c.post("/api/games", json={"seed": 3}).status_code == 201
+        assert c.get(f"/api/games/{done['id']}").status_code == 404
+        assert c.get(f"/api/games/{live}").status_code == 200
+        assert len(list((tmp_path / "played").glob("*.jsonl"))) == 1  # saved once, at its end
+
+
 def test_a_busy_game_answers_409(client: Any) -> None:
     state = client.post("/api/games", json={"seed": 4}).json()
     game = store_game(client, state["id"])
@@ -402,3 +412,33 @@ def test_the_pages_load_nothing_from_elsewhere() -> None:
     for f in files:
         text = f.read_text()
         assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)|//cdn|@import url", text), f.name
+
+
+def test_the_same_move_sent_at_once_many_times_is_applied_once(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    with live_server(tmp_path) as (url, app):
+        state = httpx.post(f"{url}/api/games", json={"seed": 12}).json()
+        move = {"seat": state["seat"], "action": state["legal"][0]["action"], "step": state["step"]}
+        target = f"{url}/api/games/{state['id']}/move"
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda _: httpx.post(target, json=move), range(8)))
+        codes = sorted(r.status_code for r in answers)
+        assert codes == [200] + [409] * 7, [r.text for r in answers]
+        game = app.state.store.get(state["id"])
+        human_steps = [s for s in game.recorder.replay.steps if s.seat == state["seat"]]
+        assert len(human_steps) == 1
+
+
+def test_shutting_down_saves_every_unfinished_game(tmp_path: Path) -> None:
+    with TestClient(create_app(tmp_path)) as c:
+        for seed in (1, 2):
+            assert c.post("/api/games", json={"seed": seed}).status_code == 201
+    saved = sorted((tmp_path / "played").glob("*.jsonl"))
+    assert len(saved) == 2
+    for path in saved:
+        replay = read_replay(path)
+        assert replay.final is None
+        check_replay(replay)

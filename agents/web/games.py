@@ -237,7 +237,10 @@ class GameStore:
     def create(self, setup: TableSetup) -> TableGame:
         """A new game (agents already moved up to the human's first turn)."""
         game_id = secrets.token_hex(16)
-        game = TableGame(game_id, setup, self.save_dir, self.viewer_root)  # built outside the store's lock
+        try:  # built outside the store's lock
+            game = TableGame(game_id, setup, self.save_dir, self.viewer_root)
+        except ImportError as err:  # an agent whose extra is not installed (ppo: torch)
+            raise WebError(f"an agent cannot be loaded here: {err}") from None
         with self._lock:
             if len(self._games) >= self.max_games:
                 self._evict_one()
@@ -245,9 +248,13 @@ class GameStore:
         return game
 
     def _evict_one(self) -> None:
+        """Make room: drop the least recently used finished game, else the least recently
+        used game idle for ``idle_seconds`` (its replay saved as abandoned)."""
         now = time.monotonic()
-        for gid, old in self._games.items():
-            if now - old.touched >= self.idle_seconds and old.lock.acquire(blocking=False):
+        finished = [(gid, g) for gid, g in self._games.items() if g.over]
+        idle = [(gid, g) for gid, g in self._games.items() if now - g.touched >= self.idle_seconds]
+        for gid, old in finished + idle:
+            if old.lock.acquire(blocking=False):
                 try:
                     old.abandon()
                 finally:

@@ -3,7 +3,7 @@ import { api, scoreTable } from "/static/api.js";
 import { drawTable } from "/static/table.js";
 
 const $ = (id) => document.getElementById(id);
-let options = null, state = null, selected = null, busy = false;
+let options = null, state = null, selected = null, busy = false, roundsSeen = 0;
 
 function setBusy(value) {
   busy = value;
@@ -91,11 +91,17 @@ function render() {
     replayLink(state.replay_path);
   } else if (mine.length) {
     const notes = [];
+    if (state.rounds.length > roundsSeen) {
+      const r = state.rounds[state.rounds.length - 1];
+      const how = r.blocked ? "blocked (R23)" : `player_${r.went_out.indexOf(true)} went out`;
+      notes.push(`round ${state.rounds.length} over, ${how}: you scored ${r.scores[state.seat]}; a new round is dealt`);
+    }
     if (t.owes) notes.push("you owe a tile after your double (R18)");
     if (t.next_double >= 0) notes.push(`the double on ${t.next_double === t.num_players ? "the Mexican train" : "player_" + t.next_double + "'s train"} must be satisfied first (R20)`);
     if (t.has_drawn) notes.push("you have drawn");
     message(`Your turn. ${notes.join("; ")}`);
   }
+  roundsSeen = state.rounds.length;
   setBusy(busy);
 }
 
@@ -132,6 +138,7 @@ async function start(event) {
   try {
     state = await api("POST", "/api/games", body);
     $("log").replaceChildren();
+    roundsSeen = 0;
     $("scores").replaceChildren("no round finished yet");
     selected = null;
     setBusy(false);

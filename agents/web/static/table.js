@@ -191,10 +191,12 @@ export function drawTable(svg, table, opts = {}) {
     }
     el("rect", { x: laneX, y, width: PLATE_W, height: h, rx: 10, fill: SEAT_COLORS[t % SEAT_COLORS.length] }, g);
     label(g, laneX + 12, y + 9, `player_${t}`, 17, C.text);
-    if (names[t]) label(g, laneX + PLATE_W - 10, y + LANE_H - 22, names[t], 12, C.dim, "end");
-    let line = `hand: ${plural(table.hand_counts[t], "tile")}`;
-    if (table.rounds > 1) line += `   score ${table.scores[t]}`;
-    label(g, laneX + 12, y + LANE_H - 22, line, 12, C.text);
+    if (names[t]) {
+      const name = names[t].length > 11 ? names[t].slice(0, 10) + "…" : names[t];
+      label(g, laneX + PLATE_W - 10, y + LANE_H - 22, name, 12, C.dim, "end");
+    }
+    label(g, laneX + 12, y + LANE_H - 22, plural(table.hand_counts[t], "tile"), 12, C.text);
+    if (table.rounds > 1) label(g, laneX + 90, y + 13, `${table.scores[t]} pts`, 11, C.text);
     if (table.markers[t]) marker(g, laneX + PLATE_W - 33 - 8, y + 7, 22);
     if (table.playing && t === table.current) {
       el("rect", { x: laneX - 2, y: y - 2, width: PLATE_W + 4, height: LANE_H + 4, rx: 11, fill: "none", stroke: C.turn, "stroke-width": 3 }, g);
