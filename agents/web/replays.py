@@ -125,7 +125,7 @@ def replay_json(replay: Replay, seat: int | None = None) -> dict[str, Any]:
         "header": {
             "game": replay.game,
             "config": replay.config,
-            "seed": replay.seed,
+            "seed": str(replay.seed),  # 64-bit seeds lose digits as JavaScript numbers
             "agents": replay.agents,
             "versions": replay.versions,
             "finished": replay.final is not None,
