@@ -13,6 +13,7 @@ import difflib
 import pytest
 
 from mtrain_env.replay import ReplayMismatchError, check_replay, read_replay
+from tests.backends import NEEDS_NUMBA
 from tests.golden_games import GOLDEN, GoldenGame, text
 
 REGENERATE = "regenerate on purpose with `PYTHONPATH=. python -m tests.golden_games` and review the diff"
@@ -50,3 +51,10 @@ def test_golden_replays_regenerate_identically(golden: GoldenGame) -> None:
             n=1,
         )
         pytest.fail(f"{golden.path.name} changed; {REGENERATE}:\n" + "\n".join(list(diff)[:40]))
+
+
+@NEEDS_NUMBA
+def test_golden_replays_re_simulate_on_the_compiled_engine() -> None:
+    """The compiled rules engine plays the stored games exactly as the python one."""
+    for golden in GOLDEN:
+        check_replay(read_replay(golden.path), backend="compiled")

@@ -370,8 +370,8 @@ class DealPlayer:
             players = [self.agent(s, idx) for s, idx in enumerate(seats)]
             recorder = None
             if self.replays_dir is not None:
-                self.env.reset(seed=sseed, options=options)  # play_game resets it alike
-                recorder = ReplayRecorder(self.env, sseed, [plan.labels[i] for i in seats], options)
+                labels = [plan.labels[i] for i in seats]  # play_game resets with these seed and options:
+                recorder = ReplayRecorder(self.env, sseed, labels, options, verify=False)
             try:
                 record = play_game(
                     self.env, players, seed=sseed, options=options, agent_seeds=seeds, observer=recorder
