@@ -353,7 +353,7 @@ def test_a_client_that_disconnects_mid_request_leaves_the_game_whole(tmp_path: P
     ("argv", "names"),
     [
         (["serve", "--port", "70000"], "--port"),
-        (["serve", "--port", "-1"], "--port"),
+        (["serve", "--port", "0"], "--port"),
         (["serve", "--max-games", "0"], "--max-games"),
         (["serve", "--idle-seconds", "-3"], "--idle-seconds"),
     ],

@@ -8,9 +8,9 @@ Example::
 ``--replays DIR`` is the directory whose replay files (``*.jsonl``, searched recursively)
 the viewer lists; games played in the browser are saved there too, under ``played/``
 (``--save-dir`` to choose another place), when they end or are abandoned. At most
-``--max-games`` games are held in memory; when full, the oldest game idle for
-``--idle-seconds`` is ended (its replay saved) to make room. Needs the ``web`` extra
-(``pip install "mtrain_env[web]"``).
+``--max-games`` games are held in memory; when full, a finished game, else the oldest
+game idle for ``--idle-seconds``, is dropped (its replay saved) to make room. Needs the
+``web`` extra (``pip install "mtrain_env[web]"``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int_at_least(0), default=8000, help="port (default 8000; 0: any free port)")
+    p.add_argument("--port", type=int_at_least(1), default=8000, help="port (default 8000)")
     p.add_argument("--max-games", type=int_at_least(1), default=32, help="games held in memory (default 32)")
     p.add_argument(
         "--idle-seconds", type=positive_float, default=300.0, help="idle time before a game may be evicted"
@@ -44,7 +44,7 @@ def register(subparsers: Any) -> None:
 def serve(args: argparse.Namespace) -> int:
     """Run the server until interrupted."""
     if args.port > 65535:
-        print(f"mtrain serve: --port must be 0..65535, got {args.port}", file=sys.stderr)
+        print(f"mtrain serve: --port must be 1..65535, got {args.port}", file=sys.stderr)
         return 2
     try:
         import uvicorn
