@@ -9,9 +9,9 @@ second request while one is being served gets a 409 instead of queueing. Work ha
 the request's own thread and the lock is released by a ``with`` block, so a client that
 disconnects mid-request leaves a consistent game and a free lock.
 
-:class:`GameStore` caps the games in memory: when full, the least recently used game
-idle for at least ``idle_seconds`` is evicted (its replay saved as abandoned); when none
-is, creating a game fails with :class:`StoreFullError`. Every replay is written under
+:class:`GameStore` caps the games in memory: when full, a finished game is dropped, else
+the least recently used game idle for at least ``idle_seconds`` (its replay saved as
+abandoned); when none is, creating a game fails with :class:`StoreFullError` (503). Every replay is written under
 ``save_dir`` when its game ends, is abandoned or is evicted.
 """
 
