@@ -5,12 +5,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # the extras `make demo` and `make test` need (pyproject.toml; `pip install -e .` is the env alone)
-EXTRAS ?= train,fast,openspiel,docs,dev
+EXTRAS ?= train,fast,openspiel,web,docs,dev
 # where torch comes from: empty = the configured indexes (this machine: a local CPU wheel);
 # elsewhere `make test TORCH_INDEX=https://download.pytorch.org/whl/cpu` avoids the CUDA build
 TORCH_INDEX ?=
 
-.PHONY: demo test lint docs bench-speed slow-test notebooks golden clean
+.PHONY: demo test lint docs bench-speed slow-test notebooks golden clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/mtrain demo
 
-test: $(STAMP) lint docs
+test: $(STAMP) lint docs chromium
 	$(PY) -m pytest -n 2 -q
+
+# the web table's browser tests drive the OS's Chromium through Playwright (no browser download)
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+chromium:
+	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; }
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

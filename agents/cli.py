@@ -1,4 +1,5 @@
-"""The agents layer's ``mtrain`` commands: ``demo``, ``bench``, ``play``, ``block-demo``, ``block-bench``.
+"""The agents layer's ``mtrain`` commands: ``demo``, ``bench``, ``play``, ``block-demo``, ``block-bench``,
+``serve``.
 
 Each command's module owns its parser (a ``register(subparsers)`` function); this module
 gathers them for :mod:`training.app`, the ``mtrain`` program.
@@ -11,6 +12,7 @@ from typing import Any
 from agents import demo, terminal
 from agents.block import cli as block_cli
 from agents.tournament import cli as tournament_cli
+from agents.web import cli as web_cli
 
 
 def register(subparsers: Any) -> None:
@@ -19,3 +21,4 @@ def register(subparsers: Any) -> None:
     tournament_cli.register(subparsers)
     terminal.register(subparsers)
     block_cli.register(subparsers)
+    web_cli.register(subparsers)

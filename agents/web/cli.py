@@ -1,0 +1,59 @@
+"""``mtrain serve``: the web table on a local server (a replay viewer and play against agents).
+
+Example::
+
+    mtrain serve --replays results/x/replays --port 8000
+    # then open http://127.0.0.1:8000/ (the viewer: /viewer, play: /play)
+
+``--replays DIR`` is the directory whose replay files (``*.jsonl``, searched recursively)
+the viewer lists; games played in the browser are saved there too, under ``played/``
+(``--save-dir`` to choose another place), when they end or are abandoned. At most
+``--max-games`` games are held in memory; when full, a finished game, else the oldest
+game idle for ``--idle-seconds``, is dropped (its replay saved) to make room. Needs the
+``web`` extra (``pip install "mtrain_env[web]"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from mtrain_env.cli import int_at_least, positive_float
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``serve`` subcommand to the ``mtrain`` parser."""
+    p = subparsers.add_parser(
+        "serve",
+        help="web table: watch replays and play against agents in the browser",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int_at_least(1), default=8000, help="port (default 8000)")
+    p.add_argument("--max-games", type=int_at_least(1), default=32, help="games held in memory (default 32)")
+    p.add_argument(
+        "--idle-seconds", type=positive_float, default=300.0, help="idle time before a game may be evicted"
+    )
+    p.add_argument("--replays", default="runs/replays", help="replay directory the viewer lists")
+    p.add_argument("--save-dir", default=None, help="where played games are saved (default REPLAYS/played)")
+    p.set_defaults(func=serve)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the server until interrupted."""
+    if args.port > 65535:
+        print(f"mtrain serve: --port must be 1..65535, got {args.port}", file=sys.stderr)
+        return 2
+    try:
+        import uvicorn
+
+        from agents.web.app import create_app
+    except ImportError as err:
+        print(f'mtrain serve: needs the web extra (pip install "mtrain_env[web]"): {err}', file=sys.stderr)
+        return 2
+    app = create_app(args.replays, args.save_dir, args.max_games, args.idle_seconds)
+    print(f"mtrain serve: http://{args.host}:{args.port}/  (replays: {args.replays}; Ctrl-C stops)")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
