@@ -11,8 +11,8 @@ disconnects mid-request leaves a consistent game and a free lock.
 
 :class:`GameStore` caps the games in memory: when full, a finished game is dropped, else
 the least recently used game idle for at least ``idle_seconds`` (its replay saved as
-abandoned); when none is, creating a game fails with :class:`StoreFullError` (503). Every replay is written under
-``save_dir`` when its game ends, is abandoned or is evicted.
+abandoned); when none is, creating a game fails with :class:`StoreFullError` (503).
+Every replay is written under ``save_dir`` when its game ends, is abandoned or is evicted.
 """
 
 from __future__ import annotations
