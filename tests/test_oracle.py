@@ -79,7 +79,13 @@ def test_search_agents_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
 
     def run(out: Path, workers: int) -> bytes:
         config = TournamentConfig(
-            agents=agents, deals=2, seed=11, workers=workers, out_dir=out, plots=False, progress=False,
+            agents=agents,
+            deals=2,
+            seed=11,
+            workers=workers,
+            out_dir=out,
+            plots=False,
+            progress=False,
             lineup=["mc[sims=24]", "oracle", "planner", "planner"],
         )
         run_tournament(config)

@@ -25,10 +25,9 @@ pytest.importorskip("numba")
 from agents.mexican_train import mc as mc_module
 from agents.mexican_train.chains import ChainSolver
 from agents.mexican_train.mc import ChainPolicy, MCAgent
-from mtrain_env.mexican_train.compiled import CompiledMexicanTrain, engine
-from mtrain_env.mexican_train.compiled import rollout as R
+from mtrain_env.mexican_train.compiled import CompiledMexicanTrain, engine, rollout
 from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.mexican_train.core.public import public_view, sample_state
+from mtrain_env.mexican_train.core.public import public_view
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import Phase
 from mtrain_env.tilegame.tiles import bits_list
@@ -48,7 +47,7 @@ def test_longest_chain_equals_the_pure_solver(pips: int, blank: bool) -> None:
     tiles = config.tiles
     comp = CompiledMexicanTrain(config)
     solver = ChainSolver(tiles, blank, node_limit=EXACT)
-    sc = R.scratch(EXACT)
+    sc = rollout.scratch(EXACT)
     _moves, _res, hand, used, chains, frames, counter, _memo, _z, _limit = sc
     rng = np.random.default_rng(pips)
     long_chains = 0
@@ -57,7 +56,9 @@ def test_longest_chain_equals_the_pure_solver(pips: int, blank: bool) -> None:
         ids = sorted(rng.choice(tiles.num_tiles, size, replace=False).tolist())
         end = int(rng.integers(0, pips + 1))
         hand[:size] = ids
-        count, value = R.longest_chain(comp.tables, end, hand, size, used, chains, frames, counter, EXACT)
+        count, value = rollout.longest_chain(
+            comp.tables, end, hand, size, used, chains, frames, counter, EXACT
+        )
         mask = tiles.mask_of(ids)
         want = solver.solve(end, mask)
         assert (count, value, tuple(chains[0, :count].tolist())) == want
@@ -97,7 +98,7 @@ def play_rollout_differential(seed: int, positions: int) -> int:
         comp = CompiledMexicanTrain(config)
         policy = ChainPolicy(game)
         policy.solver = ChainSolver(config.tiles, config.blank_penalty, node_limit=EXACT)
-        sc = R.scratch(EXACT)
+        sc = rollout.scratch(EXACT)
         trace = np.empty(4000, np.int64)
         s = game.new_game(rng)
         while s.phase < Phase.GAME_OVER and done < positions:
@@ -108,7 +109,7 @@ def play_rollout_differential(seed: int, positions: int) -> int:
                 pure = s.copy()
                 want = _pure_rollout(game, policy, pure)
                 cs = comp.to_compiled(s)
-                steps = R.rollout(cs, comp.tables, 2, sc, trace)
+                steps = rollout.rollout(cs, comp.tables, 2, sc, trace)
                 assert trace[:steps].tolist() == want
                 assert np.array_equal(cs, comp.to_compiled(pure))
                 compared += steps
@@ -148,7 +149,7 @@ def test_dealer_keeps_every_public_fact(seed: int) -> None:
     game, comp, s = _position(seed, 25 + 5 * seed, num_players=4 + seed % 3)
     seat = s.current
     view = public_view(s, game.config, seat)
-    det = R.Determinizer(comp, view, np.random.default_rng(seed))
+    det = rollout.Determinizer(comp, view, np.random.default_rng(seed))
     tiles = game.tiles
     seen = []
     for index in range(20):
@@ -175,7 +176,7 @@ def test_voids_bind_the_dealer() -> None:
         view = public_view(s, game.config, seat)
         if not any(view.voids[q] for q in range(game.n) if q != seat):
             continue
-        det = R.Determinizer(comp, view, np.random.default_rng(seed))
+        det = rollout.Determinizer(comp, view, np.random.default_rng(seed))
         for index in range(30):
             ps = comp.to_pure(det.state(5, index))
             for q in range(game.n):
@@ -188,14 +189,14 @@ def test_voids_bind_the_dealer() -> None:
 def test_a_failed_greedy_deal_falls_back_to_the_pure_sampler() -> None:
     game, comp, s = _position(3, 30, num_players=4)
     view = public_view(s, game.config, s.current)
-    det = R.Determinizer(comp, view, np.random.default_rng(0))
+    det = rollout.Determinizer(comp, view, np.random.default_rng(0))
     det.allowed[:] = False  # the greedy dealer can place nothing: every deal fails
     candidates = [int(m) for m in game.legal_moves(s)]
-    sc = R.scratch()
-    out = R.run_rollouts(det, 7, 0, 3, candidates, sc=sc)
+    sc = rollout.scratch()
+    out = rollout.run_rollouts(det, 7, 0, 3, candidates, sc=sc)
     for d in range(3):
         want = np.zeros(len(candidates))
-        R.rollout_root(det.fallback(7, d), comp.tables, np.array(candidates), view.seat, 2, want, sc)
+        rollout.rollout_root(det.fallback(7, d), comp.tables, np.array(candidates), view.seat, 2, want, sc)
         assert out[d].tolist() == want.tolist()
         assert public_view(comp.to_pure(det.fallback(7, d)), game.config, view.seat) == view
 
@@ -203,14 +204,14 @@ def test_a_failed_greedy_deal_falls_back_to_the_pure_sampler() -> None:
 def test_rollout_matrix_results_are_the_rollouts_of_each_world() -> None:
     game, comp, s = _position(11, 20, num_players=4)
     view = public_view(s, game.config, s.current)
-    det = R.Determinizer(comp, view, np.random.default_rng(1))
+    det = rollout.Determinizer(comp, view, np.random.default_rng(1))
     candidates = [int(m) for m in game.legal_moves(s)]
-    out = R.run_rollouts(det, 3, 10, 4, candidates)
+    out = rollout.run_rollouts(det, 3, 10, 4, candidates)
     for d in range(4):
         for c, move in enumerate(candidates):
             st = det.state(3, 10 + d)
             engine.apply(st, comp.tables, move)
-            R.rollout(st, comp.tables)
+            rollout.rollout(st, comp.tables)
             scores = comp.round_scores(st)[-1]
             assert out[d, c] == pytest.approx(sum(scores) / len(scores) - scores[view.seat])
 

@@ -305,7 +305,7 @@ class MCAgent(Agent):
         self.prior = prior
         self.z = z
         self.engine = self._resolve_engine(engine, policy)
-        self._rollout_module = compiled_rollouts() if self.engine == "compiled" else None
+        self._rollout_module: Any = compiled_rollouts() if self.engine == "compiled" else None
         self._prior = None if prior is None else PlannerAgent()
         self._policies: dict[GameConfig, GreedyPolicy | ChainPolicy] = {}
         self._compiled: dict[GameConfig, tuple[Any, Any]] = {}
@@ -385,7 +385,11 @@ class MCAgent(Agent):
         totals = [0.0] * k
         scores: list[list[float]] = [[] for _ in range(k)]  # per candidate, per determinization
         default = -1 if self._prior is None else legal.index(self._prior.act(decision))
-        run = self._python_runner(decision, moves) if self.engine == "python" else self._compiled_runner(decision, moves)
+        run = (
+            self._python_runner(decision, moves)
+            if self.engine == "python"
+            else self._compiled_runner(decision, moves)
+        )
         done = 0  # determinizations every survivor has been scored on
         for stage in range(stages):
             quota = None if self.rollouts is None else max(1, self.rollouts // stages // len(alive))
@@ -455,7 +459,11 @@ class MCAgent(Agent):
             candidates = [moves[i] for i in alive]
             stage_done = 0
             while quota is None or stage_done < quota:
-                count = CHUNK if quota is None else (quota - stage_done if deadline is None else min(CHUNK, quota - stage_done))
+                count = (
+                    CHUNK
+                    if quota is None
+                    else (quota - stage_done if deadline is None else min(CHUNK, quota - stage_done))
+                )
                 rows = rollout.run_rollouts(det, base, first + stage_done, count, candidates, sc=sc)
                 yield from rows.tolist()
                 stage_done += count

@@ -72,7 +72,9 @@ def time_agent(spec: AgentSpec, snapshots: Sequence[tuple[Any, str]], players: i
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_search", description=__doc__.splitlines()[0])
-    parser.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS), help="agent specs, the reference first")
+    parser.add_argument(
+        "--agents", nargs="+", default=list(DEFAULT_AGENTS), help="agent specs, the reference first"
+    )
     parser.add_argument("--games", type=int_at_least(1), default=4)
     parser.add_argument("--players", type=int_at_least(2), default=4)
     parser.add_argument("--seed", type=int_at_least(0), default=0)
@@ -82,8 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         parser.error(f"--agents: {err}")
     snaps = positions(args.games, args.seed, args.players)
-    print(f"{len(snaps)} decisions (seat 0, more than one legal action) of {args.games} planner games, "
-          f"{args.players} players, double-12")
+    print(
+        f"{len(snaps)} decisions (seat 0, more than one legal action) of {args.games} planner games, "
+        f"{args.players} players, double-12"
+    )
     print(f"{'agent':28s} {'mean ms':>9s} {'median ms':>10s} {'speed-up':>9s}")
     ref = None
     for spec in specs:

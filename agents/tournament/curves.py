@@ -31,7 +31,9 @@ from mtrain_env.mexican_train import GameConfig
 FIELDS = ("label", "agent", "ms_per_decision", "gain", "gain_lo", "gain_hi", "rounds", "cheats")
 
 
-def run_point(spec: AgentSpec, out: Path, deals: int, seed: int, players: int, workers: int) -> dict[str, Any]:
+def run_point(
+    spec: AgentSpec, out: Path, deals: int, seed: int, players: int, workers: int
+) -> dict[str, Any]:
     """Play (or resume) the point's tournament; its row of ``curves.csv``."""
     label = spec.default_label()
     config = TournamentConfig(
@@ -69,18 +71,33 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
     ax = fig.add_subplot()
     names = sorted({r["agent"] for r in rows if not r["cheats"]})
     for name in names:
-        pts = sorted((r for r in rows if r["agent"] == name and not r["cheats"]), key=lambda r: r["ms_per_decision"])
+        pts = sorted(
+            (r for r in rows if r["agent"] == name and not r["cheats"]), key=lambda r: r["ms_per_decision"]
+        )
         xs = [r["ms_per_decision"] for r in pts]
         ys = [r["gain"] for r in pts]
         err = [[r["gain"] - r["gain_lo"] for r in pts], [r["gain_hi"] - r["gain"] for r in pts]]
         ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=name)
         for r in pts:
-            ax.annotate(r["label"].removeprefix(name), (r["ms_per_decision"], r["gain"]), fontsize=7,
-                        textcoords="offset points", xytext=(4, -10))
+            ax.annotate(
+                r["label"].removeprefix(name),
+                (r["ms_per_decision"], r["gain"]),
+                fontsize=7,
+                textcoords="offset points",
+                xytext=(4, -10),
+            )
     for r in rows:
         if r["cheats"]:
-            ax.errorbar([r["ms_per_decision"]], [r["gain"]], yerr=[[r["gain"] - r["gain_lo"]], [r["gain_hi"] - r["gain"]]],
-                        marker="*", markersize=12, capsize=3, linestyle="none", label=f"{r['label']} (cheats: sees all hands)")
+            ax.errorbar(
+                [r["ms_per_decision"]],
+                [r["gain"]],
+                yerr=[[r["gain"] - r["gain_lo"]], [r["gain_hi"] - r["gain"]]],
+                marker="*",
+                markersize=12,
+                capsize=3,
+                linestyle="none",
+                label=f"{r['label']} (cheats: sees all hands)",
+            )
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("ms per decision (log)")
@@ -112,12 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         writer = csv.DictWriter(f, FIELDS)
         writer.writeheader()
         writer.writerows(rows)
-    title = f"{args.players} players, double-12: X + {args.players - 1} x planner, {args.deals} duplicate deals, seed {args.seed}"
+    lineup = f"X + {args.players - 1} x planner"
+    title = f"{args.players} players, double-12: {lineup}, {args.deals} duplicate deals, seed {args.seed}"
     plot(rows, out / "curves.png", title)
     print(f"{'point':22s} {'ms/dec':>8s} {'pips/round better than planner [95% CI]':>40s}")
     for r in rows:
         mark = "  (cheats)" if r["cheats"] else ""
-        print(f"{r['label']:22s} {r['ms_per_decision']:8.2f} {r['gain']:8.2f} [{r['gain_lo']:.2f}, {r['gain_hi']:.2f}]{mark}")
+        ci = f"[{r['gain_lo']:.2f}, {r['gain_hi']:.2f}]"
+        print(f"{r['label']:22s} {r['ms_per_decision']:8.2f} {r['gain']:8.2f} {ci}{mark}")
     print(f"wrote {out / 'curves.csv'} and {out / 'curves.png'}")
     return 0
 

@@ -43,7 +43,6 @@ from mtrain_env.mexican_train.compiled import engine
 from mtrain_env.mexican_train.compiled.engine import (
     K_DOUBLE_ID,
     K_DRAW,
-    K_IS_DOUBLE,
     K_MARKER_OFF_BY_OWNER_PLAY_ANYWHERE,
     K_MULTI_OPENING,
     K_N,
@@ -85,11 +84,11 @@ from mtrain_env.tilegame.tiles import bits_list
 __all__ = [
     "NODE_LIMIT",
     "Determinizer",
-        "chain_rollout",
+    "chain_rollout",
     "deal_hidden",
     "longest_chain",
-    "rollout_matrix",
     "rollout",
+    "rollout_matrix",
     "run_rollouts",
     "scratch",
 ]
@@ -121,7 +120,7 @@ def _register_locator() -> bool:
     this_file = os.path.abspath(__file__)
     engine_file = os.path.abspath(engine.__file__)
 
-    class _EngineAwareLocator(caching._CacheLocator):  # type: ignore[misc,name-defined]
+    class _EngineAwareLocator(caching._CacheLocator):
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
@@ -286,7 +285,9 @@ def longest_chain(
                 continue  # cannot reach the best length: prune
             used[i] = True
             f[F_CHILD] = i
-            _enter(tb, frames, depth + 1, new_end, f[F_LEFT] - 1, new_odd, tiles, k, used, chains, counter, limit)
+            _enter(
+                tb, frames, depth + 1, new_end, f[F_LEFT] - 1, new_odd, tiles, k, used, chains, counter, limit
+            )
             depth += 1
             descended = True
             break
@@ -305,7 +306,9 @@ def longest_chain(
         t = tiles[i]
         total = count + 1
         total_pips = pips + tb[K_TILE_VALUE + t]
-        if total > parent[F_BEST_COUNT] or (total == parent[F_BEST_COUNT] and total_pips > parent[F_BEST_PIPS]):
+        if total > parent[F_BEST_COUNT] or (
+            total == parent[F_BEST_COUNT] and total_pips > parent[F_BEST_PIPS]
+        ):
             parent[F_BEST_COUNT] = total
             parent[F_BEST_PIPS] = total_pips
             start = parent[F_START]
@@ -401,16 +404,17 @@ def _reserve(s: np.ndarray, tb: np.ndarray, sc: Any) -> None:
 @njit(cache=_CACHE)
 def _tile_key(tb: np.ndarray, tile: int, own: bool, reserved: bool) -> int:
     """The damage, off-own and value terms of ``play_key`` (``ChainPolicy.tile_keys``)."""
-    if own:
-        damage = 1 if reserved else 2
-    else:
-        damage = 3 if reserved else 0
+    # own train: the chain's next tile costs itself, another moves the end off the chain;
+    # elsewhere: an extra costs nothing, a reserved tile cuts the chain for good
+    damage = (1 if reserved else 2) if own else (3 if reserved else 0)
     off_own = 0 if own else 1
     return (255 - damage) << _DAMAGE | off_own << _OFF_OWN | tb[K_TILE_VALUE + tile]
 
 
 @njit(cache=_CACHE)
-def _choose(s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, reserved: np.ndarray, danger: int) -> int:
+def _choose(
+    s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, reserved: np.ndarray, danger: int
+) -> int:
     """The chain policy's move among ``moves[:count]`` (more than one legal move)."""
     width = tb[K_WIDTH]
     draw = tb[K_DRAW]
@@ -473,10 +477,7 @@ def chain_rollout(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np
     steps = 0
     while s[S_PHASE] < ROUND_OVER:
         count = engine.legal_moves_into(s, tb, moves)
-        if count == 1:
-            m = moves[0]
-        else:
-            m = _choose(s, tb, moves, count, reserved, danger)
+        m = moves[0] if count == 1 else _choose(s, tb, moves, count, reserved, danger)
         if steps < trace.shape[0]:
             trace[steps] = m
         engine.apply(s, tb, m)
@@ -619,7 +620,9 @@ def rollout_matrix(
 
 
 @njit(cache=_CACHE)
-def rollout_root(root: np.ndarray, tb: np.ndarray, candidates: np.ndarray, seat: int, danger: int, out: np.ndarray, sc: Any) -> None:
+def rollout_root(
+    root: np.ndarray, tb: np.ndarray, candidates: np.ndarray, seat: int, danger: int, out: np.ndarray, sc: Any
+) -> None:
     """Every candidate played out on one given full state: ``out[c]``."""
     s = np.empty(STATE_SIZE, np.int64)
     trace = np.empty(0, np.int64)
@@ -633,7 +636,7 @@ def rollout_root(root: np.ndarray, tb: np.ndarray, candidates: np.ndarray, seat:
 def scratch(limit: int = NODE_LIMIT) -> tuple[Any, ...]:
     """The work arrays every rollout kernel takes (``sc``), with the chain memo and the
     chain search's node ``limit``. Reuse one per game config (the memo's chains are
-    those of one tile set), never across configs; the memo only saves work.""" 
+    those of one tile set), never across configs; the memo only saves work."""
     zobrist = np.random.default_rng(0x5EED).integers(1, 1 << 62, MAX_TILES + MAX_VALUES, dtype=np.int64)
     return (
         np.empty(MAX_MOVES, np.int64),  # legal moves
@@ -649,10 +652,16 @@ def scratch(limit: int = NODE_LIMIT) -> tuple[Any, ...]:
     )
 
 
-def rollout(s: np.ndarray, tb: np.ndarray, danger: int = 2, sc: Any = None, trace: np.ndarray | None = None) -> int:
+def rollout(
+    s: np.ndarray, tb: np.ndarray, danger: int = 2, sc: Any = None, trace: np.ndarray | None = None
+) -> int:
     """Play the compiled state ``s`` out in place with the chain policy; returns the moves
     applied (written to ``trace`` as far as it is long)."""
-    return int(chain_rollout(s, tb, danger, scratch() if sc is None else sc, np.empty(0, np.int64) if trace is None else trace))
+    return int(
+        chain_rollout(
+            s, tb, danger, scratch() if sc is None else sc, np.empty(0, np.int64) if trace is None else trace
+        )
+    )
 
 
 class Determinizer:
@@ -724,7 +733,22 @@ def run_rollouts(
     out = np.zeros((count, len(candidates)), np.float64)
     dealt = np.ones(count, np.int64)
     seat = det.view.seat
-    rollout_matrix(det.template, tb, det.unseen, det.allowed, det.order, det.need, base, first, cand, seat, danger, out, dealt, sc)
+    rollout_matrix(
+        det.template,
+        tb,
+        det.unseen,
+        det.allowed,
+        det.order,
+        det.need,
+        base,
+        first,
+        cand,
+        seat,
+        danger,
+        out,
+        dealt,
+        sc,
+    )
     for d in np.flatnonzero(dealt == 0).tolist():
         rollout_root(det.fallback(base, first + d), tb, cand, seat, danger, out[d], sc)
     return out
