@@ -93,3 +93,44 @@ def test_search_agents_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
 
     assert run(tmp_path / "w1", 1) == run(tmp_path / "w2", 2)
     assert np.any(np.frombuffer(run(tmp_path / "w1", 1), np.uint8))  # not empty
+
+
+def test_compiled_mc_on_a_time_budget() -> None:
+    pytest.importorskip("numba")
+    from agents.mexican_train.mc import MCAgent
+
+    env, decision = _decision_with_choices(6)
+    agent = MCAgent(seed=0, ms=30, engine="compiled")
+    action = agent.act(decision)
+    assert decision.action_mask[action] == 1
+    assert agent.last_samples >= 1 and agent.last_rollouts >= len(agent.last_values)
+
+
+def test_bench_search_prints_each_agent_against_the_first(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("numba")
+    from agents.tournament import bench_search
+
+    assert (
+        bench_search.main(["--games", "1", "--agents", "mc[sims=8,engine=python]", "mc[sims=8]", "oracle"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("mc", "oracle"))]
+    assert [r[0] for r in rows] == ["mc[engine=python,sims=8]", "mc[sims=8]", "oracle"]
+    assert rows[0][-1] == "1.0x" and all(float(r[1]) > 0 for r in rows)
+
+
+def test_curves_writes_the_figures_and_the_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("numba")
+    from agents.tournament import curves
+
+    assert curves.main(["--out", str(tmp_path), "--deals", "1", "--points", "mc[sims=4]", "oracle"]) == 0
+    lines = (tmp_path / "curves.csv").read_text().splitlines()
+    assert lines[0].split(",") == list(curves.FIELDS)
+    assert [line.split(",")[0] for line in lines[1:]] == ["mc[sims=4]", "oracle"]
+    assert lines[2].split(",")[-1] == "True"  # the oracle is marked as a cheat
+    assert (tmp_path / "curves.png").stat().st_size > 1000
+    with pytest.raises(SystemExit) as err:
+        curves.main(["--out", str(tmp_path), "--points", "nosuchagent"])
+    assert err.value.code == 2
+    assert "--points" in capsys.readouterr().err

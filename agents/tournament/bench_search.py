@@ -59,11 +59,11 @@ def time_agent(spec: AgentSpec, snapshots: Sequence[tuple[Any, str]], players: i
     raw = e.unwrapped
     # first call compiles / loads caches: not timed
     raw.load_state_dict(snapshots[0][0])
-    agent.act(decision_for(e, snapshots[0][1]))
+    agent.act(agent.decision_class(e, snapshots[0][1]))
     out = []
     for state, agent_id in snapshots:
         raw.load_state_dict(state)
-        decision: Decision = decision_for(e, agent_id)
+        decision: Decision = agent.decision_class(e, agent_id)  # as the play loop builds it
         t = time.perf_counter()
         agent.act(decision)
         out.append((time.perf_counter() - t) * 1000.0)

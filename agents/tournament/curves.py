@@ -52,12 +52,14 @@ def run_point(
     pair = next(p for p in summary["pairwise"] if {p["a"], p["b"]} == {label, "planner"})
     sign = -1.0 if pair["a"] == label else 1.0  # gain = planner's penalty - the point's
     diff = pair["mean_diff"]
-    bounds = sorted((sign * diff["lo"], sign * diff["hi"]))
+    gain = sign * diff["mean"]
+    # fewer than 2 deals have no interval: a zero-width one
+    bounds = sorted(gain if diff[k] is None else sign * diff[k] for k in ("lo", "hi"))
     return {
         "label": label,
         "agent": spec.name,
         "ms_per_decision": round(float(me["ms_per_decision"]), 3),
-        "gain": round(sign * diff["mean"], 3),
+        "gain": round(gain, 3),
         "gain_lo": round(bounds[0], 3),
         "gain_hi": round(bounds[1], 3),
         "rounds": me["seat_rounds"],
