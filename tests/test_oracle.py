@@ -99,7 +99,7 @@ def test_compiled_mc_on_a_time_budget() -> None:
     pytest.importorskip("numba")
     from agents.mexican_train.mc import MCAgent
 
-    env, decision = _decision_with_choices(6)
+    _env, decision = _decision_with_choices(6)
     agent = MCAgent(seed=0, ms=30, engine="compiled")
     action = agent.act(decision)
     assert decision.action_mask[action] == 1
