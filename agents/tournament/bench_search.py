@@ -2,9 +2,10 @@
 
 Positions are collected once (the seat-0 decisions with more than one legal action of
 games played by four ``planner`` seats, 4 players, double-12 unless told otherwise), then
-every agent spec decides each of them; the table gives the mean and median milliseconds a
-decision and the ratio to the first spec, measured in the same run (the machine is
-shared: read the ratio, not the absolute figure). The issue-10 target is ``mc`` at 200
+every agent spec decides each of them, the agents taking turns position by position; the
+table gives the mean and median milliseconds a decision and the speed-up over the first
+spec, measured in the same run (the machine is shared: read the ratio, not the absolute
+figure). The issue-10 target is ``mc`` at 200
 rollouts on the compiled rollouts at <= 10 ms a decision (pure ``mc``: ~100 ms).
 
     python -m agents.tournament.bench_search --games 4 \\
@@ -51,22 +52,27 @@ def positions(games: int, seed: int, players: int) -> list[tuple[Any, str]]:
     return out
 
 
-def time_agent(spec: AgentSpec, snapshots: Sequence[tuple[Any, str]], players: int, seed: int) -> list[float]:
-    """Milliseconds of each decision of the agent of ``spec`` on the snapshots."""
-    agent = make_agent(spec.name, seed=seed, **spec.params)
+def time_agents(
+    specs: Sequence[AgentSpec], snapshots: Sequence[tuple[Any, str]], players: int, seed: int
+) -> list[list[float]]:
+    """Milliseconds of each decision, per spec. The agents take turns on each position (the
+    order reversed every other one), so a load swing of the shared machine hits them alike."""
+    agents = [make_agent(spec.name, seed=seed, **spec.params) for spec in specs]
     e = make_env(num_players=players)
     e.reset(seed=0)
     raw = e.unwrapped
-    # first call compiles / loads caches: not timed
     raw.load_state_dict(snapshots[0][0])
-    agent.act(agent.decision_class(e, snapshots[0][1]))
-    out = []
-    for state, agent_id in snapshots:
-        raw.load_state_dict(state)
-        decision: Decision = agent.decision_class(e, agent_id)  # as the play loop builds it
-        t = time.perf_counter()
-        agent.act(decision)
-        out.append((time.perf_counter() - t) * 1000.0)
+    for agent in agents:  # the first call compiles or loads caches: not timed
+        agent.act(agent.decision_class(e, snapshots[0][1]))
+    out: list[list[float]] = [[] for _ in specs]
+    for k, (state, agent_id) in enumerate(snapshots):
+        turns = list(range(len(agents)))
+        for i in turns if k % 2 == 0 else reversed(turns):
+            raw.load_state_dict(state)
+            decision: Decision = agents[i].decision_class(e, agent_id)  # as the play loop builds it
+            t = time.perf_counter()
+            agents[i].act(decision)
+            out[i].append((time.perf_counter() - t) * 1000.0)
     return out
 
 
@@ -90,8 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"{'agent':28s} {'mean ms':>9s} {'median ms':>10s} {'speed-up':>9s}")
     ref = None
-    for spec in specs:
-        times = time_agent(spec, snaps, args.players, args.seed)
+    for spec, times in zip(specs, time_agents(specs, snaps, args.players, args.seed), strict=True):
         mean = statistics.fmean(times)
         ref = mean if ref is None else ref
         print(f"{spec.default_label():28s} {mean:9.2f} {statistics.median(times):10.2f} {ref / mean:8.1f}x")
