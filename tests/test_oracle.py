@@ -134,3 +134,23 @@ def test_curves_writes_the_figures_and_the_plot(tmp_path: Path, capsys: pytest.C
         curves.main(["--out", str(tmp_path), "--points", "nosuchagent"])
     assert err.value.code == 2
     assert "--points" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["mc", "oracle"])
+def test_search_agents_pickle_and_play_the_same(name: str) -> None:
+    """Training checkpoints pickle their opponents: the compiled module is not pickled, and
+    the copy plays as the original."""
+    import pickle
+
+    pytest.importorskip("numba")
+    from agents.registry import make_agent
+
+    params = {"sims": 16} if name == "mc" else {}
+    agent = make_agent(name, seed=3, **params)
+    _env, decision = _decision_with_choices(7)
+    agent.act(decision)  # caches filled
+    copy = pickle.loads(pickle.dumps(agent))
+    agent.reset(5)
+    copy.reset(5)
+    assert copy.act(decision) == agent.act(decision)
+    assert copy.last_values == agent.last_values

@@ -313,6 +313,23 @@ class MCAgent(Agent):
         self.last_samples = 0  #: determinizations used for the last decision
         self.last_values: dict[int, float] = {}  #: mean result per action still in the race
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the compiled module and its per-config caches (rebuilt on use)."""
+        state = self.__dict__.copy()
+        state["_rollout_module"] = None
+        state["_compiled"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._compiled = {}
+        if self.engine == "compiled":
+            self._rollout_module = compiled_rollouts()
+            if self._rollout_module is None:
+                raise ValueError(
+                    "this mc was saved with engine='compiled', which needs numba (the 'fast' extra)"
+                )
+
     @staticmethod
     def _resolve_engine(engine: str, policy: str) -> str:
         if engine not in ENGINES:

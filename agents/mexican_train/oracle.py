@@ -73,6 +73,19 @@ class OracleAgent(Agent):
     def params(self) -> dict[str, Any]:
         return {"engine": self.engine}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the compiled module and its per-config caches (rebuilt on use)."""
+        state = self.__dict__.copy()
+        state["_rollout"] = None
+        state["_games"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._rollout = compiled_rollouts() if self.engine == "compiled" else None
+        if self.engine == "compiled" and self._rollout is None:
+            raise ValueError("this oracle was saved with engine='compiled', which needs numba")
+
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._games.clear()
