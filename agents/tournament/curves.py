@@ -4,8 +4,12 @@ For each point (an agent spec such as ``mc[sims=100]``) a duplicate-deal tournam
 point + (P - 1) x ``planner``" is played (same seed, so the same deals, for every point;
 resumed from ``OUT/<label>`` when rerun), and the point's pips a round better than the
 planners (their pairwise mean difference, 95% CI over deals) is set against its
-milliseconds a decision (the harness's own timing). ``OUT/curves.csv`` holds the figures,
-``OUT/curves.png`` the plot (log time axis, one line per agent name). A cheating point
+milliseconds a decision. The time axis comes from a separate timing run
+(:func:`agents.tournament.bench_search.time_agents`: the points take turns on the same
+positions, so a load swing of the shared machine hits them alike); the harness's own
+figure, taken while the tournaments shared the machine, is kept as ``ms_in_tournament``.
+``OUT/curves.csv`` holds the figures, ``OUT/curves.png`` the plot (log time axis, one line
+per agent name). A cheating point
 (``oracle``) is drawn as a separate marker: a bound, not a curve.
 
     python -m agents.tournament.curves --out runs/curves --deals 200 --seed 2029 --workers 2 \\
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,11 +29,22 @@ from typing import Any
 
 from agents.registry import agent_class
 from agents.tournament import AgentSpec, TournamentConfig, run_tournament
+from agents.tournament.bench_search import positions, time_agents
 from agents.tournament.plots import _figure
 from mtrain_env.cli import int_at_least
 from mtrain_env.mexican_train import GameConfig
 
-FIELDS = ("label", "agent", "ms_per_decision", "gain", "gain_lo", "gain_hi", "rounds", "cheats")
+FIELDS = (
+    "label",
+    "agent",
+    "ms_per_decision",
+    "ms_in_tournament",
+    "gain",
+    "gain_lo",
+    "gain_hi",
+    "rounds",
+    "cheats",
+)
 
 
 def run_point(
@@ -55,10 +71,12 @@ def run_point(
     gain = sign * diff["mean"]
     # fewer than 2 deals have no interval: a zero-width one
     bounds = sorted(gain if diff[k] is None else sign * diff[k] for k in ("lo", "hi"))
+    ms = me["ms_per_decision"]  # None when every deal was read back from disk
     return {
         "label": label,
         "agent": spec.name,
-        "ms_per_decision": round(float(me["ms_per_decision"]), 3),
+        "ms_per_decision": None,  # from the timing run
+        "ms_in_tournament": None if ms is None else round(float(ms), 3),
         "gain": round(gain, 3),
         "gain_lo": round(bounds[0], 3),
         "gain_hi": round(bounds[1], 3),
@@ -117,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int_at_least(0), default=2029)
     parser.add_argument("--players", type=int_at_least(2), default=4)
     parser.add_argument("--workers", type=int_at_least(1), default=1)
+    parser.add_argument("--timing-games", type=int_at_least(1), default=4, help="planner games timed on")
     args = parser.parse_args(argv)
     try:
         specs = [AgentSpec.parse(text) for text in args.points]
@@ -127,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = [run_point(s, out, args.deals, args.seed, args.players, args.workers) for s in specs]
+    snaps = positions(args.timing_games, args.seed, args.players)
+    for row, times in zip(rows, time_agents(specs, snaps, args.players, args.seed), strict=True):
+        row["ms_per_decision"] = round(statistics.fmean(times), 3)
     with open(out / "curves.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, FIELDS)
         writer.writeheader()
@@ -135,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     title = f"{args.players} players, double-12: {lineup}, {args.deals} duplicate deals, seed {args.seed}"
     plot(rows, out / "curves.png", title)
     print(f"{'point':22s} {'ms/dec':>8s} {'pips/round better than planner [95% CI]':>40s}")
+    print(f"{'':22s} {'(timed)':>8s}")
     for r in rows:
         mark = "  (cheats)" if r["cheats"] else ""
         ci = f"[{r['gain_lo']:.2f}, {r['gain_hi']:.2f}]"
