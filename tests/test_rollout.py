@@ -201,8 +201,9 @@ def test_a_failed_greedy_deal_falls_back_to_the_pure_sampler() -> None:
         assert public_view(comp.to_pure(det.fallback(7, d)), game.config, view.seat) == view
 
 
-def test_rollout_matrix_results_are_the_rollouts_of_each_world() -> None:
-    game, comp, s = _position(11, 20, num_players=4)
+@pytest.mark.parametrize("positive", [False, True])
+def test_rollout_matrix_results_are_the_rollouts_of_each_world(positive: bool) -> None:
+    game, comp, s = _position(11, 20, num_players=4, positive_scoring=positive)
     view = public_view(s, game.config, s.current)
     det = rollout.Determinizer(comp, view, np.random.default_rng(1))
     candidates = [int(m) for m in game.legal_moves(s)]
@@ -213,7 +214,8 @@ def test_rollout_matrix_results_are_the_rollouts_of_each_world() -> None:
             engine.apply(st, comp.tables, move)
             rollout.rollout(st, comp.tables)
             scores = comp.round_scores(st)[-1]
-            assert out[d, c] == pytest.approx(sum(scores) / len(scores) - scores[view.seat])
+            margin = sum(scores) / len(scores) - scores[view.seat]  # penalties: fewer is better
+            assert out[d, c] == pytest.approx(-margin if positive else margin)
 
 
 # --------------------------------------------------------------------- the agent
