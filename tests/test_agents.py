@@ -386,6 +386,7 @@ AGENT_SPECS: list[tuple[str, dict[str, Any]]] = [
     ("greedy", {}),
     ("planner", {}),
     ("mc", {"rollouts": 12}),
+    ("mc", {"rollouts": 12, "engine": "python"}),
     ("mc", {"rollouts": 12, "policy": "greedy", "prior": None}),
 ]
 
@@ -564,7 +565,9 @@ def test_agents_only_play_legal_actions(config: dict[str, Any]) -> None:
         ("greedy", {}),
         ("planner", {}),
         ("mc", {"rollouts": 4}),
+        ("mc", {"rollouts": 4, "engine": "python"}),
         ("mc", {"rollouts": 4, "policy": "greedy", "prior": None}),
+        ("oracle", {}),
     ]
     env = mtrain_env.raw_env(**config)
     n = env.config.num_players
@@ -577,8 +580,9 @@ def test_agents_only_play_legal_actions(config: dict[str, Any]) -> None:
         env.reset(seed=100 + game)
         steps = 0
         while not all(env.terminations.values()):
-            decision = decision_for(env, env.agent_selection)
-            action = agents[on_turn(env)].act(decision)
+            agent = agents[on_turn(env)]
+            decision = agent.decision_class(env, env.agent_selection)  # as the play loop builds it
+            action = agent.act(decision)
             assert decision.action_mask[action] == 1
             env.step(action)
             steps += 1

@@ -1,0 +1,170 @@
+"""``python -m agents.tournament.curves``: strength against thinking time, one tournament a budget.
+
+For each point (an agent spec such as ``mc[sims=100]``) a duplicate-deal tournament "the
+point + (P - 1) x ``planner``" is played (same seed, so the same deals, for every point;
+resumed from ``OUT/<label>`` when rerun), and the point's pips a round better than the
+planners (their pairwise mean difference, 95% CI over deals) is set against its
+milliseconds a decision. The time axis comes from a separate timing run
+(:func:`agents.tournament.bench_search.time_agents`: the points take turns on the same
+positions, so a load swing of the shared machine hits them alike); the harness's own
+figure, taken while the tournaments shared the machine, is kept as ``ms_in_tournament``.
+``OUT/curves.csv`` holds the figures, ``OUT/curves.png`` the plot (log time axis, one line
+per agent name). A cheating point
+(``oracle``) is drawn as a separate marker: a bound, not a curve.
+
+    python -m agents.tournament.curves --out runs/curves --deals 200 --seed 2029 --workers 2 \\
+        --points 'mc[sims=25]' 'mc[sims=50]' 'mc[sims=100]' 'mc[sims=200]' 'mc[sims=400]' oracle
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agents.registry import agent_class
+from agents.tournament import AgentSpec, TournamentConfig, run_tournament
+from agents.tournament.bench_search import positions, time_agents
+from agents.tournament.plots import _figure
+from mtrain_env.cli import int_at_least
+from mtrain_env.mexican_train import GameConfig
+
+FIELDS = (
+    "label",
+    "agent",
+    "ms_per_decision",
+    "ms_in_tournament",
+    "gain",
+    "gain_lo",
+    "gain_hi",
+    "rounds",
+    "cheats",
+)
+
+
+def run_point(
+    spec: AgentSpec, out: Path, deals: int, seed: int, players: int, workers: int
+) -> dict[str, Any]:
+    """Play (or resume) the point's tournament; its row of ``curves.csv``."""
+    label = spec.default_label()
+    config = TournamentConfig(
+        agents=[spec, AgentSpec("planner")],
+        game=GameConfig.make(num_players=players),
+        deals=deals,
+        seed=seed,
+        lineup=[label] + ["planner"] * (players - 1),
+        workers=workers,
+        out_dir=out / label,
+        plots=False,
+    )
+    run_tournament(config)
+    summary = json.loads((out / label / "summary.json").read_text())
+    me = next(a for a in summary["agents"] if a["agent"] == label)
+    pair = next(p for p in summary["pairwise"] if {p["a"], p["b"]} == {label, "planner"})
+    sign = -1.0 if pair["a"] == label else 1.0  # gain = planner's penalty - the point's
+    diff = pair["mean_diff"]
+    gain = sign * diff["mean"]
+    # fewer than 2 deals have no interval: a zero-width one
+    bounds = sorted(gain if diff[k] is None else sign * diff[k] for k in ("lo", "hi"))
+    ms = me["ms_per_decision"]  # None when every deal was read back from disk
+    return {
+        "label": label,
+        "agent": spec.name,
+        "ms_per_decision": None,  # from the timing run
+        "ms_in_tournament": None if ms is None else round(float(ms), 3),
+        "gain": round(gain, 3),
+        "gain_lo": round(bounds[0], 3),
+        "gain_hi": round(bounds[1], 3),
+        "rounds": me["seat_rounds"],
+        "cheats": bool(getattr(agent_class(spec.name), "cheats", False)),
+    }
+
+
+def plot(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
+    """Gain on planner (pips a round) against ms a decision, log x; one line per agent name."""
+    fig = _figure(7.0, 4.2)
+    ax = fig.add_subplot()
+    names = sorted({r["agent"] for r in rows if not r["cheats"]})
+    for name in names:
+        pts = sorted(
+            (r for r in rows if r["agent"] == name and not r["cheats"]), key=lambda r: r["ms_per_decision"]
+        )
+        xs = [r["ms_per_decision"] for r in pts]
+        ys = [r["gain"] for r in pts]
+        err = [[r["gain"] - r["gain_lo"] for r in pts], [r["gain_hi"] - r["gain"] for r in pts]]
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=name)
+        for r in pts:
+            ax.annotate(
+                r["label"].removeprefix(name),
+                (r["ms_per_decision"], r["gain"]),
+                fontsize=7,
+                textcoords="offset points",
+                xytext=(4, -10),
+            )
+    for r in rows:
+        if r["cheats"]:
+            ax.errorbar(
+                [r["ms_per_decision"]],
+                [r["gain"]],
+                yerr=[[r["gain"] - r["gain_lo"]], [r["gain_hi"] - r["gain"]]],
+                marker="*",
+                markersize=12,
+                capsize=3,
+                linestyle="none",
+                label=f"{r['label']} (cheats: sees all hands)",
+            )
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("ms per decision (log)")
+    ax.set_ylabel("pips per round better than planner")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.savefig(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="curves", description=__doc__.splitlines()[0])
+    parser.add_argument("--points", nargs="+", required=True, help="agent specs, e.g. 'mc[sims=100]'")
+    parser.add_argument("--out", required=True, help="directory of the runs, curves.csv and curves.png")
+    parser.add_argument("--deals", type=int_at_least(1), default=200)
+    parser.add_argument("--seed", type=int_at_least(0), default=2029)
+    parser.add_argument("--players", type=int_at_least(2), default=4)
+    parser.add_argument("--workers", type=int_at_least(1), default=1)
+    parser.add_argument("--timing-games", type=int_at_least(1), default=4, help="planner games timed on")
+    args = parser.parse_args(argv)
+    try:
+        specs = [AgentSpec.parse(text) for text in args.points]
+        for spec in specs:
+            agent_class(spec.name)
+    except ValueError as err:
+        parser.error(f"--points: {err}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [run_point(s, out, args.deals, args.seed, args.players, args.workers) for s in specs]
+    snaps = positions(args.timing_games, args.seed, args.players)
+    for row, times in zip(rows, time_agents(specs, snaps, args.players, args.seed), strict=True):
+        row["ms_per_decision"] = round(statistics.fmean(times), 3)
+    with open(out / "curves.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    lineup = f"X + {args.players - 1} x planner"
+    title = f"{args.players} players, double-12: {lineup}, {args.deals} duplicate deals, seed {args.seed}"
+    plot(rows, out / "curves.png", title)
+    print(f"{'point':22s} {'ms/dec':>8s} {'pips/round better than planner [95% CI]':>40s}")
+    print(f"{'':22s} {'(timed)':>8s}")
+    for r in rows:
+        mark = "  (cheats)" if r["cheats"] else ""
+        ci = f"[{r['gain_lo']:.2f}, {r['gain_hi']:.2f}]"
+        print(f"{r['label']:22s} {r['ms_per_decision']:8.2f} {r['gain']:8.2f} {ci}{mark}")
+    print(f"wrote {out / 'curves.csv'} and {out / 'curves.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,754 @@
+"""Compiled rollouts for search: determinize a seat's view and play rounds out in numba.
+
+The ``mc`` agent's hot loop (:mod:`agents.mexican_train.mc`) compiled: for each
+determinization (the unseen tiles dealt among the opponents and the boneyard, consistent
+with the view) and each candidate move, copy the state, apply the move and play the round
+to its end with the chain-keeping rollout policy, then score it for the searching seat.
+Many rollouts run in one call (:func:`rollout_matrix`); nothing allocates per rollout.
+
+* **Policy** (:func:`chain_rollout`): the planner's rule exactly as the pure
+  :class:`agents.mexican_train.mc.ChainPolicy` plays it: each seat's longest own-train
+  chain is reserved when the rollout starts (:func:`longest_chain`, the
+  :class:`agents.mexican_train.chains.ChainSolver` search), plays are ranked by the
+  planner's ``play_key`` (its terms packed the same way), ties to the lowest move id.
+  ``tests/test_rollout.py`` proves it move for move against the pure policy.
+  The chain search keeps no memo between calls; with a memo the pure solver counts fewer
+  expanded states, so the two agree whenever neither reaches its node limit (the compiled
+  default, :data:`NODE_LIMIT`, is far above what dealt hands need).
+* **Determinization** (:func:`deal_hidden`): the greedy dealer of
+  :func:`mtrain_env.mexican_train.core.public.sample_state` (same constraints, same
+  algorithm: most-constrained opponent first, 64 shuffles) on a splitmix64 stream, so a
+  determinization is a function of ``(base, index)``; when all 64 shuffles dead-end the
+  call reports it and the caller deals that one with the pure sampler (its exact fallback).
+* **Layout**: the template state (:meth:`Determinizer.template`) is a pure determinization
+  converted once by ``CompiledMexicanTrain.to_compiled``; a determinization rewrites only
+  the hidden fields (where each unseen tile is, the boneyard order, the opponents'
+  ``hand_pips``).
+
+Numba caches a function by the file it is defined in; these kernels inline
+:mod:`.engine`'s, so a locator (:func:`_register_locator`) adds ``engine.py``'s hash to
+this file's cache stamp: editing either file recompiles them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from mtrain_env.mexican_train.compiled import engine
+from mtrain_env.mexican_train.compiled.engine import (
+    K_DOUBLE_ID,
+    K_DRAW,
+    K_MARKER_OFF_BY_OWNER_PLAY_ANYWHERE,
+    K_MULTI_OPENING,
+    K_N,
+    K_OTHER,
+    K_PASS,
+    K_POSITIVE_SCORING,
+    K_TILE_A,
+    K_TILE_B,
+    K_TILE_VALUE,
+    K_TILES,
+    K_WIDTH,
+    LOC_BONEYARD,
+    MAX_MOVES,
+    MAX_SEATS,
+    MAX_TILES,
+    MAX_VALUES,
+    NORMAL,
+    OPENING,
+    ROUND_OVER,
+    S_BONE_LEN,
+    S_BONEYARD,
+    S_CURRENT,
+    S_HAND_COUNT,
+    S_HAND_PIPS,
+    S_LOC,
+    S_MARKERS,
+    S_OWES,
+    S_PHASE,
+    S_ROUND_SCORES,
+    S_ROUNDS_SCORED,
+    S_TURN_DOUBLES,
+    S_TURN_DOUBLES_LEN,
+    STATE_SIZE,
+)
+from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
+from mtrain_env.mexican_train.core.public import PublicView, sample_state
+from mtrain_env.tilegame.tiles import bits_list
+
+__all__ = [
+    "NODE_LIMIT",
+    "Determinizer",
+    "chain_rollout",
+    "deal_hidden",
+    "longest_chain",
+    "rollout",
+    "rollout_matrix",
+    "run_rollouts",
+    "scratch",
+]
+
+#: expanded chain-search states after which a search keeps its best chain so far
+NODE_LIMIT = 20_000
+#: shuffles of the greedy dealer before it gives up (as ``sample_state``)
+DEAL_ATTEMPTS = 64
+#: ``play_key`` field offsets (:func:`agents.mexican_train.planner.play_key`)
+_COVERS = 27
+_SHED = 19
+_DOUBLE_OK = 18
+_LIFTS = 17
+_DAMAGE = 9
+_OFF_OWN = 8
+
+
+def _register_locator() -> bool:
+    """Make this file's numba cache stamp include ``engine.py``'s hash; False if numba's
+    (private) cache API is not the one expected, and the kernels are then not cached."""
+    try:
+        from numba.core import caching
+    except ImportError:  # pragma: no cover - numba without its caching module
+        return False
+    impl = getattr(caching, "CacheImpl", None)
+    base_classes = list(getattr(impl, "_locator_classes", ()))
+    if impl is None or not base_classes or not hasattr(caching, "_CacheLocator"):
+        return False
+    this_file = os.path.abspath(__file__)
+    engine_file = os.path.abspath(engine.__file__)
+
+    class _EngineAwareLocator(caching._CacheLocator):
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def ensure_cache_path(self) -> None:
+            self._inner.ensure_cache_path()
+
+        def get_cache_path(self) -> str:
+            return str(self._inner.get_cache_path())
+
+        def get_source_stamp(self) -> Any:
+            with open(engine_file, "rb") as f:
+                return (self._inner.get_source_stamp(), hashlib.sha256(f.read()).digest())
+
+        def get_disambiguator(self) -> str:
+            return str(self._inner.get_disambiguator())
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            if os.path.abspath(py_file) != this_file:
+                return None
+            for base in base_classes:
+                inner = base.from_function(py_func, py_file)
+                if inner is not None:
+                    return cls(inner)
+            return None
+
+    if not any(getattr(c, "__name__", "") == "_EngineAwareLocator" for c in impl._locator_classes):
+        impl._locator_classes.insert(0, _EngineAwareLocator)
+    return True
+
+
+_CACHE = _register_locator()
+
+
+# ============================================================ longest chain
+@njit(cache=_CACHE)
+def _popcount(x: int) -> int:
+    c = 0
+    while x:
+        x &= x - 1
+        c += 1
+    return c
+
+
+@njit(cache=_CACHE)
+def _bound(end: int, left: int, odd: int) -> int:
+    """Upper bound on the tiles of a trail from ``end`` (``ChainSolver._bound``)."""
+    k = _popcount(odd)
+    if (odd >> end) & 1:
+        return left - (k - 2) // 2
+    return left - k // 2
+
+
+@njit(cache=_CACHE)
+def _flip(tb: np.ndarray, tile: int) -> int:
+    a = tb[K_TILE_A + tile]
+    b = tb[K_TILE_B + tile]
+    if a == b:
+        return 0
+    return (1 << a) | (1 << b)
+
+
+# the fields of one depth of the search stack (``frames[depth, F_*]``)
+F_END = 0  #: open end
+F_LEFT = 1  #: unused tiles
+F_ODD = 2  #: pips of odd degree among them (bitmask)
+F_PREFIX = 3  #: index of the double laid at once on arrival, or -1
+F_START = 4  #: 1 with that double (the chain's first tile), else 0
+F_PREFIX_PIPS = 5
+F_BEST_COUNT = 6  #: best chain after the prefix so far
+F_BEST_PIPS = 7
+F_BOUND = 8  #: parity bound of this state
+F_NEXT = 9  #: next hand index to try (k: done)
+F_CHILD = 10  #: hand index of the child being searched
+FRAME_FIELDS = 11
+
+
+@njit(cache=_CACHE)
+def _enter(
+    tb: np.ndarray,
+    frames: np.ndarray,
+    depth: int,
+    end: int,
+    left: int,
+    odd: int,
+    tiles: np.ndarray,
+    k: int,
+    used: np.ndarray,
+    chains: np.ndarray,
+    counter: np.ndarray,
+    limit: int,
+) -> None:
+    """Open the search state ``(end, unused tiles)`` at ``depth`` (``ChainSolver._best``'s entry)."""
+    f = frames[depth]
+    f[F_PREFIX] = -1
+    f[F_START] = 0
+    f[F_PREFIX_PIPS] = 0
+    double = tb[K_DOUBLE_ID + end]
+    for i in range(k):
+        if tiles[i] == double and not used[i]:
+            used[i] = True  # a loop at the end: always lay it now
+            left -= 1
+            chains[depth, 0] = double
+            f[F_PREFIX] = i
+            f[F_START] = 1
+            f[F_PREFIX_PIPS] = tb[K_TILE_VALUE + double]
+            break
+    f[F_END] = end
+    f[F_LEFT] = left
+    f[F_ODD] = odd
+    f[F_BEST_COUNT] = 0
+    f[F_BEST_PIPS] = 0
+    counter[0] += 1
+    if counter[0] <= limit:
+        f[F_BOUND] = _bound(end, left, odd)
+        f[F_NEXT] = 0
+    else:
+        f[F_NEXT] = k  # past the limit: the prefix alone
+
+
+@njit(cache=_CACHE)
+def longest_chain(
+    tb: np.ndarray,
+    end: int,
+    tiles: np.ndarray,
+    k: int,
+    used: np.ndarray,
+    chains: np.ndarray,
+    frames: np.ndarray,
+    counter: np.ndarray,
+    limit: int,
+) -> tuple[int, int]:
+    """A longest chain of the hand ``tiles[:k]`` (increasing ids) from open end ``end``:
+    ``(tiles, pips)``, the chain in ``chains[0, :tiles]`` in laying order.
+
+    :class:`agents.mexican_train.chains.ChainSolver`'s depth-first search (same order,
+    same cuts, same tie-break), on an explicit stack (``frames``; numba's cache cannot
+    hold recursive functions) and without its memo; ``counter[0]`` gets the states
+    expanded (past ``limit`` a state is not expanded). ``used``, ``chains`` and ``frames``
+    are scratch."""
+    odd = 0
+    for i in range(k):
+        used[i] = False
+        odd ^= _flip(tb, tiles[i])
+    counter[0] = 0
+    _enter(tb, frames, 0, end, k, odd, tiles, k, used, chains, counter, limit)
+    depth = 0
+    while True:
+        f = frames[depth]
+        descended = False
+        while f[F_NEXT] < k:
+            i = f[F_NEXT]
+            f[F_NEXT] = i + 1
+            if used[i]:
+                continue
+            t = tiles[i]
+            new_end = tb[K_OTHER + t * MAX_VALUES + f[F_END]]
+            if new_end < 0:
+                continue
+            new_odd = f[F_ODD] ^ _flip(tb, t)
+            if f[F_BEST_COUNT] and 1 + _bound(new_end, f[F_LEFT] - 1, new_odd) < f[F_BEST_COUNT]:
+                continue  # cannot reach the best length: prune
+            used[i] = True
+            f[F_CHILD] = i
+            _enter(
+                tb, frames, depth + 1, new_end, f[F_LEFT] - 1, new_odd, tiles, k, used, chains, counter, limit
+            )
+            depth += 1
+            descended = True
+            break
+        if descended:
+            continue
+        # this state is searched: its result, then back to the parent
+        if f[F_PREFIX] >= 0:
+            used[f[F_PREFIX]] = False
+        count = f[F_BEST_COUNT] + f[F_START]
+        pips = f[F_BEST_PIPS] + f[F_PREFIX_PIPS]
+        if depth == 0:
+            return count, pips
+        parent = frames[depth - 1]
+        i = parent[F_CHILD]
+        used[i] = False
+        t = tiles[i]
+        total = count + 1
+        total_pips = pips + tb[K_TILE_VALUE + t]
+        if total > parent[F_BEST_COUNT] or (
+            total == parent[F_BEST_COUNT] and total_pips > parent[F_BEST_PIPS]
+        ):
+            parent[F_BEST_COUNT] = total
+            parent[F_BEST_PIPS] = total_pips
+            start = parent[F_START]
+            chains[depth - 1, start] = t
+            for j in range(count):
+                chains[depth - 1, start + 1 + j] = chains[depth, j]
+            if total >= parent[F_BOUND]:
+                parent[F_NEXT] = k  # the bound is reached: done
+        depth -= 1
+
+
+# ========================================================= rollout policy
+#: entries of the chain memo (direct-mapped on a Zobrist hash of ``(end, hand)``)
+MEMO_SIZE = 4096
+#: hands of more tiles than this bypass the memo
+MEMO_HAND = 40
+#: memo row: valid, end, hand size, chain length, the hand's tiles, the chain's tiles
+MEMO_WIDTH = 4 + 2 * MEMO_HAND
+
+
+@njit(cache=_CACHE)
+def _seat_chain(
+    s: np.ndarray,
+    tb: np.ndarray,
+    q: int,
+    hand: np.ndarray,
+    used: np.ndarray,
+    chains: np.ndarray,
+    frames: np.ndarray,
+    counter: np.ndarray,
+    memo: np.ndarray,
+    zobrist: np.ndarray,
+    limit: int,
+) -> int:
+    """Seat ``q``'s longest own-train chain into ``chains[0]``; returns its length.
+
+    :func:`longest_chain` is a function of ``(end, hand)`` alone, so its results are
+    remembered (``memo``, verified tile by tile on a hit) without changing any answer:
+    the searching seat's hand after a candidate recurs in every determinization.
+    """
+    T = tb[K_TILES]
+    end = s[engine.S_ENDS + q]
+    k = 0
+    h = zobrist[MAX_TILES + end]
+    for t in range(T):
+        if s[S_LOC + t] == q:
+            hand[k] = t
+            k += 1
+            h ^= zobrist[t]
+    if k == 0:
+        return 0
+    slot = -1
+    if k <= MEMO_HAND:
+        slot = h & (MEMO_SIZE - 1)
+        row = memo[slot]
+        if row[0] and row[1] == end and row[2] == k:
+            same = True
+            for j in range(k):
+                if row[4 + j] != hand[j]:
+                    same = False
+                    break
+            if same:
+                count = row[3]
+                for j in range(count):
+                    chains[0, j] = row[4 + MEMO_HAND + j]
+                return count
+    count, _pips = longest_chain(tb, end, hand, k, used, chains, frames, counter, limit)
+    if slot >= 0:
+        row = memo[slot]
+        row[0] = 1
+        row[1] = end
+        row[2] = k
+        row[3] = count
+        for j in range(k):
+            row[4 + j] = hand[j]
+        for j in range(count):
+            row[4 + MEMO_HAND + j] = chains[0, j]
+    return count
+
+
+@njit(cache=_CACHE)
+def _reserve(s: np.ndarray, tb: np.ndarray, sc: Any) -> None:
+    """``reserved[tile] = 1`` for every tile of each seat's longest own-train chain."""
+    _moves, reserved, hand, used, chains, frames, counter, memo, zobrist, limit = sc
+    for t in range(tb[K_TILES]):
+        reserved[t] = 0
+    for q in range(tb[K_N]):
+        count = _seat_chain(s, tb, q, hand, used, chains, frames, counter, memo, zobrist, limit)
+        for j in range(count):
+            reserved[chains[0, j]] = 1
+
+
+@njit(cache=_CACHE)
+def _tile_key(tb: np.ndarray, tile: int, own: bool, reserved: bool) -> int:
+    """The damage, off-own and value terms of ``play_key`` (``ChainPolicy.tile_keys``)."""
+    # own train: the chain's next tile costs itself, another moves the end off the chain;
+    # elsewhere: an extra costs nothing, a reserved tile cuts the chain for good
+    damage = (1 if reserved else 2) if own else (3 if reserved else 0)
+    off_own = 0 if own else 1
+    return (255 - damage) << _DAMAGE | off_own << _OFF_OWN | tb[K_TILE_VALUE + tile]
+
+
+@njit(cache=_CACHE)
+def _choose(
+    s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, reserved: np.ndarray, danger: int
+) -> int:
+    """The chain policy's move among ``moves[:count]`` (more than one legal move)."""
+    width = tb[K_WIDTH]
+    draw = tb[K_DRAW]
+    n = tb[K_N]
+    p = s[S_CURRENT]
+    phase = s[S_PHASE]
+    if phase == OPENING and tb[K_MULTI_OPENING]:
+        # R9: lay reserved tiles; stop when none fits
+        for i in range(count):
+            m = moves[i]
+            if m < draw and reserved[m // width]:
+                return m
+        for i in range(count):
+            if moves[i] == tb[K_PASS]:
+                return moves[i]
+        return moves[0]
+    owed = -1
+    if s[S_OWES] and s[S_TURN_DOUBLES_LEN] > 0:
+        owed = s[S_TURN_DOUBLES + s[S_TURN_DOUBLES_LEN] - 1]
+    lift = phase == NORMAL and s[S_MARKERS + p] != 0 and tb[K_MARKER_OFF_BY_OWNER_PLAY_ANYWHERE] == 0
+    shed = False
+    if phase == NORMAL:
+        for q in range(n):
+            if q != p and s[S_HAND_COUNT + q] <= danger:
+                shed = True
+                break
+    pips = S_HAND_PIPS + p * MAX_VALUES
+    best = moves[0]
+    best_key = -1
+    for i in range(count):
+        m = moves[i]
+        if m >= draw:
+            continue
+        t = m // width
+        tr = m - t * width
+        own = tr == p
+        key = _tile_key(tb, t, own, reserved[t] != 0)
+        if tr == owed:
+            key += 1 << _COVERS
+        if shed:
+            key += tb[K_TILE_VALUE + t] << _SHED
+        a = tb[K_TILE_A + t]
+        if a != tb[K_TILE_B + t] or s[pips + a] > 1:
+            key += 1 << _DOUBLE_OK  # not a double, or one the hand can follow
+        if own and lift:
+            key += 1 << _LIFTS
+        if key > best_key:
+            best_key = key
+            best = m
+    return best
+
+
+@njit(cache=_CACHE)
+def chain_rollout(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np.ndarray) -> int:
+    """Play ``s`` to the end of its round (in place) with the chain policy; returns the
+    moves applied, written to ``trace`` as far as it is long. ``sc``: :func:`scratch`."""
+    _reserve(s, tb, sc)
+    moves = sc[0]
+    reserved = sc[1]
+    steps = 0
+    while s[S_PHASE] < ROUND_OVER:
+        count = engine.legal_moves_into(s, tb, moves)
+        m = moves[0] if count == 1 else _choose(s, tb, moves, count, reserved, danger)
+        if steps < trace.shape[0]:
+            trace[steps] = m
+        engine.apply(s, tb, m)
+        steps += 1
+    return steps
+
+
+@njit(cache=_CACHE)
+def round_result(s: np.ndarray, tb: np.ndarray, seat: int) -> float:
+    """The finished round's zero-sum result for ``seat`` (``mc.round_result``; higher is better)."""
+    n = tb[K_N]
+    row = s[S_ROUNDS_SCORED] - 1
+    scores = s[S_ROUND_SCORES + row * MAX_SEATS : S_ROUND_SCORES + (row + 1) * MAX_SEATS].view(np.float64)
+    total = 0.0
+    for q in range(n):
+        total += scores[q]
+    mean = total / n
+    if tb[K_POSITIVE_SCORING]:
+        return scores[seat] - mean
+    return mean - scores[seat]
+
+
+# ========================================================== determinization
+@njit(cache=_CACHE)
+def _splitmix(x: np.uint64) -> np.uint64:
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    z = x
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=_CACHE)
+def deal_hidden(
+    s: np.ndarray,
+    tb: np.ndarray,
+    unseen: np.ndarray,
+    allowed: np.ndarray,
+    order: np.ndarray,
+    need: np.ndarray,
+    base: int,
+    index: int,
+    pool: np.ndarray,
+    owner: np.ndarray,
+) -> bool:
+    """Deal the ``unseen`` tiles of the template ``s`` afresh (in place): opponent
+    ``order[j]`` gets ``need[j]`` tiles it is ``allowed`` (``allowed[seat, tile]``), the
+    rest is the boneyard in random order. The greedy dealer of ``sample_state`` on the
+    splitmix64 stream of ``(base, index)``; False (``s`` unchanged) if all
+    :data:`DEAL_ATTEMPTS` shuffles dead-end. ``pool`` and ``owner`` are scratch."""
+    u = unseen.shape[0]
+    x = _splitmix(np.uint64(base) ^ _splitmix(np.uint64(index)))
+    for _attempt in range(DEAL_ATTEMPTS):
+        for i in range(u):
+            pool[i] = unseen[i]
+            owner[i] = -1
+        for i in range(u - 1, 0, -1):  # Fisher-Yates
+            x = _splitmix(x)
+            j = int(x % np.uint64(i + 1))
+            tmp = pool[i]
+            pool[i] = pool[j]
+            pool[j] = tmp
+        ok = True
+        for j in range(order.shape[0]):  # most constrained first; each takes its first fits
+            q = order[j]
+            got = 0
+            for i in range(u):
+                if got == need[j]:
+                    break
+                if owner[i] < 0 and allowed[q, pool[i]]:
+                    owner[i] = q
+                    got += 1
+            if got < need[j]:
+                ok = False
+                break
+        if not ok:
+            continue
+        for j in range(order.shape[0]):
+            row = S_HAND_PIPS + order[j] * MAX_VALUES
+            for v in range(MAX_VALUES):
+                s[row + v] = 0
+        k = 0
+        for i in range(u):
+            t = pool[i]
+            q = owner[i]
+            if q < 0:
+                s[S_BONEYARD + k] = t
+                s[S_LOC + t] = LOC_BONEYARD
+                k += 1
+            else:
+                s[S_LOC + t] = q
+                a = tb[K_TILE_A + t]
+                b = tb[K_TILE_B + t]
+                s[S_HAND_PIPS + q * MAX_VALUES + a] += 1
+                if b != a:
+                    s[S_HAND_PIPS + q * MAX_VALUES + b] += 1
+        s[S_BONE_LEN] = k
+        return True
+    return False
+
+
+# ================================================================ the batch
+@njit(cache=_CACHE)
+def rollout_matrix(
+    template: np.ndarray,
+    tb: np.ndarray,
+    unseen: np.ndarray,
+    allowed: np.ndarray,
+    order: np.ndarray,
+    need: np.ndarray,
+    base: int,
+    first: int,
+    candidates: np.ndarray,
+    seat: int,
+    danger: int,
+    out: np.ndarray,
+    dealt: np.ndarray,
+    sc: Any,
+) -> None:
+    """Determinizations ``first .. first + out.shape[0] - 1`` of ``template``, each with
+    every candidate move played out: ``out[d, c]`` = ``seat``'s result of candidate ``c`` on
+    determinization ``first + d``. ``dealt[d]`` = 0 where the greedy dealer gave up
+    (``out[d]`` untouched: the caller deals that one itself, :func:`run_rollouts`)."""
+    root = template.copy()
+    s = np.empty(STATE_SIZE, np.int64)
+    pool = np.empty(MAX_TILES, np.int64)
+    owner = np.empty(MAX_TILES, np.int64)
+    trace = np.empty(0, np.int64)
+    for d in range(out.shape[0]):
+        root[:] = template
+        if not deal_hidden(root, tb, unseen, allowed, order, need, base, first + d, pool, owner):
+            dealt[d] = 0
+            continue
+        dealt[d] = 1
+        for c in range(candidates.shape[0]):
+            s[:] = root
+            engine.apply(s, tb, candidates[c])
+            chain_rollout(s, tb, danger, sc, trace)
+            out[d, c] = round_result(s, tb, seat)
+
+
+@njit(cache=_CACHE)
+def rollout_root(
+    root: np.ndarray, tb: np.ndarray, candidates: np.ndarray, seat: int, danger: int, out: np.ndarray, sc: Any
+) -> None:
+    """Every candidate played out on one given full state: ``out[c]``."""
+    s = np.empty(STATE_SIZE, np.int64)
+    trace = np.empty(0, np.int64)
+    for c in range(candidates.shape[0]):
+        s[:] = root
+        engine.apply(s, tb, candidates[c])
+        chain_rollout(s, tb, danger, sc, trace)
+        out[c] = round_result(s, tb, seat)
+
+
+def scratch(limit: int = NODE_LIMIT) -> tuple[Any, ...]:
+    """The work arrays every rollout kernel takes (``sc``), with the chain memo and the
+    chain search's node ``limit``. Reuse one per game config (the memo's chains are
+    those of one tile set), never across configs; the memo only saves work."""
+    zobrist = np.random.default_rng(0x5EED).integers(1, 1 << 62, MAX_TILES + MAX_VALUES, dtype=np.int64)
+    return (
+        np.empty(MAX_MOVES, np.int64),  # legal moves
+        np.zeros(MAX_TILES, np.int64),  # reserved[tile]
+        np.empty(MAX_TILES, np.int64),  # a hand's tiles
+        np.zeros(MAX_TILES, np.bool_),  # used by the chain search
+        np.empty((MAX_TILES + 2, MAX_TILES + 1), np.int64),  # chains per depth
+        np.empty((MAX_TILES + 2, FRAME_FIELDS), np.int64),  # search stack
+        np.zeros(1, np.int64),  # states expanded
+        np.zeros((MEMO_SIZE, MEMO_WIDTH), np.int64),  # chain memo
+        zobrist,
+        int(limit),
+    )
+
+
+def rollout(
+    s: np.ndarray, tb: np.ndarray, danger: int = 2, sc: Any = None, trace: np.ndarray | None = None
+) -> int:
+    """Play the compiled state ``s`` out in place with the chain policy; returns the moves
+    applied (written to ``trace`` as far as it is long)."""
+    return int(
+        chain_rollout(
+            s, tb, danger, scratch() if sc is None else sc, np.empty(0, np.int64) if trace is None else trace
+        )
+    )
+
+
+class Determinizer:
+    """One seat's decision, ready for compiled rollouts: a template state and the dealer's
+    constraints, both read from the seat's :class:`PublicView` only.
+
+    The template is one pure determinization (:func:`sample_state` from ``rng``) converted
+    once; every determinization ``index`` re-deals its hidden tiles (:func:`deal_hidden`).
+    """
+
+    def __init__(self, game: CompiledMexicanTrain, view: PublicView, rng: np.random.Generator) -> None:
+        self.game = game
+        self.view = view
+        reference = game.reference
+        tiles = reference.tiles
+        n = game.n
+        self.template = game.to_compiled(sample_state(reference, view, rng))
+        unseen_list = bits_list(view.unseen)
+        self.unseen = np.array(unseen_list, np.int64)
+        allowed = np.zeros((MAX_SEATS, MAX_TILES), np.bool_)
+        engine_id = tiles.double_id(view.engine)
+        opponents = [q for q in range(n) if q != view.seat]
+        counts: dict[int, int] = {}
+        for q in opponents:
+            banned = 0
+            for v in bits_list(view.voids[q]):
+                banned |= tiles.match[v]
+            if not view.engine_placed:
+                banned |= 1 << engine_id  # still in the boneyard (R5 variant)
+            ok = [i for i in unseen_list if not banned >> i & 1]
+            allowed[q, ok] = True
+            counts[q] = len(ok)
+        self.allowed = allowed
+        order = sorted(opponents, key=lambda q: counts[q] - view.hand_counts[q])  # as sample_state
+        self.order = np.array(order, np.int64)
+        self.need = np.array([view.hand_counts[q] for q in order], np.int64)
+
+    def state(self, base: int, index: int) -> np.ndarray:
+        """Determinization ``index`` of the stream ``base`` as a full compiled state (the pure
+        sampler deals it when the greedy dealer gives up, as ``sample_state`` does)."""
+        s = self.template.copy()
+        pool = np.empty(MAX_TILES, np.int64)
+        owner = np.empty(MAX_TILES, np.int64)
+        tb = self.game.tables
+        if not deal_hidden(s, tb, self.unseen, self.allowed, self.order, self.need, base, index, pool, owner):
+            s = self.fallback(base, index)
+        return s
+
+    def fallback(self, base: int, index: int) -> np.ndarray:
+        """Determinization ``index`` dealt by the pure sampler (its exact dealer cannot fail)."""
+        rng = np.random.default_rng([base, index, 1])
+        return self.game.to_compiled(sample_state(self.game.reference, self.view, rng))
+
+
+def run_rollouts(
+    det: Determinizer,
+    base: int,
+    first: int,
+    count: int,
+    candidates: list[int],
+    danger: int = 2,
+    sc: Any = None,
+) -> np.ndarray:
+    """``(count, len(candidates))`` results of the view's seat: determinizations ``first ..
+    first + count - 1`` of stream ``base``, every candidate (an absolute move) on each."""
+    tb = det.game.tables
+    sc = scratch() if sc is None else sc
+    cand = np.array(candidates, np.int64)
+    out = np.zeros((count, len(candidates)), np.float64)
+    dealt = np.ones(count, np.int64)
+    seat = det.view.seat
+    rollout_matrix(
+        det.template,
+        tb,
+        det.unseen,
+        det.allowed,
+        det.order,
+        det.need,
+        base,
+        first,
+        cand,
+        seat,
+        danger,
+        out,
+        dealt,
+        sc,
+    )
+    for d in np.flatnonzero(dealt == 0).tolist():
+        rollout_root(det.fallback(base, first + d), tb, cand, seat, danger, out[d], sc)
+    return out

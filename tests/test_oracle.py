@@ -1,0 +1,156 @@
+"""``oracle`` (cheats: perfect information) and the search agents in the tournament harness.
+
+* only agents that declare ``cheats`` get a decision carrying the hidden state;
+* the oracle's values are the rollouts of the TRUE state (compiled and pure agree);
+* search agents on a ``sims``/``rollouts`` budget write the same tournament CSV on 1 and 2
+  workers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mtrain_env
+from agents.mexican_train.base import Decision, decision_for
+from agents.mexican_train.mc import ChainPolicy, round_result
+from agents.mexican_train.oracle import CheatDecision, OracleAgent
+from agents.registry import agent_class, agent_names
+from agents.tournament import AgentSpec, TournamentConfig, run_tournament
+
+
+def test_only_declared_cheats_get_the_hidden_state() -> None:
+    for name in agent_names():
+        cls = agent_class(name)
+        cheats = getattr(cls, "cheats", False)
+        grants = issubclass(cls.decision_class, CheatDecision)
+        assert grants == cheats, f"{name}: a hidden-state decision must go with cheats=True"
+        if cheats:
+            assert "oracle" in name  # the name says what it is
+    assert agent_class("oracle").cheats
+    assert agent_class("mc").decision_class is Decision
+
+
+def _decision_with_choices(seed: int) -> tuple[object, CheatDecision]:
+    env = mtrain_env.env(num_players=4)
+    env.reset(seed=seed)
+    while True:
+        decision = CheatDecision(env, env.agent_selection)
+        if len(decision.legal_actions) >= 3:
+            return env, decision
+        env.step(decision.legal_actions[0])
+
+
+@pytest.mark.parametrize("engine", ["compiled", "python"])
+def test_oracle_values_are_the_true_states_rollouts(engine: str) -> None:
+    pytest.importorskip("numba")
+    env, decision = _decision_with_choices(3)
+    oracle = OracleAgent(engine=engine)
+    action = oracle.act(decision)
+    game = decision.game
+    truth = env.unwrapped.state_obj
+    policy = ChainPolicy(game)
+    for a, value in oracle.last_values.items():
+        s = truth.copy()
+        game.apply(s, decision.to_move(a))
+        policy.rollout(s)
+        assert value == pytest.approx(round_result(game.config, s, decision.seat))
+    assert oracle.last_values[action] == max(oracle.last_values.values())
+
+
+def test_oracle_refuses_a_fair_decision() -> None:
+    env, _ = _decision_with_choices(4)
+    with pytest.raises(TypeError, match="CheatDecision"):
+        OracleAgent().act(decision_for(env, env.agent_selection))
+
+
+def test_true_state_is_a_copy() -> None:
+    env, decision = _decision_with_choices(5)
+    s = decision.true_state()
+    s.hands[0] = 0
+    assert env.unwrapped.state_obj.hands[0] != 0
+
+
+def test_search_agents_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
+    pytest.importorskip("numba")
+    agents = [AgentSpec("mc", {"sims": 24}), AgentSpec("oracle"), AgentSpec("planner")]
+
+    def run(out: Path, workers: int) -> bytes:
+        config = TournamentConfig(
+            agents=agents,
+            deals=2,
+            seed=11,
+            workers=workers,
+            out_dir=out,
+            plots=False,
+            progress=False,
+            lineup=["mc[sims=24]", "oracle", "planner", "planner"],
+        )
+        run_tournament(config)
+        return (out / "results.csv").read_bytes()
+
+    assert run(tmp_path / "w1", 1) == run(tmp_path / "w2", 2)
+    assert np.any(np.frombuffer(run(tmp_path / "w1", 1), np.uint8))  # not empty
+
+
+def test_compiled_mc_on_a_time_budget() -> None:
+    pytest.importorskip("numba")
+    from agents.mexican_train.mc import MCAgent
+
+    _env, decision = _decision_with_choices(6)
+    agent = MCAgent(seed=0, ms=30, engine="compiled")
+    action = agent.act(decision)
+    assert decision.action_mask[action] == 1
+    assert agent.last_samples >= 1 and agent.last_rollouts >= len(agent.last_values)
+
+
+def test_bench_search_prints_each_agent_against_the_first(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("numba")
+    from agents.tournament import bench_search
+
+    assert (
+        bench_search.main(["--games", "1", "--agents", "mc[sims=8,engine=python]", "mc[sims=8]", "oracle"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("mc", "oracle"))]
+    assert [r[0] for r in rows] == ["mc[engine=python,sims=8]", "mc[sims=8]", "oracle"]
+    assert rows[0][-1] == "1.0x" and all(float(r[1]) > 0 for r in rows)
+
+
+def test_curves_writes_the_figures_and_the_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("numba")
+    from agents.tournament import curves
+
+    assert curves.main(["--out", str(tmp_path), "--deals", "1", "--points", "mc[sims=4]", "oracle"]) == 0
+    lines = (tmp_path / "curves.csv").read_text().splitlines()
+    assert lines[0].split(",") == list(curves.FIELDS)
+    assert [line.split(",")[0] for line in lines[1:]] == ["mc[sims=4]", "oracle"]
+    assert lines[2].split(",")[-1] == "True"  # the oracle is marked as a cheat
+    assert (tmp_path / "curves.png").stat().st_size > 1000
+    with pytest.raises(SystemExit) as err:
+        curves.main(["--out", str(tmp_path), "--points", "nosuchagent"])
+    assert err.value.code == 2
+    assert "--points" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["mc", "oracle"])
+def test_search_agents_pickle_and_play_the_same(name: str) -> None:
+    """Training checkpoints pickle their opponents: the compiled module is not pickled, and
+    the copy plays as the original."""
+    import pickle
+
+    pytest.importorskip("numba")
+    from agents.registry import make_agent
+
+    params = {"sims": 16} if name == "mc" else {}
+    agent = make_agent(name, seed=3, **params)
+    _env, decision = _decision_with_choices(7)
+    agent.act(decision)  # caches filled
+    copy = pickle.loads(pickle.dumps(agent))
+    agent.reset(5)
+    copy.reset(5)
+    assert copy.act(decision) == agent.act(decision)
+    assert copy.last_values == agent.last_values
