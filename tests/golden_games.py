@@ -50,7 +50,7 @@ GOLDEN: tuple[GoldenGame, ...] = (
         {"num_players": 4, "rules": "wikipedia"},
         2,
         ("planner", "mc", "greedy", "random"),
-        agent_params={"mc": {"rollouts": 8}},
+        agent_params={"mc": {"rollouts": 8, "engine": "compiled"}},
         reward="penalty",
     ),
     GoldenGame(
