@@ -26,6 +26,7 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
         "planner": "agents.mexican_train.planner:PlannerAgent",
         "mc": "agents.mexican_train.mc:MCAgent",
         "ppo": "agents.mexican_train.ppo:PPOAgent",
+        "openspiel_ismcts": "agents.mexican_train.openspiel_ismcts:OpenSpielISMCTSAgent",
     },
     "block": {
         "random": "agents.block.simple:RandomBlockAgent",

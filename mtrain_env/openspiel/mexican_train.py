@@ -54,7 +54,14 @@ from mtrain_env.mexican_train.rewards import REWARD_MODES, round_rewards
 from mtrain_env.openspiel.common import Log, SeatObserver, TileDeal, seat_log
 from mtrain_env.tilegame.tiles import bits_list
 
-__all__ = ["GAME_NAME", "MexicanTrainGame", "MexicanTrainState", "config_from_params", "view_text"]
+__all__ = [
+    "GAME_NAME",
+    "MexicanTrainGame",
+    "MexicanTrainState",
+    "config_from_params",
+    "params_for_config",
+    "view_text",
+]
 
 GAME_NAME = "mtrain_mexican_train"
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -107,6 +114,19 @@ def config_from_params(params: dict[str, Any]) -> tuple[GameConfig, str]:
         **parse_flags(p["flags"]),
     )
     return config, p["reward"]
+
+
+def params_for_config(config: GameConfig, reward: str = "zero_sum") -> dict[str, Any]:
+    """OpenSpiel parameters of ``config`` (every flag explicit), the inverse of :func:`config_from_params`."""
+    return {
+        "players": config.num_players,
+        "max_pips": config.max_pips,
+        "hand_size": config.hand_size,
+        "rules": config.rules,
+        "rounds": config.rounds,
+        "reward": reward,
+        "flags": "+".join(f"{k}:{int(v)}" for k, v in config.flags().items()),
+    }
 
 
 def _game_type(reward: str) -> pyspiel.GameType:
@@ -426,6 +446,16 @@ class MexicanTrainState(pyspiel.State):
     def game_state(self) -> GameState | None:
         """The wrapped core state (hidden information included; for tests and tooling)."""
         return self._s
+
+    @property
+    def drawing(self) -> bool:
+        """The seat on turn chose DRAW and the tile is the pending chance outcome."""
+        return self._drawing
+
+    @property
+    def accumulated_returns(self) -> list[float]:
+        """The rewards of the rounds finished so far (``returns()`` gives them at the end only)."""
+        return list(self._returns)
 
 
 pyspiel.register_game(_game_type(DEFAULT_PARAMS["reward"]), MexicanTrainGame)
