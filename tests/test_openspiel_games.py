@@ -31,9 +31,26 @@ MT_CONFIGS = [
     {"num_players": 2, "max_pips": 6, "rounds": 3, "reward": "win", "positive_scoring": True},
     {"num_players": 4, "max_pips": 9, "engine_holder_opens": True, "reward": "penalty"},
 ]
-BLOCK_CONFIGS = [{}, {"num_players": 2}, {"match": True, "target": 40}, {"rules": "openspiel", "num_players": 2}]
-_MT_KEYS = {"num_players": "players", "max_pips": "max_pips", "rules": "rules", "rounds": "rounds", "reward": "reward"}
-_BLOCK_KEYS = {"num_players": "players", "rules": "rules", "reward": "reward", "target": "target", "match": "match"}
+BLOCK_CONFIGS = [
+    {},
+    {"num_players": 2},
+    {"match": True, "target": 40},
+    {"rules": "openspiel", "num_players": 2},
+]
+_MT_KEYS = {
+    "num_players": "players",
+    "max_pips": "max_pips",
+    "rules": "rules",
+    "rounds": "rounds",
+    "reward": "reward",
+}
+_BLOCK_KEYS = {
+    "num_players": "players",
+    "rules": "rules",
+    "reward": "reward",
+    "target": "target",
+    "match": "match",
+}
 
 
 def mt_game(kw: dict) -> pyspiel.Game:
@@ -112,12 +129,16 @@ def test_mexican_train_agrees_with_the_env(kw: dict) -> None:
         _play_both(mt_env(**kw), game.new_initial_state(), _mt_dealt_hands, rng, _mt_draw)
 
 
-@pytest.mark.parametrize("kw", BLOCK_CONFIGS, ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()) or "default")
+@pytest.mark.parametrize(
+    "kw", BLOCK_CONFIGS, ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()) or "default"
+)
 def test_block_agrees_with_the_env(kw: dict) -> None:
     rng = np.random.default_rng(7)
     game = block_game(kw)
     for _ in range(5):
-        _play_both(block_env(**kw), game.new_initial_state(), lambda env: list(env.unwrapped.state_obj.hands), rng)
+        _play_both(
+            block_env(**kw), game.new_initial_state(), lambda env: list(env.unwrapped.state_obj.hands), rng
+        )
 
 
 @pytest.mark.slow

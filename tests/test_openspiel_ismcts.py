@@ -14,12 +14,12 @@ import pytest
 
 pytest.importorskip("pyspiel")
 
-import mtrain_env  # noqa: E402
-from agents import make_agent  # noqa: E402
-from agents.mexican_train.base import decision_for  # noqa: E402
-from agents.play import play_game  # noqa: E402
-from agents.registry import agent_names  # noqa: E402
-from tests.test_agents import _leak_check  # noqa: E402
+import mtrain_env
+from agents import make_agent
+from agents.mexican_train.base import decision_for
+from agents.play import play_game
+from agents.registry import agent_names
+from tests.test_agents import _leak_check
 
 FAST = {"iterations": 20}
 

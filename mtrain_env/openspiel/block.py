@@ -167,7 +167,9 @@ class BlockGame(pyspiel.Game):
         if view.phase != Phase.PLAYING:
             raise ValueError("state_from_view needs a hand in play")
         state = self.new_initial_state()
-        state.set_sampled(sample_state(self.static.engine, view, rng), view.seat, "view " + view_text(view) + "\n")
+        state.set_sampled(
+            sample_state(self.static.engine, view, rng), view.seat, "view " + view_text(view) + "\n"
+        )
         return state
 
 
@@ -183,7 +185,8 @@ def view_text(v: PublicView) -> str:
     return (
         f"seat {v.seat} hand [{_tiles_text(c, v.hand)}] hand_index {v.hand_index} phase {v.phase.name} "
         f"turn {v.current} opener {v.opener} forced {v.forced_opening} counts {list(v.hand_counts)} "
-        f"line [{line}] laid {[_tiles_text(c, m) for m in v.played_by]} voids {[bits_list(x) for x in v.voids]} "
+        f"line [{line}] laid {[_tiles_text(c, m) for m in v.played_by]} "
+        f"voids {[bits_list(x) for x in v.voids]} "
         f"last {v.last_player} moves {v.moves} redeals {v.redeals} scores {list(v.scores)} "
         f"results {len(v.results)} tiebreak {int(v.tiebreak)}"
     )

@@ -136,19 +136,16 @@ class SeatObserver:
 
         if params:
             raise ValueError(f"observation parameters are not supported, got {params}")
-        if iig_obs_type is not None:
-            if not iig_obs_type.public_info or (
-                iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER
-            ):
-                raise ValueError(
-                    "only the seat's own observation is provided (public_info=True, "
-                    f"private_info=SINGLE_PLAYER), got {iig_obs_type}"
-                )
+        if iig_obs_type is not None and (
+            not iig_obs_type.public_info or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER
+        ):
+            raise ValueError(
+                "only the seat's own observation is provided (public_info=True, "
+                f"private_info=SINGLE_PLAYER), got {iig_obs_type}"
+            )
         self.perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
         self.tensor = np.zeros(layout.size, np.float32)
-        self.dict = {
-            name: self.tensor[view.slice].reshape(view.shape) for name, view in layout.views.items()
-        }
+        self.dict = {name: self.tensor[view.slice].reshape(view.shape) for name, view in layout.views.items()}
 
     def set_from(self, state: Any, player: int) -> None:
         self.tensor[:] = state.seat_vector(player)

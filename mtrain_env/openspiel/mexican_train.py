@@ -196,7 +196,9 @@ class MexicanTrainGame(pyspiel.Game):
         self.static = static_for(config, reward)
         c = config
         scale = c.hand_size * c.max_pips
-        bound = 1.0 if reward == "win" else c.rounds * c.tiles.hand_value(c.tiles.full, c.blank_penalty) / scale
+        bound = (
+            1.0 if reward == "win" else c.rounds * c.tiles.hand_value(c.tiles.full, c.blank_penalty) / scale
+        )
         info = pyspiel.GameInfo(
             num_distinct_actions=c.num_actions,
             max_chance_outcomes=c.num_tiles,
@@ -353,7 +355,8 @@ class MexicanTrainState(pyspiel.State):
         self._returns = [x + r for x, r in zip(self._returns, rewards, strict=True)]
         tiles = st.config.tiles.tiles
         shown = "; ".join(
-            f"p{q} " + " ".join(f"{tiles[i][0]}-{tiles[i][1]}" for i in bits_list(h)) for q, h in enumerate(s.hands)
+            f"p{q} " + " ".join(f"{tiles[i][0]}-{tiles[i][1]}" for i in bits_list(h))
+            for q, h in enumerate(s.hands)
         )
         self._log = Log(self._log, -1, f"round {s.round_index} over: {shown}")  # every hand is shown
         if over:
@@ -411,7 +414,8 @@ class MexicanTrainState(pyspiel.State):
         return state
 
     def set_sampled(self, s: GameState, keep_seat: int, keep_root: str) -> None:
-        """Make this state ``s`` (a determinization): ``keep_seat`` knows ``keep_root``, the others their views."""
+        """Make this state ``s`` (a determinization): ``keep_seat`` knows ``keep_root``, the others
+        their views."""
         config = self._st.config
         self._s = s
         self._deal = None

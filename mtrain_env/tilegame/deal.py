@@ -43,7 +43,7 @@ def shuffled_hands(
 def constrained_deal(
     unseen: int, needs: Sequence[int], allowed: Sequence[int], rng: np.random.Generator
 ) -> tuple[list[int], list[int]]:
-    """Deal the ``unseen`` tiles (a bitmask) at random: ``needs[k]`` tiles to hand ``k``, each in ``allowed[k]``.
+    """Deal the ``unseen`` tiles (a bitmask) at random: ``needs[k]`` tiles to hand ``k``, from ``allowed[k]``.
 
     The determinization step of search over hidden hands: ``allowed`` masks out what a
     seat has shown it lacks. Returns ``(hands, rest)``: the hands as bitmasks and the

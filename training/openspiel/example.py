@@ -34,7 +34,7 @@ import pyspiel
 from open_spiel.python import rl_environment
 from open_spiel.python.algorithms import mcts
 
-import mtrain_env.openspiel  # noqa: F401  (registers the games)
+import mtrain_env.openspiel
 
 #: the small config of the examples
 GAME_PARAMS: dict[str, Any] = {"players": 2, "max_pips": 6}
@@ -66,7 +66,12 @@ class DeterminizedMCTS:
     """OpenSpiel's MCTSBot on ``determinizations`` dealt worlds; the most visited action overall."""
 
     def __init__(
-        self, game: pyspiel.Game, determinizations: int = 3, simulations: int = 30, uct_c: float = 1.0, seed: int = 0
+        self,
+        game: pyspiel.Game,
+        determinizations: int = 3,
+        simulations: int = 30,
+        uct_c: float = 1.0,
+        seed: int = 0,
     ) -> None:
         self.determinizations = determinizations
         self.rng = np.random.default_rng(seed)
@@ -144,7 +149,7 @@ def train_nfsp(game: pyspiel.Game, episodes: int, seed: int) -> list[Any]:
     from open_spiel.python.pytorch import nfsp
 
     torch.manual_seed(seed)
-    np.random.seed(seed)  # the reservoir buffer samples with numpy's global generator
+    np.random.seed(seed)  # noqa: NPY002 - OpenSpiel's reservoir buffer samples with numpy's global generator
     env = rl_environment.Environment(game, seed=seed)
     size = env.observation_spec()["info_state"][0]
     actions = env.action_spec()["num_actions"]
@@ -195,7 +200,11 @@ def main(argv: Sequence[str] | None = None) -> list[Result]:
     results = [
         play_vs_random(
             game,
-            lambda g: DeterminizedMCTS(game, args.determinizations, args.simulations, seed=args.seed * 1000 + g).step,
+            lambda g: (
+                DeterminizedMCTS(
+                    game, args.determinizations, args.simulations, seed=args.seed * 1000 + g
+                ).step
+            ),
             args.games,
             args.seed,
             f"MCTS x{args.determinizations} worlds",
@@ -206,8 +215,12 @@ def main(argv: Sequence[str] | None = None) -> list[Result]:
     agents = train_nfsp(game, args.nfsp_episodes, args.seed)
     trained = time.perf_counter() - start
     player = NFSPPlayer(agents)
-    result = play_vs_random(game, lambda g: player.step, args.games, args.seed, f"NFSP {args.nfsp_episodes} ep")
-    results.append(Result(result.name, result.games, result.mean, result.low, result.high, result.seconds + trained))
+    result = play_vs_random(
+        game, lambda g: player.step, args.games, args.seed, f"NFSP {args.nfsp_episodes} ep"
+    )
+    results.append(
+        Result(result.name, result.games, result.mean, result.low, result.high, result.seconds + trained)
+    )
     print(results[-1].line(), flush=True)
     return results
 
