@@ -283,3 +283,29 @@ def test_game_types_follow_the_reward_mode() -> None:
         assert t.information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
         assert t.dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
         assert t.reward_model == pyspiel.GameType.RewardModel.TERMINAL
+
+
+@pytest.mark.parametrize("which", ["mexican_train", "block"])
+def test_openspiel_ismcts_bot_runs_unchanged(which: str) -> None:
+    """OpenSpiel's ISMCTSBot as shipped (its resample_from_infostate calls, info-state keys)."""
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    game = mt_game({"num_players": 2, "max_pips": 6}) if which == "mexican_train" else block_game({})
+    random_state = np.random.RandomState(0)
+    bot = ismcts.ISMCTSBot(
+        game, mcts.RandomRolloutEvaluator(1, random_state), 1.0, 20, random_state=random_state
+    )
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()
+    searched = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
+            continue
+        legal = state.legal_actions()
+        action = bot.step(state)
+        assert action in legal
+        searched += len(legal) > 1
+        state.apply_action(action)
+    assert searched > 0
