@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("pyspiel")
 
-from training.openspiel.example import DeterminizedMCTS, load_game, main, play_vs_random  # noqa: E402
+from training.openspiel.example import DeterminizedMCTS, load_game, main, play_vs_random
 
 
 def test_determinized_mcts_plays_legal_games() -> None:
