@@ -309,3 +309,16 @@ def test_openspiel_ismcts_bot_runs_unchanged(which: str) -> None:
         searched += len(legal) > 1
         state.apply_action(action)
     assert searched > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "kw", BLOCK_CONFIGS, ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()) or "default"
+)
+def test_block_agrees_with_the_env_many_games(kw: dict) -> None:
+    rng = np.random.default_rng(2026)
+    game = block_game(kw)
+    for _ in range(100):
+        _play_both(
+            block_env(**kw), game.new_initial_state(), lambda env: list(env.unwrapped.state_obj.hands), rng
+        )

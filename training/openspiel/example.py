@@ -143,7 +143,7 @@ def play_vs_random(
     return Result(name, games, mean, mean - half, mean + half, time.perf_counter() - start)
 
 
-def train_nfsp(game: pyspiel.Game, episodes: int, seed: int) -> list[Any]:
+def train_nfsp(game: pyspiel.Game, episodes: int, seed: int, learn_every: int = 16) -> list[Any]:
     """Two NFSP agents trained for ``episodes`` self-play episodes (OpenSpiel's rl_environment)."""
     import torch
     from open_spiel.python.pytorch import nfsp
@@ -165,7 +165,7 @@ def train_nfsp(game: pyspiel.Game, episodes: int, seed: int) -> list[Any]:
             rl_learning_rate=0.01,
             sl_learning_rate=0.01,
             min_buffer_size_to_learn=500,
-            learn_every=64,
+            learn_every=learn_every,
             seed=seed + p,
             replay_buffer_capacity=50_000,
             epsilon_decay_duration=episodes * 15,
