@@ -2,7 +2,7 @@
 
 Run it (a couple of minutes on one core)::
 
-    python -m training.openspiel.example [--games 40] [--nfsp-episodes 3000] [--seed 0]
+    python -m training.openspiel.example [--games 100] [--nfsp-episodes 1500] [--seed 0]
 
 1. **MCTS on determinizations** (:class:`DeterminizedMCTS`): for each decision the hidden
    tiles are dealt ``determinizations`` times from the seat's information state
@@ -143,7 +143,7 @@ def play_vs_random(
     return Result(name, games, mean, mean - half, mean + half, time.perf_counter() - start)
 
 
-def train_nfsp(game: pyspiel.Game, episodes: int, seed: int, learn_every: int = 16) -> list[Any]:
+def train_nfsp(game: pyspiel.Game, episodes: int, seed: int, learn_every: int = 64) -> list[Any]:
     """Two NFSP agents trained for ``episodes`` self-play episodes (OpenSpiel's rl_environment)."""
     import torch
     from open_spiel.python.pytorch import nfsp
@@ -186,10 +186,10 @@ def train_nfsp(game: pyspiel.Game, episodes: int, seed: int, learn_every: int = 
 
 def main(argv: Sequence[str] | None = None) -> list[Result]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=40, help="evaluation games per player (even)")
+    parser.add_argument("--games", type=int, default=100, help="evaluation games per player")
     parser.add_argument("--determinizations", type=int, default=3)
     parser.add_argument("--simulations", type=int, default=30, help="MCTS simulations per determinization")
-    parser.add_argument("--nfsp-episodes", type=int, default=3000)
+    parser.add_argument("--nfsp-episodes", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     for name in ("games", "determinizations", "simulations", "nfsp_episodes"):
