@@ -28,6 +28,7 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
         # CHEATS (perfect information): the headroom bound, never a fair baseline
         "oracle": "agents.mexican_train.oracle:OracleAgent",
         "ppo": "agents.mexican_train.ppo:PPOAgent",
+        "openspiel_ismcts": "agents.mexican_train.openspiel_ismcts:OpenSpielISMCTSAgent",
     },
     "block": {
         "random": "agents.block.simple:RandomBlockAgent",

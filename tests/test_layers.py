@@ -83,7 +83,7 @@ VIOLATIONS: dict[str, tuple[str, str, str]] = {
     ),
     "agents/demo.py": (
         "import pyspiel",
-        "OpenSpiel only in the speed benchmark and the block cross-check",
+        "OpenSpiel only in the speed benchmark, the block cross-check and the OpenSpiel modules",
         "agents.demo -> pyspiel",
     ),
     "agents/block/simple.py": (

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from mtrain_env.tilegame.actions import integer_value, short_repr
-from mtrain_env.tilegame.tiles import TileSet
+from mtrain_env.tilegame.tiles import TileSet, bits_list
 
-__all__ = ["shuffled_hands", "tile_from_json", "tile_pips"]
+__all__ = ["constrained_deal", "shuffled_hands", "tile_from_json", "tile_pips"]
 
 
 def shuffled_hands(
@@ -38,6 +38,80 @@ def shuffled_hands(
             mask |= 1 << i
         hands.append(mask)
     return hands, shuffled[num_hands * hand_size :]
+
+
+def constrained_deal(
+    unseen: int, needs: Sequence[int], allowed: Sequence[int], rng: np.random.Generator
+) -> tuple[list[int], list[int]]:
+    """Deal the ``unseen`` tiles (a bitmask) at random: ``needs[k]`` tiles to hand ``k``, from ``allowed[k]``.
+
+    The determinization step of search over hidden hands: ``allowed`` masks out what a
+    seat has shown it lacks. Returns ``(hands, rest)``: the hands as bitmasks and the
+    undealt tiles in random order. Random greedy deals (most constrained hand first), and
+    after 64 dead ends a dealer that keeps Hall's condition (for every set of hands, the
+    tiles any of them may take >= the tiles they need) and so cannot fail. ``ValueError``
+    if no deal exists.
+    """
+    m = len(needs)
+    pool = bits_list(unseen)
+    allowed = [a & unseen for a in allowed]
+    order = sorted(range(m), key=lambda k: allowed[k].bit_count() - needs[k])
+    for _attempt in range(64):
+        shuffled = [pool[int(j)] for j in rng.permutation(len(pool))]
+        hands = [0] * m
+        left = unseen
+        for k in order:
+            got = 0
+            for i in shuffled:
+                if got == needs[k]:
+                    break
+                if (left & allowed[k]) >> i & 1:
+                    hands[k] |= 1 << i
+                    left ^= 1 << i
+                    got += 1
+            if got < needs[k]:
+                break
+        else:
+            return hands, [i for i in shuffled if left >> i & 1]
+    return _hall_deal(unseen, needs, allowed, rng)
+
+
+def _hall_deal(
+    unseen: int, needs: Sequence[int], allowed: Sequence[int], rng: np.random.Generator
+) -> tuple[list[int], list[int]]:
+    """:func:`constrained_deal`'s fallback: a tile is refused when it would take the last slack of
+    a set of hands not containing the receiving one (Hall's condition stays true)."""
+    m = len(needs)
+    subsets = range(1, 1 << m)
+    union = [0] * (1 << m)
+    need_sum = [0] * (1 << m)
+    for sub in subsets:
+        low = (sub & -sub).bit_length() - 1
+        union[sub] = union[sub & (sub - 1)] | allowed[low]
+        need_sum[sub] = need_sum[sub & (sub - 1)] + needs[low]
+    margin = [0] * (1 << m)
+    for sub in subsets:
+        margin[sub] = union[sub].bit_count() - need_sum[sub]
+        if margin[sub] < 0:
+            raise ValueError("no deal exists: the shown voids contradict the hand counts")
+    hands = [0] * m
+    left = unseen
+    for k in range(m):
+        bit = 1 << k
+        for _ in range(needs[k]):
+            forbidden = 0
+            for sub in subsets:
+                if margin[sub] == 0 and not sub & bit:
+                    forbidden |= union[sub]
+            choices = bits_list(left & allowed[k] & ~forbidden)
+            t = choices[int(rng.integers(len(choices)))]
+            left ^= 1 << t
+            hands[k] |= 1 << t
+            for sub in subsets:
+                if union[sub] >> t & 1 and not sub & bit:
+                    margin[sub] -= 1
+    rest = bits_list(left)
+    return hands, [rest[int(i)] for i in rng.permutation(len(rest))]
 
 
 def tile_pips(tile: Any, where: str = "input") -> tuple[int, int]:

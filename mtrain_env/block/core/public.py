@@ -4,16 +4,26 @@
 counts and the sleeping tiles (2 players) vanish; the line, who laid what, the passes
 ("voids"), the opener, the scores and finished hands (all hands are shown when a hand
 ends) are public.
+
+:func:`sample_state` turns a :class:`PublicView` back into a full :class:`GameState`: the
+unseen tiles dealt at random among the other hands (their counts, never a tile matching
+a pip the seat passed on) and, with 2 players, the sleeping tiles — a determinization
+for search (a guess, never the truth).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mtrain_env.block.core.config import GameConfig
-from mtrain_env.block.core.state import GameState, HandResult, Phase
+import numpy as np
 
-__all__ = ["PublicView", "public_view"]
+from mtrain_env.block.core.config import GameConfig
+from mtrain_env.block.core.rules import BlockDominoes
+from mtrain_env.block.core.state import GameState, HandResult, Phase
+from mtrain_env.tilegame.deal import constrained_deal
+from mtrain_env.tilegame.tiles import bits_list
+
+__all__ = ["PublicView", "public_view", "sample_state"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,8 @@ class PublicView:
     results: tuple[HandResult, ...]  #: finished hands (every hand is shown at its end)
     tiebreak: bool
     match_loser: int
+    last_player: int = -1  #: seat that laid the last tile (the closer of a cierre, B11)
+    moves: int = 0  #: actions (plays and passes) taken in this hand
 
     @property
     def pair(self) -> int:
@@ -81,4 +93,58 @@ def public_view(s: GameState, config: GameConfig, seat: int) -> PublicView:
         results=tuple(s.results),
         tiebreak=s.tiebreak,
         match_loser=s.match_loser,
+        last_player=s.last_player,
+        moves=s.moves,
     )
+
+
+def sample_state(game: BlockDominoes, view: PublicView, rng: np.random.Generator) -> GameState:
+    """A full state consistent with ``view``: the unseen tiles dealt at random (determinization).
+
+    Every other seat gets exactly its hand count and no tile with a pip it has passed on
+    (B9); the rest sleeps (2 players). The hand is not closed in ``view`` (B11: someone
+    holds a tile that fits), so deals where nobody could play are dealt again (up to 1000
+    times; the true deal passes, so this is rare). ``ValueError`` if the view admits no deal.
+    """
+    for _attempt in range(1000):
+        s = _sample_once(game, view, rng)
+        if s.phase != Phase.PLAYING or not s.line or any(game.can_play(s, q) for q in range(game.n)):
+            return s
+    raise ValueError("B11: no sampled deal leaves a seat able to play; the view looks closed")
+
+
+def _sample_once(game: BlockDominoes, view: PublicView, rng: np.random.Generator) -> GameState:
+    tiles = game.tiles
+    others = [q for q in range(game.n) if q != view.seat]
+    allowed = []
+    for q in others:
+        banned = 0
+        for v in bits_list(view.voids[q]):
+            banned |= tiles.match[v]
+        allowed.append(~banned)
+    dealt, rest = constrained_deal(view.unseen, [view.hand_counts[q] for q in others], allowed, rng)
+    s = GameState(game.n)
+    s.hand_index = view.hand_index
+    s.phase = view.phase
+    s.hands = [0] * game.n
+    s.hands[view.seat] = view.hand
+    for q, h in zip(others, dealt, strict=True):
+        s.hands[q] = h
+    for i in rest:
+        s.sleeping |= 1 << i
+    s.redeals = view.redeals
+    s.line = list(view.line)
+    s.ends = list(view.ends)
+    s.table = view.table
+    s.played_by = list(view.played_by)
+    s.voids = list(view.voids)
+    s.current = view.current
+    s.opener = view.opener
+    s.forced_opening = view.forced_opening
+    s.last_player = view.last_player
+    s.scores = list(view.scores)
+    s.results = list(view.results)
+    s.tiebreak = view.tiebreak
+    s.match_loser = view.match_loser
+    s.moves = view.moves
+    return s

@@ -100,6 +100,10 @@ class GameState:
         self.tiebreak = False  #: the next/current hand breaks a both-over-target tie (B13)
         self.moves = 0  #: actions applied in this hand (plays and passes)
 
+    def __deepcopy__(self, memo: dict[int, object]) -> GameState:
+        """``copy.deepcopy`` is :meth:`copy` (OpenSpiel clones a Python state by deep-copying it)."""
+        return self.copy()
+
     def copy(self) -> GameState:
         """An independent copy (lists copied; ints and results are immutable)."""
         c = GameState.__new__(GameState)

@@ -406,12 +406,12 @@ class MexicanTrain:
         s.scores = [a + b for a, b in zip(s.scores, round_score, strict=True)]
         s.phase = GAME_OVER if s.round_index + 1 >= c.rounds else ROUND_OVER
 
-    def next_round(self, s: GameState, rng: np.random.Generator) -> None:
-        """Deal the next round of a session (R25) after a ``ROUND_OVER``."""
+    def next_round(self, s: GameState, rng: np.random.Generator, deal: Deal | None = None) -> None:
+        """Deal the next round of a session (R25) after a ``ROUND_OVER`` (from ``rng``, or ``deal``)."""
         if s.phase != ROUND_OVER:
             raise ValueError(f"R25: next_round needs a finished round, the phase is {s.phase.name}")
         s.round_index += 1
-        self.start_round(s, rng)
+        self.start_round(s, rng, deal)
 
     def penalties(self, s: GameState) -> list[int]:
         """Pips left in each hand (R24, ``blank_penalty`` aware)."""

@@ -92,6 +92,10 @@ class GameState:
         self.scores: list[float] = [0] * n  #: cumulative score per seat (R24, R25), typed alike
         self.history_len = 0  #: actions applied this episode
 
+    def __deepcopy__(self, memo: dict[int, object]) -> GameState:
+        """``copy.deepcopy`` is :meth:`copy` (OpenSpiel clones a Python state by deep-copying it)."""
+        return self.copy()
+
     def copy(self) -> GameState:
         """A deep copy (lists copied; ints are immutable)."""
         new = GameState.__new__(GameState)

@@ -1,0 +1,154 @@
+"""Pieces both OpenSpiel games share: the tile-by-tile chance deal, the seats' event log, the observer.
+
+* :class:`TileDeal`: a deal as chance nodes, ONE OUTCOME PER DEALT TILE (uniform over the
+  tiles not dealt yet), seat 0's hand first; the same distribution as the envs' seeded
+  shuffle (:func:`mtrain_env.tilegame.deal.shuffled_hands`), exposed to the algorithms.
+* :class:`Log`: what happened, event by event, each with the text every seat sees and,
+  for private events, the text its owner sees; a seat's information-state string is its
+  log (perfect recall). Immutable and shared by clones, so cloning a state copies no event.
+* :class:`SeatObserver`: OpenSpiel's ``PyObserver`` over a state's ``seat_vector`` (the
+  env's observation of that seat), ``info_string`` and ``obs_string``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mtrain_env.tilegame.layout import FlatLayout
+
+__all__ = ["Log", "SeatObserver", "TileDeal", "seat_log"]
+
+
+class TileDeal:
+    """A deal in progress: ``sizes[k]`` tiles to seat ``k`` from ``pool``, one chance outcome per tile."""
+
+    __slots__ = ("count", "hands", "pool", "seat", "sizes")
+
+    def __init__(self, pool: list[int], sizes: list[int]) -> None:
+        self.pool = sorted(pool)  #: tiles not dealt yet, increasing
+        self.sizes = sizes
+        self.hands = [0] * len(sizes)
+        self.seat = 0  #: the seat the next tile goes to
+        self.count = 0  #: tiles it has so far
+        self._skip_full()
+
+    def _skip_full(self) -> None:
+        while self.seat < len(self.sizes) and self.count == self.sizes[self.seat]:
+            self.seat += 1
+            self.count = 0
+
+    @property
+    def done(self) -> bool:
+        return self.seat == len(self.sizes)
+
+    def outcomes(self) -> list[tuple[int, float]]:
+        """``(tile, probability)``: the next tile is uniform over the undealt ones."""
+        p = 1.0 / len(self.pool)
+        return [(t, p) for t in self.pool]
+
+    def give(self, tile: int) -> int:
+        """Deal ``tile`` to the seat on turn to receive; returns that seat."""
+        seat = self.seat
+        self.pool.remove(tile)
+        self.hands[seat] |= 1 << tile
+        self.count += 1
+        self._skip_full()
+        return seat
+
+    def copy(self) -> TileDeal:
+        new = TileDeal.__new__(TileDeal)
+        new.pool = list(self.pool)
+        new.sizes = self.sizes
+        new.hands = list(self.hands)
+        new.seat = self.seat
+        new.count = self.count
+        return new
+
+    def __deepcopy__(self, memo: dict[int, object]) -> TileDeal:
+        return self.copy()
+
+
+class Log:
+    """One event and the log before it (``None`` = the start): an immutable linked list.
+
+    ``owner`` is -1 for a public event (every seat reads ``public``), else the seat that
+    reads ``private`` while the others read ``public``.
+    """
+
+    __slots__ = ("owner", "prev", "private", "public")
+
+    def __init__(self, prev: Log | None, owner: int, public: str, private: str = "") -> None:
+        self.prev = prev
+        self.owner = owner
+        self.public = public
+        self.private = private
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Log:
+        return self  # immutable: clones share it
+
+    def entries(self) -> list[tuple[int, str, str]]:
+        """The events, oldest first."""
+        out = []
+        node: Log | None = self
+        while node is not None:
+            out.append((node.owner, node.public, node.private))
+            node = node.prev
+        out.reverse()
+        return out
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # flat, so that pickling a long game does not recurse once per event
+        return (_log_from_entries, (self.entries(),))
+
+
+def _log_from_entries(entries: list[tuple[int, str, str]]) -> Log | None:
+    log = None
+    for owner, public, private in entries:
+        log = Log(log, owner, public, private)
+    return log
+
+
+def seat_log(log: Log | None, seat: int) -> str:
+    """The events as ``seat`` saw them, one per line, oldest first."""
+    lines = []
+    node = log
+    while node is not None:
+        lines.append(node.private if node.owner == seat else node.public)
+        node = node.prev
+    lines.reverse()
+    return "".join(line + "\n" for line in lines)
+
+
+class SeatObserver:
+    """OpenSpiel's ``PyObserver`` for both games.
+
+    The tensor is the env's observation of the seat (``state.seat_vector``, named views
+    of ``layout`` in ``dict``). The string is the seat's information-state string (its
+    whole event log: perfect recall) when ``perfect_recall`` is asked, else the seat's
+    current view (``state.obs_string``). Only the seat's own private information is used
+    (``private_info=SINGLE_PLAYER``, the default and what the information state asks).
+    """
+
+    def __init__(self, iig_obs_type: Any, layout: FlatLayout, params: Any = None) -> None:
+        import pyspiel
+
+        if params:
+            raise ValueError(f"observation parameters are not supported, got {params}")
+        if iig_obs_type is not None and (
+            not iig_obs_type.public_info or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER
+        ):
+            raise ValueError(
+                "only the seat's own observation is provided (public_info=True, "
+                f"private_info=SINGLE_PLAYER), got {iig_obs_type}"
+            )
+        self.perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
+        self.tensor = np.zeros(layout.size, np.float32)
+        self.dict = {name: self.tensor[view.slice].reshape(view.shape) for name, view in layout.views.items()}
+
+    def set_from(self, state: Any, player: int) -> None:
+        self.tensor[:] = state.seat_vector(player)
+
+    def string_from(self, state: Any, player: int) -> str:
+        return state.info_string(player) if self.perfect_recall else state.obs_string(player)
