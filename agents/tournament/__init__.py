@@ -123,7 +123,7 @@ def run_tournament(config: TournamentConfig) -> TournamentResult:
         new_rows.extend(res.rows)
 
     try:
-        play = play_deals(plan, missing, config.workers, sink, progress)
+        play = play_deals(plan, missing, config.workers, sink, progress, config.backend, config.address)
     finally:
         if progress is not None:
             progress.close()
