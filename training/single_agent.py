@@ -359,7 +359,7 @@ class SingleAgentEnv(gymnasium.Env):
 
         return PPOAgent(path=snapshot_path(self.league_root, spec), deterministic=self.snapshot_deterministic)
 
-    def render(self) -> str | None:
+    def render(self) -> Any:  # str | None (gymnasium's own annotation differs between 1.2 and 1.4)
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode")
             return None

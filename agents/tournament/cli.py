@@ -85,7 +85,10 @@ def register(subparsers: Any) -> None:
         "the same results.csv)",
     )
     p.add_argument(
-        "--address", default=None, metavar="HOST:PORT", help="Ray cluster of --backend ray (default: local Ray)"
+        "--address",
+        default=None,
+        metavar="HOST:PORT",
+        help="Ray cluster of --backend ray (default: local Ray)",
     )
     p.add_argument("--out", required=True, help="output directory (resumed when it holds this run)")
     p.add_argument("--lineup", nargs="+", default=None, metavar="LABEL", help="agent label for each seat")

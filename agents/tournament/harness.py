@@ -521,7 +521,10 @@ def play_deals(
         workers = workers or os.cpu_count() or 1
         workers = max(1, min(workers, len(deal_ids) or 1))
     stats = PlayStats(
-        workers=workers, backend=backend, think_seconds=[0.0] * len(plan.names), decisions=[0] * len(plan.names)
+        workers=workers,
+        backend=backend,
+        think_seconds=[0.0] * len(plan.names),
+        decisions=[0] * len(plan.names),
     )
 
     def take(res: DealResult) -> None:
@@ -545,7 +548,7 @@ def play_deals(
             def started(actors: int) -> None:
                 stats.workers = actors
 
-            for res in play_deals_on_ray(plan, deal_ids, workers, address, started):
+            for res in play_deals_on_ray(DealPlayer, plan, deal_ids, workers, address, started):
                 take(res)
     elif workers == 1:
         player = DealPlayer(plan)

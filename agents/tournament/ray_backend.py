@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from agents.tournament.harness import DealResult, Plan
+from typing import Any
 
 
 def ensure_ray(address: str | None = None) -> bool:
@@ -42,31 +39,30 @@ def ensure_ray(address: str | None = None) -> bool:
 def _player_actor() -> Any:
     import ray
 
-    from agents.tournament.harness import DealPlayer
-
     @ray.remote(num_cpus=1)
     class DealActor:
-        """One :class:`DealPlayer` in a Ray worker."""
+        """One deal player (``make_player(plan)``, a :class:`DealPlayer`) in a Ray worker."""
 
-        def __init__(self, plan: Plan) -> None:
-            self.player = DealPlayer(plan)
+        def __init__(self, make_player: Callable[[Any], Any], plan: Any) -> None:
+            self.player = make_player(plan)
 
-        def play_deal(self, deal: int) -> DealResult:
+        def play_deal(self, deal: int) -> Any:
             return self.player.play_deal(deal)
 
     return DealActor
 
 
 def play_deals_on_ray(
-    plan: Plan,
+    make_player: Callable[[Any], Any],
+    plan: Any,
     deal_ids: Sequence[int],
     workers: int,
     address: str | None = None,
     started: Callable[[int], None] | None = None,
-) -> Iterator[DealResult]:
-    """The :class:`DealResult` of every deal of ``deal_ids``, in that order, played by
-    ``workers`` Ray actors (0, or more than Ray has CPUs: one per CPU); ``started`` is told
-    how many."""
+) -> Iterator[Any]:
+    """What ``make_player(plan).play_deal(deal)`` returns (the harness's ``DealPlayer`` and
+    ``DealResult``) for every deal of ``deal_ids``, in that order, played by ``workers`` Ray
+    actors (0, or more than Ray has CPUs: one per CPU); ``started`` is told how many."""
     import ray
     from ray.util import ActorPool
 
@@ -78,7 +74,7 @@ def play_deals_on_ray(
             started(workers)
         actor = _player_actor()
         plan_ref = ray.put(plan)
-        actors = [actor.remote(plan_ref) for _ in range(workers)]
+        actors = [actor.remote(make_player, plan_ref) for _ in range(workers)]
         pool = ActorPool(actors)
         play: Callable[[Any, int], Any] = lambda a, deal: a.play_deal.remote(deal)  # noqa: E731
         yield from pool.map(play, list(deal_ids))

@@ -127,9 +127,7 @@ class MexicanTrainMultiAgentEnv(MultiAgentEnv):
         return {s: a.name for s, a in enumerate(self._seats) if a is not None}
 
     # ---------------------------------------------------------------- episode
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, Any]:
         """Deal a new episode; the observation of the seat on turn (heuristic seats played first)."""
         if seed is not None:
             self._rng = np.random.default_rng(seed)
@@ -152,9 +150,7 @@ class MexicanTrainMultiAgentEnv(MultiAgentEnv):
         agent_id = self._raw.agent_selection
         return {agent_id: self._observe(agent_id)}, {}
 
-    def step(
-        self, action_dict: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+    def step(self, action_dict: dict[Any, Any]) -> tuple[Any, Any, Any, Any, Any]:
         """The seat on turn plays its action; heuristic seats play until a learning seat is on turn."""
         if self._done:
             raise RuntimeError("the episode is over: call reset()")
@@ -185,7 +181,8 @@ class MexicanTrainMultiAgentEnv(MultiAgentEnv):
             rewards = {a: self._pending[a] for a in finished}
             return obs, rewards, {"__all__": True}, {"__all__": False}, {}
         on_turn = raw.agent_selection
-        rewards = {a: r for a, r in self._pending.items() if r and a in self._acted}
+        # a seat that gets its next observation must get a reward with it (RLlib checks)
+        rewards = {a: r for a, r in self._pending.items() if a in self._acted and (r or a == on_turn)}
         for a in rewards:
             self._pending[a] = 0.0
         return {on_turn: self._observe(on_turn)}, rewards, {"__all__": False}, {"__all__": False}, {}

@@ -60,18 +60,27 @@ def _ortho(module: th.nn.Module, gain: float) -> None:
             layer.bias.data.fill_(0.0)
 
 
+class _Extractor(th.nn.Module):
+    """The hidden layers of both branches, named as SB3's ``MlpExtractor`` names them."""
+
+    def __init__(self, policy_net: th.nn.Sequential, value_net: th.nn.Sequential) -> None:
+        super().__init__()
+        self.policy_net = policy_net
+        self.value_net = value_net
+
+
 class MaskedActorCriticModule(TorchRLModule, ValueFunctionAPI):
     """Actor-critic MLP with action masking (see the module docstring)."""
 
     def setup(self) -> None:
         """Build the networks from ``model_config`` and the ``Dict`` observation space."""
-        cfg = {**DEFAULT_MODEL_CONFIG, **dict(self.model_config or {})}
+        cfg: dict[str, Any] = {**DEFAULT_MODEL_CONFIG, **dict(self.model_config or {})}  # type: ignore[arg-type]
         self.spec = module_spec(cfg, self.observation_space, self.action_space)
         act = ACTIVATIONS[self.spec.activation]
         size = self.spec.observation_size
-        self.mlp_extractor = th.nn.Module()
-        self.mlp_extractor.policy_net = _mlp(list(self.spec.pi), size, act)
-        self.mlp_extractor.value_net = _mlp(list(self.spec.vf), size, act)
+        self.mlp_extractor = _Extractor(
+            _mlp(list(self.spec.pi), size, act), _mlp(list(self.spec.vf), size, act)
+        )
         self.action_net = th.nn.Linear(self.spec.pi[-1] if self.spec.pi else size, self.spec.action_count)
         self.value_net = th.nn.Linear(self.spec.vf[-1] if self.spec.vf else size, 1)
         _ortho(self.mlp_extractor, math.sqrt(2))

@@ -44,13 +44,13 @@ from typing import Any
 from agents.tournament.ray_backend import ensure_ray
 from mtrain_env.mexican_train import GameConfig
 from training.evaluate import evaluate
-from training.league import DEFAULT_HEURISTICS
 from training.rllib.league import MAIN, SnapshotMapping, snapshot_ids, take_snapshot
 from training.train import (
     CHECKPOINTS,
     CONFIG_FILE,
     CURVE_CSV,
     CURVE_PNG,
+    DEFAULT_HEURISTICS,
     LATEST,
     POLICY_FILE,
     SUMMARY_FILE,
@@ -150,7 +150,9 @@ class RLlibConfig:
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise ConfigError(name, f"must be a number >= 0, got {value!r}")
         if self.p_latest + self.p_older > 1.0:
-            raise ConfigError("p_latest", f"p_latest + p_older must be <= 1, got {self.p_latest + self.p_older}")
+            raise ConfigError(
+                "p_latest", f"p_latest + p_older must be <= 1, got {self.p_latest + self.p_older}"
+            )
         if self.minibatch_size > self.train_batch:
             raise ConfigError("minibatch_size", f"must be <= the train batch {self.train_batch}")
         if not self.net_arch or not all(isinstance(x, int) and x >= 1 for x in self.net_arch):
@@ -228,7 +230,9 @@ def build_algorithm(config: RLlibConfig) -> Any:
     ppo = (
         PPOConfig()
         .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
-        .environment(MexicanTrainMultiAgentEnv, env_config=config.env_config())
+        # RLlib's checker steps unmasked random actions, which the env refuses in training; the
+        # tests run the checker on illegal_action="terminate" (tests/test_rllib.py)
+        .environment(MexicanTrainMultiAgentEnv, env_config=config.env_config(), disable_env_checking=True)
         .env_runners(
             num_env_runners=config.env_runners,
             num_envs_per_env_runner=config.envs_per_runner,
@@ -371,9 +375,7 @@ class RLlibTrainer:
         from training.rllib.module import export_state, module_spec
 
         module = self.algo.get_module(MAIN)
-        spec = module_spec(
-            self.config.model_config(), module.observation_space, module.action_space
-        )
+        spec = module_spec(self.config.model_config(), module.observation_space, module.action_space)
         weights = self.algo.learner_group.get_weights(module_ids=[MAIN])[MAIN]
         tmp = path.with_name(path.name + ".part.npz")
         export_state(weights, spec, tmp)
@@ -472,5 +474,7 @@ def read_latest(out: Path) -> Path | None:
         raise CheckpointError(path, f"not a checkpoint pointer ({err})") from None
     directory = path.parent / name
     if not name.startswith("step_") or "/" in name or not (directory / TRAINER_FILE).is_file():
-        raise CheckpointError(path, f"dir must name a checkpoint directory inside {CHECKPOINTS}/, got {name!r}")
+        raise CheckpointError(
+            path, f"dir must name a checkpoint directory inside {CHECKPOINTS}/, got {name!r}"
+        )
     return directory
