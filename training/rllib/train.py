@@ -237,6 +237,7 @@ def build_algorithm(config: RLlibConfig) -> Any:
             num_env_runners=config.env_runners,
             num_envs_per_env_runner=config.envs_per_runner,
             num_cpus_per_env_runner=1,
+            sample_timeout_s=3600.0,  # a loaded 2-core machine may take minutes for one batch
         )
         .learners(num_learners=0)
         .multi_agent(
@@ -324,7 +325,13 @@ class RLlibTrainer:
                 self.seconds += time.perf_counter() - t0
                 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-                step = int(result[ENV_RUNNER_RESULTS][NUM_ENV_STEPS_SAMPLED_LIFETIME])
+                sampled = result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED_LIFETIME)
+                if sampled is None:  # every EnvRunner failed
+                    raise RuntimeError(
+                        "no EnvRunner returned samples (their errors are in Ray's worker logs, "
+                        "/tmp/ray/session_latest/logs/worker-*.err)"
+                    )
+                step = int(sampled)
                 bar.update(step - self.step)
                 self.step = step
                 self._log(result)
