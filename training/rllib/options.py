@@ -3,7 +3,7 @@
 :mod:`training.cli` parses the command line (one parser for both backends) and hands the
 options given, as ``TrainConfig`` field names, to :func:`rllib_config`. The options mean
 what they mean for the SB3 path, with these differences: ``--workers`` counts RLlib
-EnvRunner actors (default 1; 0 samples in the driver) and ``--envs`` envs per EnvRunner;
+EnvRunner actors (default 1) and ``--envs`` envs per EnvRunner (default 1);
 ``--n-steps`` is the env steps of one training iteration (all seats, default 4000);
 ``--max-snapshots K`` gives the league K frozen snapshot slots (default 0: pure
 shared-policy self-play); ``--p-heuristic`` defaults to 0 (no heuristic seats). Options
@@ -31,7 +31,6 @@ RENAMED = {
 #: TrainConfig fields the RLlib backend has no use for
 SB3_ONLY = (
     "vec",
-    "torch_threads",
     "verbose",
     "seat",
     "lr_schedule",
@@ -119,7 +118,7 @@ def rllib_config(
             f"conflicting with the run in {out} ({text}); --resume keeps the run's configuration",
         )
     saved.steps = steps
-    for f in ("env_runners", "envs_per_runner"):
+    for f in ("env_runners", "envs_per_runner", "torch_threads"):
         if f in fields:
             setattr(saved, f, fields[f])
     saved.validate()

@@ -67,7 +67,7 @@ ALGORITHM_DIR = "algorithm"
 EVAL_POLICY = "eval_policy.npz"
 DEFAULT_EVAL_OPPONENTS = ("random", "greedy", "planner")
 #: options a resumed run takes from the command line (speed and placement, not results)
-RESUME_OVERRIDES = ("steps", "out", "progress", "env_runners", "envs_per_runner", "address")
+RESUME_OVERRIDES = ("steps", "out", "progress", "env_runners", "envs_per_runner", "address", "torch_threads")
 
 
 @dataclass
@@ -112,6 +112,7 @@ class RLlibConfig:
     # checkpoints
     checkpoint_every: int = 50_000
     keep_checkpoints: int = 3
+    torch_threads: int = 1  #: of the learner (this process); EnvRunners get Ray's 1 thread per CPU
     progress: bool = True
 
     def validate(self) -> None:
@@ -133,6 +134,7 @@ class RLlibConfig:
             ("eval_deals", 1),
             ("checkpoint_every", 1),
             ("keep_checkpoints", 1),
+            ("torch_threads", 1),
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -301,7 +303,10 @@ class RLlibTrainer:
         from torch.utils.tensorboard import SummaryWriter
         from tqdm import tqdm
 
+        import torch
+
         c = self.config
+        torch.set_num_threads(c.torch_threads)  # 2 threads on 2 shared cores run ~10x slower
         started_ray = ensure_ray(c.address)
         try:
             self.out.mkdir(parents=True, exist_ok=True)
