@@ -204,13 +204,13 @@ def test_rllib_self_play_improves_over_random(tmp_path: Path, ray_local: None) -
     untrained one; then --resume continues the run from its checkpoint."""
     out = tmp_path / "run"
     args = ["train", "--backend", "rllib", "--out", str(out), "--players", "3", "--max-pips", "6"]
-    args += ["--n-steps", "1000", "--batch-size", "250", "--net-arch", "64,64", "--eval-every", "4000"]
-    args += ["--features", "planner", "--lr", "0.001"]
-    args += ["--eval-deals", "30", "--eval-opponents", "random", "--workers", "1", "--no-progress"]
-    assert mtrain([*args, "--steps", "4000", "--checkpoint-every", "2000"]) == 0
+    args += ["--n-steps", "2000", "--batch-size", "500", "--net-arch", "64,64", "--eval-every", "16000"]
+    args += ["--features", "planner", "--lr", "0.001", "--envs", "8"]
+    args += ["--eval-deals", "40", "--eval-opponents", "random", "--workers", "1", "--no-progress"]
+    assert mtrain([*args, "--steps", "16000", "--checkpoint-every", "8000"]) == 0
     rows = [r for r in _curve(out) if r["opponent"] == "random"]
     first, last = rows[0], rows[-1]
-    assert first["step"] == 0 and last["step"] >= 4000
+    assert first["step"] == 0 and last["step"] >= 16000
     assert last["diff"] < first["diff"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["backend"] == "rllib" and summary["final_eval"][0]["ci95"][1] < 0
@@ -219,9 +219,9 @@ def test_rllib_self_play_improves_over_random(tmp_path: Path, ray_local: None) -
     assert list((out / "tb").glob("events.out.tfevents.*"))
     agents.make_agent("ppo", path=str(out / "policy.npz"))
 
-    assert mtrain(["train", "--out", str(out), "--resume", "--steps", "5000", "--no-progress"]) == 0
+    assert mtrain(["train", "--out", str(out), "--resume", "--steps", "18000", "--no-progress"]) == 0
     resumed = json.loads((out / "summary.json").read_text())
-    assert resumed["resumed_from"] == summary["steps"] and resumed["steps"] >= 5000
+    assert resumed["resumed_from"] == summary["steps"] and resumed["steps"] >= 18000
     assert [r["step"] for r in _curve(out)][: len(rows)] == [r["step"] for r in rows]
 
 
