@@ -300,10 +300,9 @@ class RLlibTrainer:
     # ------------------------------------------------------------------ run
     def run(self) -> dict[str, Any]:
         """Train to ``config.steps`` env steps; the summary (also in ``summary.json``)."""
+        import torch
         from torch.utils.tensorboard import SummaryWriter
         from tqdm import tqdm
-
-        import torch
 
         c = self.config
         torch.set_num_threads(c.torch_threads)  # 2 threads on 2 shared cores run ~10x slower
