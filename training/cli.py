@@ -23,6 +23,12 @@ The run ends with a summary: the final evaluation against each opponent with 95%
 steps/s, and where the curve, the policy and the TensorBoard logs are; summary.json in
 --out holds the same as strict JSON.
 
+--backend rllib trains with Ray RLlib instead (training/rllib: multi-agent shared-policy
+self-play with an action-masking RLModule, optional snapshot league), on a local Ray
+instance or, with --address HOST:PORT, on a Ray cluster; the same outputs (curve by the
+tournament harness, checkpoints, --resume, TensorBoard, policy.npz, summary). Options of the
+SB3 trainer alone (--vec, --seat, --shaping, --bc-*, ...) are refused there.
+
 --vec dummy keeps all envs in the learner process: no messages between processes and no
 workers competing with other jobs for the cores, which can make it the faster choice on a
 shared machine. Both give identical runs.
