@@ -178,6 +178,19 @@ def test_train_cli_refuses_sb3_only_options(tmp_path: Path, capsys: pytest.Captu
     assert not out.exists()
 
 
+def test_bench_refuses_an_address_without_the_ray_backend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = mtrain(
+        ["bench", "--agents", "random", "--deals", "1", "--out", str(tmp_path / "b"), "--address", "h:1"]
+    )
+    assert code == 2
+    assert capsys.readouterr().err == "mtrain bench: --address: a Ray cluster address is for --backend ray\n"
+    assert not (tmp_path / "b").exists()
+    with pytest.raises(ValueError, match="backend must be one of processes, ray"):
+        TournamentConfig(agents=["random"], backend="dask")
+
+
 # ------------------------------------------------------------ on local Ray
 @pytest.mark.slow
 def test_bench_on_ray_writes_the_csv_of_one_worker(tmp_path: Path, ray_local: None) -> None:
