@@ -256,14 +256,13 @@ def register(subparsers: Any) -> None:
                 "--backend",
                 choices=("sb3", "rllib"),
                 default=None,
-                help="sb3 (default: MaskablePPO) or rllib (Ray RLlib PPO, multi-agent self-play; "
-                "see training/rllib/options.py for what the options mean there)",
+                help="sb3 (default, MaskablePPO) or rllib (Ray RLlib, training/rllib)",
             )
             group.add_argument(
                 "--address",
                 default=None,
                 metavar="HOST:PORT",
-                help="--backend rllib: the Ray cluster to run on (default: a local Ray instance)",
+                help="Ray cluster of --backend rllib (default: a local Ray)",
             )
     p.set_defaults(func=main)
 
