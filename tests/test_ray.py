@@ -243,3 +243,48 @@ def _curve(out: Path) -> list[dict[str, float]]:
 
     with open(out / "curve.csv", encoding="utf-8") as f:
         return [{k: float(v) if k != "opponent" else v for k, v in r.items()} for r in csv.DictReader(f)]
+
+
+@pytest.mark.slow
+def test_league_snapshots_are_frozen_copies_of_main(ray_local: None) -> None:
+    """take_snapshot copies ``main`` into ``snap_0`` (learner and EnvRunners) and shifts the
+    older ones down; training moves ``main`` only."""
+    from training.rllib.league import take_snapshot
+    from training.rllib.train import RLlibConfig, build_algorithm
+    from training.train import make_game
+
+    config = RLlibConfig(
+        steps=1000, game=make_game(**SMALL), train_batch=400, minibatch_size=200, epochs=1, net_arch=[16],
+        snapshots=2, p_latest=0.5, p_older=0.5, eval_every=0, progress=False,
+    )  # fmt: skip
+    config.validate()
+    algo = build_algorithm(config)
+    try:
+
+        def weights() -> dict[str, dict[str, np.ndarray]]:
+            got = algo.learner_group.get_weights(module_ids=["main", "snap_0", "snap_1"])
+            return {m: {k: np.asarray(v) for k, v in w.items()} for m, w in got.items()}
+
+        def runner_snap0() -> dict[str, np.ndarray]:
+            (state,) = algo.env_runner_group.foreach_env_runner(
+                lambda r: r.module["snap_0"].get_state(), local_env_runner=False
+            )
+            return {k: np.asarray(v) for k, v in state.items()}
+
+        def same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+            return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+        algo.train()
+        take_snapshot(algo, 2)
+        first = weights()
+        assert same(first["snap_0"], first["main"])
+        assert same(runner_snap0(), first["main"])
+        algo.train()
+        second = weights()
+        assert not same(second["main"], first["main"])  # main learns
+        assert same(second["snap_0"], first["snap_0"])  # snapshots do not
+        take_snapshot(algo, 2)
+        third = weights()
+        assert same(third["snap_1"], first["main"]) and same(third["snap_0"], second["main"])
+    finally:
+        algo.stop()

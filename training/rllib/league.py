@@ -68,6 +68,18 @@ def take_snapshot(algo: Any, snapshots: int) -> None:
     new = {ids[i]: weights[ids[i - 1]] for i in range(len(ids) - 1, 0, -1)}
     new[ids[0]] = weights[MAIN]
     algo.learner_group.set_weights(new)
-    algo.env_runner_group.sync_weights(
-        policies=ids, from_worker_or_learner_group=algo.learner_group, inference_only=True
-    )
+    push_weights(algo, new)
+
+
+def push_weights(algo: Any, weights: dict[str, Any]) -> None:
+    """Set these modules' weights in every EnvRunner, now.
+
+    Not ``EnvRunnerGroup.sync_weights``: an EnvRunner ignores weights whose sequence number
+    is not newer than its own, and a snapshot between two training steps has the same one
+    as the last sync (the league test caught it). A state without a sequence number is
+    always applied.
+    """
+    from ray.rllib.core import COMPONENT_RL_MODULE
+
+    state = {COMPONENT_RL_MODULE: weights}
+    algo.env_runner_group.foreach_env_runner(lambda runner: runner.set_state(state), local_env_runner=True)

@@ -44,7 +44,7 @@ from typing import Any
 from agents.tournament.ray_backend import ensure_ray
 from mtrain_env.mexican_train import GameConfig
 from training.evaluate import evaluate
-from training.rllib.league import MAIN, SnapshotMapping, snapshot_ids, take_snapshot
+from training.rllib.league import MAIN, SnapshotMapping, push_weights, snapshot_ids, take_snapshot
 from training.train import (
     CHECKPOINTS,
     CONFIG_FILE,
@@ -431,10 +431,8 @@ class RLlibTrainer:
     def _restore(self, directory: Path) -> None:
         state = json.loads((directory / TRAINER_FILE).read_text(encoding="utf-8"))
         self.algo.restore_from_path(str((directory / ALGORITHM_DIR).resolve()))
-        self.algo.env_runner_group.sync_weights(
-            policies=[MAIN, *snapshot_ids(self.config.snapshots)],
-            from_worker_or_learner_group=self.algo.learner_group,
-        )
+        modules = [MAIN, *snapshot_ids(self.config.snapshots)]
+        push_weights(self.algo, self.algo.learner_group.get_weights(module_ids=modules))
         self.step = int(state["step"])
         self.seconds = 0.0
         self.due = {k: int(v) for k, v in state["due"].items()}
