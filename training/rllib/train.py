@@ -23,7 +23,8 @@
   uninterrupted one: the same training, not the same bits (the SB3 path is bit-exact);
 * TensorBoard in ``tb/``: the EnvRunners' and ``main``'s learner metrics per iteration,
   the evaluation, env steps/s;
-* at the end ``policy.npz`` (``agents.make_agent("ppo", path=...)``) and ``summary.json``.
+* at the end ``policy.npz`` (``agents.make_agent("ppo", path=...)``) and ``summary.json``
+  (``eval_policy.npz`` is the policy the last evaluation played).
 
 Env steps are RLlib's ``num_env_steps_sampled_lifetime``: decisions of the seats RLlib
 plays (heuristic seats' moves happen inside the env and are not counted).
