@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # the extras `make demo` and `make test` need (pyproject.toml; `pip install -e .` is the env alone)
-EXTRAS ?= train,fast,openspiel,web,docs,dev
+EXTRAS ?= train,fast,openspiel,rllib,web,docs,dev
 # where torch comes from: empty = the configured indexes (this machine: a local CPU wheel);
 # elsewhere `make test TORCH_INDEX=https://download.pytorch.org/whl/cpu` avoids the CUDA build
 TORCH_INDEX ?=

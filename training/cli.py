@@ -23,6 +23,12 @@ The run ends with a summary: the final evaluation against each opponent with 95%
 steps/s, and where the curve, the policy and the TensorBoard logs are; summary.json in
 --out holds the same as strict JSON.
 
+--backend rllib trains with Ray RLlib instead (training/rllib: multi-agent shared-policy
+self-play with an action-masking RLModule, optional snapshot league), on a local Ray
+instance or, with --address HOST:PORT, on a Ray cluster; the same outputs (curve by the
+tournament harness, checkpoints, --resume, TensorBoard, policy.npz, summary). Options of the
+SB3 trainer alone (--vec, --seat, --shaping, --bc-*, ...) are refused there.
+
 --vec dummy keeps all envs in the learner process: no messages between processes and no
 workers competing with other jobs for the cores, which can make it the faster choice on a
 shared machine. Both give identical runs.
@@ -246,6 +252,18 @@ def register(subparsers: Any) -> None:
             group.add_argument(
                 "--no-progress", dest="progress", action="store_false", default=True, help="no progress bar"
             )
+            group.add_argument(
+                "--backend",
+                choices=("sb3", "rllib"),
+                default=None,
+                help="sb3 (default, MaskablePPO) or rllib (Ray RLlib, training/rllib)",
+            )
+            group.add_argument(
+                "--address",
+                default=None,
+                metavar="HOST:PORT",
+                help="Ray cluster of --backend rllib (default: a local Ray)",
+            )
     p.set_defaults(func=main)
 
 
@@ -401,6 +419,16 @@ def main(args: argparse.Namespace) -> int:
         format_summary,
     )
 
+    backend = args.backend
+    if backend is None and args.resume:
+        from training.rllib.train import is_rllib_run
+
+        backend = "rllib" if is_rllib_run(args.out) else "sb3"
+    if backend == "rllib":
+        return _main_rllib(args)
+    if args.address is not None:
+        print(f"{_PREFIX}: --address: a Ray cluster address is for --backend rllib", file=sys.stderr)
+        return 2
     try:
         config = config_from_args(args)
         trainer = Trainer(config, resume=args.resume)  # validates the whole config, writes nothing
@@ -434,4 +462,63 @@ def main(args: argparse.Namespace) -> int:
         )
         return 130
     print(format_summary(trainer.summary, config.out))
+    return 0
+
+
+def _main_rllib(args: argparse.Namespace) -> int:
+    """``mtrain train --backend rllib`` (:mod:`training.rllib`): the same checks, outputs and summary."""
+    import importlib.util
+
+    from training.train import CheckpointError, ConfigError, format_summary, run_files
+
+    if importlib.util.find_spec("ray") is None:
+        print(
+            f"{_PREFIX}: --backend: rllib needs Ray RLlib (pip install 'mtrain_env[rllib]')", file=sys.stderr
+        )
+        return 2
+    from training.rllib.options import OptionClashError, option_field, rllib_config
+    from training.rllib.train import RLlibTrainer, is_rllib_run
+
+    out = Path(args.out)
+    try:
+        if not str(args.out) or (out.exists() and not out.is_dir()):
+            raise _BadOptionError("--out", f"expected a directory path, got {args.out!r}")
+        if args.resume and not is_rllib_run(out):
+            raise _BadOptionError("--resume", f"no RLlib run to resume in {out} (its config.json is not one)")
+        found = run_files(out)
+        if not args.resume and found:
+            raise _BadOptionError(
+                "--out",
+                f"{out} already holds a training run ({', '.join(found)}); "
+                "add --resume to continue it, or choose a new --out",
+            )
+        given = _given(args)
+        config = rllib_config(
+            given,
+            _game(given),
+            steps=args.steps,
+            out=args.out,
+            progress=args.progress,
+            address=args.address,
+            resume=args.resume,
+        )
+        trainer = RLlibTrainer(config, resume=args.resume)
+    except _BadOptionError as err:
+        print(f"{_PREFIX}: {err.flag}: {err.message}", file=sys.stderr)
+        return 2
+    except OptionClashError as err:
+        print(f"{_PREFIX}: {_flag(err.field)}: {err.message}", file=sys.stderr)
+        return 2
+    except CheckpointError as err:
+        print(f"{_PREFIX}: --resume: {err}", file=sys.stderr)
+        return 2
+    except ConfigError as err:
+        print(f"{_PREFIX}: {_flag(option_field(err.field))}: {err.message}", file=sys.stderr)
+        return 2
+    try:
+        summary = trainer.run()
+    except KeyboardInterrupt:
+        print(f"\n{_PREFIX}: interrupted; run the same command with --resume to continue", file=sys.stderr)
+        return 130
+    print(format_summary(summary, config.out))
     return 0

@@ -22,7 +22,9 @@ block agents, one hand per game; see :mod:`agents.tournament.games`).
 
 Command line: ``mtrain bench --agents greedy random --players 4 --deals 500 --seed 0
 --workers 2 --out results/x`` (``--game block`` for block dominoes; see
-:mod:`agents.tournament.cli`).
+:mod:`agents.tournament.cli`). ``--backend ray [--address HOST:6379]`` (``backend="ray"``)
+plays the deals on Ray actors, locally or on a cluster, with the same ``results.csv``
+(:mod:`agents.tournament.ray_backend`).
 
 Files in ``out_dir``: ``results.csv`` (one row per seat per round, see
 :class:`~agents.tournament.results.Row`) and ``results.sha256`` (a checksum per deal),
@@ -123,7 +125,9 @@ def run_tournament(config: TournamentConfig) -> TournamentResult:
         new_rows.extend(res.rows)
 
     try:
-        play = play_deals(plan, missing, config.workers, sink, progress, config.replays_dir)
+        play = play_deals(
+            plan, missing, config.workers, sink, progress, config.replays_dir, config.backend, config.address
+        )
     finally:
         if progress is not None:
             progress.close()

@@ -21,6 +21,7 @@ stderr); with more agents than seats, every choice of ``--players`` agents plays
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from typing import Any
 
@@ -58,6 +59,19 @@ def register(subparsers: Any) -> None:
     p.add_argument("--deals", type=int_at_least(0), default=100, help="duplicate deals (each played P times)")
     p.add_argument("--seed", type=int_at_least(0), default=0)
     p.add_argument("--workers", type=int_at_least(0), default=1, help="processes (0 = every core)")
+    p.add_argument(
+        "--backend",
+        choices=("processes", "ray"),
+        default="processes",
+        help="where deals are played: processes (default) or ray (Ray actors, --workers of them; "
+        "the same results.csv)",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        metavar="HOST:PORT",
+        help="Ray cluster of --backend ray (default: local Ray)",
+    )
     p.add_argument("--out", required=True, help="output directory (resumed when it holds this run)")
     p.add_argument("--lineup", nargs="+", default=None, metavar="LABEL", help="agent label for each seat")
     p.add_argument(
@@ -167,6 +181,8 @@ def config_from_args(args: argparse.Namespace, game: Any = None) -> TournamentCo
         lineup=args.lineup,
         duplicate=not args.no_duplicate,
         workers=args.workers,
+        backend=args.backend,
+        address=args.address,
         out_dir=args.out,
         overwrite=args.overwrite,
         progress=not args.no_progress,
@@ -205,6 +221,10 @@ def checked_game(args: argparse.Namespace) -> Any:
 def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
     """Config and plan of parsed arguments; :class:`OptionError` naming the option at fault."""
     game = checked_game(args)
+    if args.address is not None and args.backend != "ray":
+        raise OptionError("--address", "a Ray cluster address is for --backend ray")
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise OptionError("--backend", "ray is not installed (pip install 'mtrain_env[rllib]')")
     try:
         config = config_from_args(args, game)
     except (ValueError, TypeError) as err:

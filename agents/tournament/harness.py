@@ -34,6 +34,7 @@ many as its period (``a b a b``: 2), since further rotations would repeat the sa
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import multiprocessing as mp
@@ -72,6 +73,8 @@ from mtrain_env.replay import ReplayRecorder, write_replay
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
 FORMAT_VERSION = 2  # 2: results.sha256 beside results.csv
+#: where deals are played: this process or a process pool, or Ray actors
+BACKENDS = ("processes", "ray")
 RUN_FILE = "run.json"
 
 
@@ -146,7 +149,11 @@ class TournamentConfig:
         lineup: optional agent labels, one per seat; default: see :func:`make_lineups`.
         duplicate: ``False`` plays each deal once per lineup, rotation ``deal mod P``
             (independent deals, for comparison with duplicate play).
-        workers: processes; 1 plays in this process, 0 uses every core.
+        workers: processes; 1 plays in this process, 0 uses every core (with
+            ``backend="ray"``: Ray actors, 0 = one per CPU of the Ray instance).
+        backend: ``"processes"`` (default: this process or a process pool) or ``"ray"``
+            (:mod:`agents.tournament.ray_backend`); the results are the same on both.
+        address: the Ray cluster of ``backend="ray"`` (``None``: a local Ray instance).
         out_dir: directory of the result files; ``None`` keeps results in memory only
             (no resume, no files).
         overwrite: delete earlier results in ``out_dir`` instead of resuming them.
@@ -163,6 +170,8 @@ class TournamentConfig:
     lineup: Sequence[str] | None = None
     duplicate: bool = True
     workers: int = 1
+    backend: str = "processes"
+    address: str | None = None
     out_dir: str | os.PathLike[str] | None = None
     overwrite: bool = False
     progress: bool = True
@@ -178,6 +187,10 @@ class TournamentConfig:
         for key, value in (("deals", self.deals), ("seed", self.seed), ("workers", self.workers)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"{key} must be an int >= 0, got {value!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        if self.address is not None and self.backend != "ray":
+            raise ValueError(f"address is for backend='ray' (a Ray cluster), got backend={self.backend!r}")
 
     @property
     def num_players(self) -> int:
@@ -509,6 +522,7 @@ class PlayStats:
     actions: int = 0
     seconds: float = 0.0
     workers: int = 1
+    backend: str = "processes"
     think_seconds: list[float] = field(default_factory=list)
     decisions: list[int] = field(default_factory=list)
 
@@ -528,17 +542,29 @@ def play_deals(
     sink: Callable[[DealResult], None],
     progress: Any = None,
     replays_dir: str | os.PathLike[str] | None = None,
+    backend: str = "processes",
+    address: str | None = None,
 ) -> PlayStats:
     """Play ``deal_ids`` and hand each :class:`DealResult` to ``sink`` in deal-id order.
 
     ``workers > 1`` uses a ``spawn`` process pool (each worker builds its own env and
     agents); the ordered ``imap`` keeps files identical whatever the worker count.
     ``replays_dir``: each game's replay file is written there (by the worker playing it).
+    ``backend="ray"`` plays them on Ray actors (:mod:`agents.tournament.ray_backend`), in
+    the same order. Every backend plays a deal with :meth:`DealPlayer.play_deal`.
     """
     replays = str(replays_dir) if replays_dir is not None else None
-    workers = workers or os.cpu_count() or 1
-    workers = max(1, min(workers, len(deal_ids) or 1))
-    stats = PlayStats(workers=workers, think_seconds=[0.0] * len(plan.names), decisions=[0] * len(plan.names))
+    if backend == "ray":
+        workers = workers or 0
+    else:
+        workers = workers or os.cpu_count() or 1
+        workers = max(1, min(workers, len(deal_ids) or 1))
+    stats = PlayStats(
+        workers=workers,
+        backend=backend,
+        think_seconds=[0.0] * len(plan.names),
+        decisions=[0] * len(plan.names),
+    )
 
     def take(res: DealResult) -> None:
         sink(res)
@@ -554,7 +580,16 @@ def play_deals(
             progress.set_postfix_str(f"{stats.rounds / max(elapsed, 1e-9):.1f} rounds/s", refresh=False)
 
     t0 = time.perf_counter()
-    if workers == 1:
+    if backend == "ray":
+        if deal_ids:
+            from agents.tournament.ray_backend import play_deals_on_ray
+
+            def started(actors: int) -> None:
+                stats.workers = actors
+
+            for res in play_deals_on_ray(functools.partial(DealPlayer, replays_dir=replays), plan, deal_ids, workers, address, started):
+                take(res)
+    elif workers == 1:
         player = DealPlayer(plan, replays)
         for deal in deal_ids:
             take(player.play_deal(deal))

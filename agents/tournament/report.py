@@ -132,6 +132,7 @@ def build_summary(
                 "rounds_per_second": play.rounds_per_second,
                 "actions_per_second": play.actions_per_second,
                 "workers": play.workers,
+                "backend": play.backend,
                 "cpu_count": os.cpu_count(),
             },
         }
@@ -221,7 +222,7 @@ def format_table(summary: dict[str, Any]) -> str:
         "",
         f"Throughput: {t['rounds_played']} {rnd}s in {t['seconds']:.1f} s = "
         + ("-" if rps is None else f"{rps:.1f} {rnd}s/s")
-        + f" on {t['workers']} worker(s)"
+        + f" on {t['workers']} {'Ray actor' if t.get('backend') == 'ray' else 'worker'}(s)"
         + (f" ({t['deals_resumed']} deals resumed from disk)" if t["deals_resumed"] else ""),
     ]
     return "\n".join(out)
