@@ -587,7 +587,9 @@ def play_deals(
             def started(actors: int) -> None:
                 stats.workers = actors
 
-            for res in play_deals_on_ray(functools.partial(DealPlayer, replays_dir=replays), plan, deal_ids, workers, address, started):
+            for res in play_deals_on_ray(
+                functools.partial(DealPlayer, replays_dir=replays), plan, deal_ids, workers, address, started
+            ):
                 take(res)
     elif workers == 1:
         player = DealPlayer(plan, replays)
