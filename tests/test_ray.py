@@ -194,7 +194,8 @@ def test_bench_refuses_an_address_without_the_ray_backend(
 # ------------------------------------------------------------ on local Ray
 @pytest.mark.slow
 def test_bench_on_ray_writes_the_csv_of_one_worker(tmp_path: Path, ray_local: None) -> None:
-    """The same tournament on one process and on two Ray actors: byte-identical results."""
+    """The same tournament on one process and on two Ray actors: byte-identical results and
+    replay files."""
     kw = {
         "agents": ["random", "greedy"],
         "game": GameConfig.make(**SMALL),
@@ -203,11 +204,23 @@ def test_bench_on_ray_writes_the_csv_of_one_worker(tmp_path: Path, ray_local: No
         "progress": False,
         "plots": False,
     }
-    one = run_tournament(TournamentConfig(out_dir=tmp_path / "one", workers=1, **kw))
-    ray = run_tournament(TournamentConfig(out_dir=tmp_path / "ray", workers=2, backend="ray", **kw))
+    one = run_tournament(
+        TournamentConfig(out_dir=tmp_path / "one", workers=1, replays_dir=tmp_path / "one_replays", **kw)
+    )
+    ray = run_tournament(
+        TournamentConfig(
+            out_dir=tmp_path / "ray", workers=2, backend="ray", replays_dir=tmp_path / "ray_replays", **kw
+        )
+    )
     assert ray.throughput["backend"] == "ray" and ray.throughput["workers"] == 2
     assert (tmp_path / "one/results.csv").read_bytes() == (tmp_path / "ray/results.csv").read_bytes()
     assert one.aggregates() == ray.aggregates()
+    replays = sorted(p.name for p in (tmp_path / "one_replays").iterdir())
+    assert replays and replays == sorted(p.name for p in (tmp_path / "ray_replays").iterdir())
+    for name in replays:
+        assert (tmp_path / "one_replays" / name).read_bytes() == (
+            tmp_path / "ray_replays" / name
+        ).read_bytes()
 
 
 @pytest.mark.slow
