@@ -304,7 +304,8 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         ``blocked`` (R23), ``scores`` (this round's score by seat, as added to the
         session's), ``round`` and ``first_player`` (R6). Seats are absolute (``player_i``).
         """
-        s = self._pure(s)
+        if self._compiled is not None:
+            return self._compiled.round_info(s)  # the same dict, read off the compiled array
         tiles = self.config.tiles.tiles
         return {
             "round": s.round_index,
