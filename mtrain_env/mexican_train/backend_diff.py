@@ -24,6 +24,7 @@ configuration and the command that replays it. The exit status is 1 on any diffe
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import sys
@@ -33,6 +34,7 @@ from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
+from pettingzoo.utils.env_logger import EnvLogger
 from tqdm import tqdm
 
 from mtrain_env.mexican_train.core.config import PRESETS, VARIANT_FLAGS, GameConfig, max_players
@@ -40,7 +42,16 @@ from mtrain_env.mexican_train.env import env as mexican_env
 from mtrain_env.mexican_train.rewards import REWARD_MODES
 from mtrain_env.tilegame.tiles import SUPPORTED_MAX_PIPS
 
-__all__ = ["DiffResult", "Difference", "coverage_configs", "episode_config", "main", "play_episode", "run"]
+__all__ = [
+    "DiffResult",
+    "Difference",
+    "coverage_configs",
+    "episode_config",
+    "main",
+    "play_episode",
+    "play_episodes",
+    "run",
+]
 
 #: episodes a worker plays per task (the unit of reproducibility and of progress)
 CHUNK = 8
@@ -96,7 +107,8 @@ def _span(values: set[int]) -> str:
 
 
 # ---------------------------------------------------------------- configurations
-def coverage_configs() -> list[dict[str, Any]]:
+@functools.cache
+def coverage_configs() -> tuple[dict[str, Any], ...]:
     """Configurations every run starts with: each preset, seat count, set size, flag alone
     (on, and off where a preset turns it on), reward mode and a full session."""
     out: list[dict[str, Any]] = []
@@ -113,7 +125,7 @@ def coverage_configs() -> list[dict[str, Any]]:
         out.append({"reward": mode, "rounds": 4, "max_pips": 9, "num_players": 3})
     out.append({"max_pips": 6, "rounds": 7, "num_players": 2, "reward": "win"})  # a full session (R25)
     out.append({"max_pips": 9, "rounds": 10, "num_players": 4, "positive_scoring": True})
-    return [c for c in out if _valid(c)]
+    return tuple(c for c in out if _valid(c))
 
 
 def _valid(kwargs: dict[str, Any]) -> bool:
@@ -176,8 +188,8 @@ def _view(e: Any, agent: str | None = None) -> tuple[Any, ...]:
         reward,
         term,
         trunc,
-        json.dumps(info, sort_keys=True, default=repr),
-        json.dumps(e.unwrapped.state_dict(), sort_keys=True),
+        json.dumps(info, default=repr),
+        json.dumps(e.unwrapped.state_dict()),  # key order included: the snapshot as written
     )
 
 
@@ -260,22 +272,33 @@ def play_episode(kwargs: dict[str, Any], seed: int, result: DiffResult) -> None:
 
 def _view_end(e: Any) -> tuple[Any, ...]:
     raw = e.unwrapped
-    return (json.dumps(raw.state_dict(), sort_keys=True), raw.state_obj.scores, raw.state_obj.round_scores)
+    return (json.dumps(raw.state_dict()), raw.state_obj.scores, raw.state_obj.round_scores)
 
 
 def run_chunk(task: tuple[int, int]) -> DiffResult:
     """Episodes ``chunk * CHUNK ..`` of a run seeded ``seed`` (a worker's task)."""
     seed, chunk = task
+    return play_episodes(seed, chunk * CHUNK, CHUNK)
+
+
+def play_episodes(seed: int, first: int, episodes: int) -> DiffResult:
+    """Episodes ``first .. first + episodes - 1`` of a run seeded ``seed``; a difference is
+    recorded (with the command that replays its episode) and the next episode goes on."""
     result = DiffResult()
-    for episode in range(chunk * CHUNK, (chunk + 1) * CHUNK):
-        kwargs, episode_seed = episode_config(seed, episode)
-        try:
-            play_episode(kwargs, episode_seed, result)
-        except Difference as err:
-            result.differences.append(
-                f"episode {episode} (env(**{kwargs!r}), reset(seed={episode_seed})): {err}; replay: "
-                f"python -m mtrain_env.mexican_train.backend_diff --seed {seed} --first-episode {episode} --episodes 1"
-            )
+    EnvLogger.suppress_output()  # the wrapped envs' illegal-move warnings are expected
+    try:
+        for episode in range(first, first + episodes):
+            kwargs, episode_seed = episode_config(seed, episode)
+            try:
+                play_episode(kwargs, episode_seed, result)
+            except Difference as err:
+                result.differences.append(
+                    f"episode {episode} (env(**{kwargs!r}), reset(seed={episode_seed})): {err}; replay: "
+                    f"python -m mtrain_env.mexican_train.backend_diff --seed {seed} --first-episode {episode} "
+                    "--episodes 1"
+                )
+    finally:
+        EnvLogger.unsuppress_output()
     return result
 
 
@@ -314,17 +337,6 @@ def run(
     return total
 
 
-def _replay(seed: int, first: int, episodes: int) -> DiffResult:
-    result = DiffResult()
-    for episode in range(first, first + episodes):
-        kwargs, episode_seed = episode_config(seed, episode)
-        try:
-            play_episode(kwargs, episode_seed, result)
-        except Difference as err:
-            result.differences.append(f"episode {episode} (env(**{kwargs!r}), reset(seed={episode_seed})): {err}")
-    return result
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=100_000, help="decisions to compare (at least)")
@@ -341,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, name) < 0:
             parser.error(f"argument --{name.replace('_', '-')}: must be an int >= 0, got {getattr(args, name)}")
     if args.episodes:
-        result = _replay(args.seed, args.first_episode, args.episodes)
+        result = play_episodes(args.seed, args.first_episode, args.episodes)
     else:
         result = run(args.decisions, args.seed, args.workers, not args.quiet, args.first_episode)
     for line in result.differences:

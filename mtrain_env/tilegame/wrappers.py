@@ -137,7 +137,8 @@ class TerminateIllegalWrapper(_Wrapper):
         raw = self._raw
         if agent == raw.agent_selection:  # remember the mask the next step is checked against
             self._prev_obs = obs
-            self._prev_info = raw.infos.get(agent, {})
+            # a dict observation carries the mask; only another kind needs the info's
+            self._prev_info = None if isinstance(obs, dict) else raw.infos.get(agent, {})
         return obs
 
     def step(self, action: Any) -> None:
