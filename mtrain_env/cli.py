@@ -119,7 +119,9 @@ def register(subparsers: Any) -> None:
         "termination, truncation, infos and state_dict() must be identical. Prints the totals; exit "
         "status 1 on any difference, with the command that replays its episode. Needs numba.",
     )
-    p.add_argument("--decisions", type=int_at_least(1), default=100_000, help="decisions to compare (at least)")
+    p.add_argument(
+        "--decisions", type=int_at_least(1), default=100_000, help="decisions to compare (at least)"
+    )
     p.add_argument("--seed", type=int_at_least(0), default=0, help="seed of every episode drawn")
     p.add_argument("--workers", type=int_at_least(1), default=1, help="processes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

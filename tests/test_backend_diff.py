@@ -13,7 +13,7 @@ from mtrain_env.mexican_train import backend_diff
 from mtrain_env.mexican_train.core.config import PRESETS, VARIANT_FLAGS
 
 pytest.importorskip("numba")
-from mtrain_env.mexican_train.compiled import engine  # noqa: E402
+from mtrain_env.mexican_train.compiled import engine
 
 
 def test_a_small_run_finds_no_difference() -> None:

@@ -196,7 +196,9 @@ def episode_bound(config: Any) -> int:
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(batch_setups())
-def test_every_episode_terminates_within_the_rules_bound(setup: tuple[dict[str, Any], str, int, int, int]) -> None:
+def test_every_episode_terminates_within_the_rules_bound(
+    setup: tuple[dict[str, Any], str, int, int, int],
+) -> None:
     """Termination: random legal play ends every game's episode (and autoreset starts the
     next) within :func:`episode_bound` decisions."""
     kwargs, reward, games, seed, _ = setup

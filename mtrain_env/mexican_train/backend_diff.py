@@ -44,7 +44,7 @@ from mtrain_env.tilegame.tiles import SUPPORTED_MAX_PIPS
 
 __all__ = [
     "DiffResult",
-    "Difference",
+    "DifferenceError",
     "coverage_configs",
     "episode_config",
     "main",
@@ -61,7 +61,7 @@ ILLEGAL_RATE = 1 / 4000
 OFF_TURN_RATE = 1 / 20
 
 
-class Difference(AssertionError):
+class DifferenceError(AssertionError):
     """The backends disagree; the message says where and what."""
 
 
@@ -175,7 +175,12 @@ def _view(e: Any, agent: str | None = None) -> tuple[Any, ...]:
     """Everything ``last()`` (or ``observe(agent)``) and the snapshot say, comparable."""
     if agent is not None:
         obs = e.observe(agent)
-        return (agent, obs["observation"].dtype.str, obs["observation"].tobytes(), obs["action_mask"].tobytes())
+        return (
+            agent,
+            obs["observation"].dtype.str,
+            obs["observation"].tobytes(),
+            obs["action_mask"].tobytes(),
+        )
     obs, reward, term, trunc, info = e.last()
     info = {k: (v.dtype.str + v.tobytes().hex() if isinstance(v, np.ndarray) else v) for k, v in info.items()}
     return (
@@ -213,8 +218,8 @@ def _compare(a: tuple[Any, ...], b: tuple[Any, ...], where: str) -> None:
         return
     for name, x, y in zip(_FIELDS, a, b, strict=False):
         if x != y:
-            raise Difference(f"{where}: {name} differs: python {_short(x)} vs compiled {_short(y)}")
-    raise Difference(f"{where}: differs")
+            raise DifferenceError(f"{where}: {name} differs: python {_short(x)} vs compiled {_short(y)}")
+    raise DifferenceError(f"{where}: differs")
 
 
 def _short(x: Any) -> str:
@@ -223,7 +228,7 @@ def _short(x: Any) -> str:
 
 
 def play_episode(kwargs: dict[str, Any], seed: int, result: DiffResult) -> None:
-    """Play one seeded episode on both backends in lockstep; raise :class:`Difference`."""
+    """Play one seeded episode on both backends in lockstep; raise :class:`DifferenceError`."""
     py = make_env("python", kwargs)
     cc = make_env("compiled", kwargs)
     py.reset(seed=seed)
@@ -232,7 +237,7 @@ def play_episode(kwargs: dict[str, Any], seed: int, result: DiffResult) -> None:
     agents = py.possible_agents
     step = 0
     rounds = 0
-    for agent in py.agent_iter():
+    for _agent in py.agent_iter():
         where = f"step {step}"
         _compare(_view(py), _view(cc), where)
         if rng.random() < OFF_TURN_RATE:
@@ -257,7 +262,7 @@ def play_episode(kwargs: dict[str, Any], seed: int, result: DiffResult) -> None:
         step += 1
     _compare(_view_end(py), _view_end(cc), f"end after step {step}")
     if cc.agents:
-        raise Difference(f"end after step {step}: the compiled env still has agents {cc.agents}")
+        raise DifferenceError(f"end after step {step}: the compiled env still has agents {cc.agents}")
     result.steps += step
     result.episodes += 1
     result.rounds += rounds
@@ -291,11 +296,11 @@ def play_episodes(seed: int, first: int, episodes: int) -> DiffResult:
             kwargs, episode_seed = episode_config(seed, episode)
             try:
                 play_episode(kwargs, episode_seed, result)
-            except Difference as err:
+            except DifferenceError as err:
                 result.differences.append(
                     f"episode {episode} (env(**{kwargs!r}), reset(seed={episode_seed})): {err}; replay: "
-                    f"python -m mtrain_env.mexican_train.backend_diff --seed {seed} --first-episode {episode} "
-                    "--episodes 1"
+                    "python -m mtrain_env.mexican_train.backend_diff "
+                    f"--seed {seed} --first-episode {episode} --episodes 1"
                 )
     finally:
         EnvLogger.unsuppress_output()
@@ -351,7 +356,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"argument --{name}: must be an int >= 1, got {getattr(args, name)}")
     for name in ("seed", "first_episode", "episodes"):
         if getattr(args, name) < 0:
-            parser.error(f"argument --{name.replace('_', '-')}: must be an int >= 0, got {getattr(args, name)}")
+            parser.error(
+                f"argument --{name.replace('_', '-')}: must be an int >= 0, got {getattr(args, name)}"
+            )
     if args.episodes:
         result = play_episodes(args.seed, args.first_episode, args.episodes)
     else:

@@ -306,16 +306,17 @@ class CompiledRawEnv(raw_env):
         empty = self._empty
         obs = empty(self._obs_size, np.float32)
         mask = empty(self._num_actions, np.int8)
-        code = self._fused(s.a, self._tables, action, self._moves, obs, mask)
+        code: int = self._fused(s.a, self._tables, action, self._moves, obs, mask)
         if code < 0:  # the round is over: scored, dealt or ended, then settled as usual
             self._end_step(s)
             return
         self.agent_selection = on_turn = self.possible_agents[code % FUSED_SEATS]
-        if code < FUSED_SEATS:  # no legal move (the rules never leave a live seat without one)
+        if code >= FUSED_SEATS:
+            self._obs_ready = obs
+        else:  # no legal move (the rules never leave a live seat without one)
             mask = self._zero_mask
-            obs = None
+            self._obs_ready = None
         self._mask = mask
-        self._obs_ready = obs
         self._obs_agent = on_turn
         infos = self.infos
         if agent != on_turn and agent in infos:

@@ -719,7 +719,9 @@ class TileGameEnv(AECEnv, EzPickle):
         legal = self.game.legal_moves(s)
         cached = self._cached_legal()
         if cached != legal:
-            raise bad_value("current_player", "AEC", f"cached legal moves {cached} are not the rules' {legal}")
+            raise bad_value(
+                "current_player", "AEC", f"cached legal moves {cached} are not the rules' {legal}"
+            )
         expected = np.zeros(self._num_actions, dtype=np.int8)
         for m in legal:
             expected[self._move_to_action[s.current][m]] = 1
