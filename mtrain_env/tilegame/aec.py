@@ -414,9 +414,14 @@ class TileGameEnv(AECEnv, EzPickle):
                 move = self._to_move(s, action)  # raises before any change
         else:
             move = self._to_move(s, action)  # validates; raises before any change
-        self._begin_step(agent)
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewards_given or self._round_result_info is not None:
+            self._begin_step(agent)
         self.game.apply(s, move)
-        self._end_step(s)
+        if s.phase >= self.round_over_phase or self.render_mode == "human":
+            self._end_step(s)
+        else:  # the common case: the round goes on
+            self._settle(s)
 
     def _begin_step(self, agent: str) -> None:
         """The bookkeeping of a valid step before its move is applied: the mover's
