@@ -347,7 +347,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decisions", type=int, default=100_000, help="decisions to compare (at least)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--first-episode", type=int, default=0, help="start (or replay) at this episode")
+    parser.add_argument(
+        "--first-episode",
+        type=int,
+        default=0,
+        help="replay (with --episodes) from this episode; a run starts at its chunk of 8",
+    )
     parser.add_argument("--episodes", type=int, default=0, help="replay this many episodes (no progress bar)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
