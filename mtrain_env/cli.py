@@ -1,12 +1,13 @@
 """The environment layer's ``mtrain`` commands: ``bench-speed``, ``block-crosscheck``, ``soak``
-and ``replay`` (``check``, ``show``, ``gif``).
+``backend-diff`` and ``replay`` (``check``, ``show``, ``gif``).
 
 The first two measure the envs against OpenSpiel (``open-spiel``, the ``openspiel`` extra),
 which they import only when run (without it they exit with status 2 and one line naming the
 extra); ``soak`` plays random games with every invariant checked after every step
-(:mod:`mtrain_env.soak`); ``replay`` re-simulates and views replay files
-(:mod:`mtrain_env.replay`, :mod:`mtrain_env.replay_view`). The ``mtrain`` program itself
-is :mod:`training.app`.
+(:mod:`mtrain_env.soak`); ``backend-diff`` compares the env's two rules engines at every
+decision (:mod:`mtrain_env.mexican_train.backend_diff`, needs numba); ``replay``
+re-simulates and views replay files (:mod:`mtrain_env.replay`, :mod:`mtrain_env.replay_view`).
+The ``mtrain`` program itself is :mod:`training.app`.
 """
 
 from __future__ import annotations
@@ -221,8 +222,17 @@ def _register_replay(subparsers: Any) -> None:
             v.add_argument("--scale", type=scale_fraction, default=0.5, help="size of the 1280 px frames")
 
 
+def backend_diff(args: argparse.Namespace) -> int:
+    """Run :mod:`mtrain_env.mexican_train.backend_diff`; 1 when the backends differ anywhere."""
+    from mtrain_env.mexican_train import backend_diff as diff
+
+    argv = ["--decisions", str(args.decisions), "--seed", str(args.seed), "--workers", str(args.workers)]
+    return diff.main(argv + (["--quiet"] if args.quiet else []))
+
+
 def register(subparsers: Any) -> None:
-    """Add ``bench-speed``, ``block-crosscheck``, ``soak`` and ``replay`` to the ``mtrain`` parser."""
+    """Add ``bench-speed``, ``block-crosscheck``, ``soak``, ``backend-diff`` and ``replay`` to the
+    ``mtrain`` parser."""
     p = subparsers.add_parser(
         "bench-speed",
         help="steps per second of every path (env, cores, batched API) against OpenSpiel's "
@@ -259,4 +269,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of everything drawn (configurations, games)")
     p.add_argument("--game", choices=("mexican_train", "block", "both"), default="both")
     p.set_defaults(func=soak)
+    p = subparsers.add_parser(
+        "backend-diff",
+        help="the AEC env on the python and the compiled backend, compared at every decision",
+        description="Seeded random episodes (every preset, every flag alone and combined, 2-8 players, "
+        "double-6 to double-18, sessions, every reward mode) through env(backend='python') and "
+        "env(backend='compiled') with the same actions; at every step the observation, mask, reward, "
+        "termination, truncation, infos and state_dict() must be identical. Prints the totals; exit "
+        "status 1 on any difference, with the command that replays its episode. Needs numba.",
+    )
+    p.add_argument(
+        "--decisions", type=int_at_least(1), default=100_000, help="decisions to compare (at least)"
+    )
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="seed of every episode drawn")
+    p.add_argument("--workers", type=int_at_least(1), default=1, help="processes")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=backend_diff)
     _register_replay(subparsers)

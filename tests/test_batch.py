@@ -8,7 +8,8 @@
   reward mode.
 * Properties (hypothesis): tiles are conserved and every state is one the pure snapshot
   loader accepts; the seat to act always has a legal action; ``zero_sum`` rewards sum to
-  0; rewards only at a round's end; autoreset starts a fresh episode in the same step.
+  0; rewards only at a round's end; autoreset starts a fresh episode in the same step;
+  every episode terminates within the bound the rules put on its length.
 * Bad input: wrong dtypes, shapes, out-of-range and illegal actions raise naming the game
   and the rule, and no game of the batch changes.
 """
@@ -179,6 +180,45 @@ def test_batch_properties(setup: tuple[dict[str, Any], str, int, int, int]) -> N
             assert s[engine.S_HISTORY] == 0
             assert not s[engine.S_SCORES : engine.S_SCORES + n].view(np.float64).any()
         assert_valid(batch, mask, seat, obs)
+
+
+def episode_bound(config: Any) -> int:
+    """An upper bound on an episode's decisions under the rules.
+
+    In a round a seat lays each tile at most once (<= T plays) and draws each boneyard tile
+    at most once (<= T draws); a turn with neither ends in a pass, and n such turns in a
+    row block the round (R23), so there are at most n * (2T + 1) turns, each ending with at
+    most one pass.
+    """
+    T, n = config.num_tiles, config.num_players
+    return config.rounds * (2 * T + n * (2 * T + 1))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch_setups())
+def test_every_episode_terminates_within_the_rules_bound(
+    setup: tuple[dict[str, Any], str, int, int, int],
+) -> None:
+    """Termination: random legal play ends every game's episode (and autoreset starts the
+    next) within :func:`episode_bound` decisions."""
+    kwargs, reward, games, seed, _ = setup
+    batch = BatchedMexicanTrain(games, reward=reward, **kwargs)
+    bound = episode_bound(batch.config)
+    _, mask, _, _ = batch.reset(seed=seed)
+    rng = np.array([seed % 2**32 or 1], np.int64)
+    actions = np.zeros(games, np.int64)
+    length = np.zeros(games, np.int64)
+    ended = np.zeros(games, np.bool_)
+    for _ in range(bound + 1):
+        engine.random_actions(mask, rng, actions)
+        _, mask, _, _, terminated, _ = batch.step(actions)
+        length += 1
+        assert (length <= bound).all(), f"an episode ran past {bound} decisions"
+        length[terminated] = 0
+        ended |= terminated
+        if ended.all():
+            break
+    assert ended.all()
 
 
 # ------------------------------------------------------------------------- bad input

@@ -75,6 +75,8 @@ from mtrain_env.tilegame.wrappers import wrap
 RENDER_MODES = ["ansi", "human", "rgb_array"]
 #: the rules engines ``raw_env(backend=...)`` accepts
 BACKENDS = ("python", "compiled")
+#: ``engine.ENV_STEP_SEATS``: the compiled fused step returns ``legal count * this + seat``
+FUSED_SEATS = 64
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -120,6 +122,14 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
     round_over_phase = Phase.ROUND_OVER
     option_keys = ("deal", "first_player")
     legal_label = "legal actions (relative encoding)"
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> raw_env:
+        """``raw_env(backend="compiled")`` builds a :class:`CompiledRawEnv` (the same env with
+        the compiled fast path), so the python backend's calls pay for no backend test."""
+        backend = kwargs.get("backend", args[7] if len(args) > 7 else "python")
+        if cls is raw_env and backend == "compiled":
+            cls = CompiledRawEnv
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -195,22 +205,6 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         """``s`` as a pure state (itself on the python backend)."""
         return self._compiled.to_pure(s) if self._compiled is not None else s
 
-    def _settle(self, s: Any) -> None:
-        if self._compiled is None:
-            super()._settle(s)
-            return
-        # the compiled backend: legal moves and mask in one compiled call
-        seat = s.current
-        infos = self.infos
-        previous = self.agent_selection
-        self._legal, mask = self._compiled.legal_and_mask(s)
-        self._mask = mask if self._legal else self._zero_mask
-        self.agent_selection = agent = self.possible_agents[seat]
-        if previous != agent and previous in infos:
-            infos[previous] = {"action_mask": self._zero_mask}
-        if agent in infos:
-            infos[agent] = {"action_mask": self._mask}
-
     # ------------------------------------------------------------------- hooks
     def _new_state(self, rng: np.random.Generator, options: dict[str, Any]) -> Any:
         deal = (
@@ -234,7 +228,8 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         ``blocked`` (R23), ``scores`` (this round's score by seat, as added to the
         session's), ``round`` and ``first_player`` (R6). Seats are absolute (``player_i``).
         """
-        s = self._pure(s)
+        if self._compiled is not None:
+            return self._compiled.round_info(s)  # the same dict, read off the compiled array
         tiles = self.config.tiles.tiles
         return {
             "round": s.round_index,
@@ -268,6 +263,94 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         from mtrain_env.mexican_train.render import render_rgb
 
         return render_rgb(self.pure_game, self._pure(s))
+
+
+class CompiledRawEnv(raw_env):
+    """What ``raw_env(backend="compiled")`` builds: :class:`raw_env` on the compiled core, with
+    a fast path for the common step (same effects, fewer Python calls).
+
+    A legal plain-int action of the live agent on turn runs the bookkeeping of
+    :meth:`TileGameEnv.step` around ONE compiled call, ``engine.env_step``: the move, then
+    the next seat's legal moves, mask and observation, written into new arrays. The first
+    ``observe`` of that seat returns that observation (later ones encode again: every
+    observation is a new array, as on the python backend). Bookkeeping dicts are rebuilt
+    only when they change (a round's end, which goes the general way, as does every other
+    action: not an int, illegal, or of a dead agent).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._obs_ready: np.ndarray | None = None  #: the observation the fused step wrote
+        self._obs_agent: str | None = None  #: ... and whose it is
+        super().__init__(*args, **kwargs)  # a clear ImportError here when numba is missing
+        from mtrain_env.mexican_train.compiled import engine
+
+        self._fused = engine.env_step
+        self._tables = self._compiled.tables
+        self._moves = np.empty(engine.MAX_MOVES, np.int64)
+        self._obs_size = self.layout.size
+        self._empty = np.empty
+
+    def step(self, action: int | None) -> None:
+        # _mask is the zero mask when nobody is on turn (and before reset)
+        if type(action) is not int or not 0 <= action < self._num_actions or not self._mask[action]:
+            TileGameEnv.step(self, action)
+            return
+        agent = self.agent_selection
+        if self.terminations.get(agent, True) or self.truncations.get(agent, True):
+            TileGameEnv.step(self, action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewards_given or self._round_result_info is not None:
+            self._begin_step(agent)
+        s = self._state
+        empty = self._empty
+        obs = empty(self._obs_size, np.float32)
+        mask = empty(self._num_actions, np.int8)
+        code: int = self._fused(s.a, self._tables, action, self._moves, obs, mask)
+        if code < 0:  # the round is over: scored, dealt or ended, then settled as usual
+            self._end_step(s)
+            return
+        self.agent_selection = on_turn = self.possible_agents[code % FUSED_SEATS]
+        if code >= FUSED_SEATS:
+            self._obs_ready = obs
+        else:  # no legal move (the rules never leave a live seat without one)
+            mask = self._zero_mask
+            self._obs_ready = None
+        self._mask = mask
+        self._obs_agent = on_turn
+        infos = self.infos
+        if agent != on_turn and agent in infos:
+            infos[agent] = {"action_mask": self._zero_mask}
+        if on_turn in infos:
+            infos[on_turn] = {"action_mask": mask}
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        obs = self._obs_ready
+        if obs is not None and agent == self._obs_agent:
+            self._obs_ready = None
+            return {"observation": obs, "action_mask": self._mask}
+        return TileGameEnv.observe(self, agent)
+
+    def _cached_legal(self) -> list[int]:
+        """The legal core moves, read off the mask (the fast path keeps no list)."""
+        to_move = self._action_to_move[self._live_state().current]
+        return sorted(to_move[a] for a in np.flatnonzero(self._mask).tolist())
+
+    def _settle(self, s: Any) -> None:
+        """Legal moves and mask in one compiled call (``TileGameEnv._settle``'s effects)."""
+        self._obs_ready = None
+        seat = s.current
+        infos = self.infos
+        previous = self.agent_selection
+        self._legal, mask = self._compiled.legal_and_mask(s)
+        self._mask = mask if self._legal else self._zero_mask
+        self.agent_selection = agent = self.possible_agents[seat]
+        if previous != agent and previous in infos:
+            infos[previous] = {"action_mask": self._zero_mask}
+        if agent in infos:
+            infos[agent] = {"action_mask": self._mask}
 
 
 def _compiled_backend(config: GameConfig) -> Any:

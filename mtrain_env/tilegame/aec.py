@@ -415,13 +415,29 @@ class TileGameEnv(AECEnv, EzPickle):
         else:
             move = self._to_move(s, action)  # validates; raises before any change
         self._cumulative_rewards[agent] = 0.0
+        if self._rewards_given or self._round_result_info is not None:
+            self._begin_step(agent)
+        self.game.apply(s, move)
+        if s.phase >= self.round_over_phase or self.render_mode == "human":
+            self._end_step(s)
+        else:  # the common case: the round goes on
+            self._settle(s)
+
+    def _begin_step(self, agent: str) -> None:
+        """The bookkeeping of a valid step before its move is applied: the mover's
+        cumulative reward is consumed, last step's rewards and round result are cleared
+        (each dict is rebuilt only when something is in it)."""
+        self._cumulative_rewards[agent] = 0.0
         if self._rewards_given:
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewards_given = False
         if self._round_result_info is not None:  # a round's result is seen by its last step only
             self.infos = self._fresh_infos()
             self._round_result_info = None
-        self.game.apply(s, move)
+
+    def _end_step(self, s: Any) -> None:
+        """The bookkeeping after a move was applied: a round's end (rewards, result, the
+        episode's end or the next deal), then the next decision, then ``human`` render."""
         result = None
         if s.phase >= self.round_over_phase:
             # every seat is rewarded at each round's end, and told how it ended
@@ -440,12 +456,17 @@ class TileGameEnv(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
+    def _cached_legal(self) -> list[int]:
+        """The legal core moves of the seat on turn as the last settle found them."""
+        return self._legal
+
     def _to_move(self, s: Any, action: Any) -> int:
         """Validate an action and return the core move (state untouched)."""
         action = self.check_action(action)
         move = self._action_to_move[s.current][action]
-        if move not in self._legal:
-            reason = self.game.explain_illegal(s, move, self._legal)
+        legal = self._cached_legal()
+        if move not in legal:
+            reason = self.game.explain_illegal(s, move, legal)
             raise ValueError(
                 f"{self.agent_selection}: action {action} of Discrete({self._num_actions}): {reason} "
                 f"-> {self.legal_label}: {self.legal_actions()}"
@@ -701,9 +722,10 @@ class TileGameEnv(AECEnv, EzPickle):
             getattr(self, "_skip_agent_selection", None),
         )
         legal = self.game.legal_moves(s)
-        if self._legal != legal:
+        cached = self._cached_legal()
+        if cached != legal:
             raise bad_value(
-                "current_player", "AEC", f"cached legal moves {self._legal} are not the rules' {legal}"
+                "current_player", "AEC", f"cached legal moves {cached} are not the rules' {legal}"
             )
         expected = np.zeros(self._num_actions, dtype=np.int8)
         for m in legal:

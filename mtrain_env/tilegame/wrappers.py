@@ -137,15 +137,29 @@ class TerminateIllegalWrapper(_Wrapper):
         raw = self._raw
         if agent == raw.agent_selection:  # remember the mask the next step is checked against
             self._prev_obs = obs
-            self._prev_info = raw.infos.get(agent, {})
+            # a dict observation carries the mask; only another kind needs the info's
+            self._prev_info = None if isinstance(obs, dict) else raw.infos.get(agent, {})
         return obs
 
     def step(self, action: Any) -> None:
         raw = self._raw
         agent = raw.agent_selection
-        if self._prev_obs is None:
-            self.observe(agent)
         obs = self._prev_obs
+        # the common case first: a legal plain int of the live agent, by its dict observation
+        if type(action) is int and type(obs) is dict and 0 <= action < self._num_actions:
+            mask = obs.get("action_mask")
+            if (
+                mask is not None
+                and mask[action]
+                and not (raw.terminations.get(agent, True) or raw.truncations.get(agent, True))
+            ):
+                self._prev_obs = None
+                self._prev_info = None
+                self.env.step(action)
+                return
+        if obs is None:
+            self.observe(agent)
+            obs = self._prev_obs
         if isinstance(obs, dict):
             if "action_mask" not in obs:
                 raise KeyError(
@@ -226,6 +240,11 @@ class OrderEnforcingWrapper(_Wrapper):
         self._has_updated = False  # a step or reset happened since agent_iter's last agent
         super().__init__(env)
         self._raw = _NotReset()
+        # AssertOutOfBoundsWrapper passes observations on untouched, and an action of the
+        # space too: calls skip it (and its frame) when it is the next layer
+        inner = env.env if type(env) is AssertOutOfBoundsWrapper else env
+        self._inner_observe: Callable[[Any], Any] = inner.observe
+        self._inner_step: Callable[[Any], None] = inner.step
 
     def __getattr__(self, name: str) -> Any:
         if name in _NEEDS_RESET and not self._has_reset:
@@ -246,12 +265,31 @@ class OrderEnforcingWrapper(_Wrapper):
             EnvLogger.warn_step_after_terminated_truncated()
         else:
             self._has_updated = True
-            self.env.step(action)
+            if type(action) is int and 0 <= action < self._num_actions:
+                self._inner_step(action)
+            else:
+                self.env.step(action)
 
     def observe(self, agent: Any) -> Any:
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
-        return self.env.observe(agent)
+        return self._inner_observe(agent)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """``AECEnv.last``, reading the unwrapped env's bookkeeping directly."""
+        if not self._has_reset:
+            return super().last(observe)  # the "before reset" errors
+        raw = self._raw
+        agent = raw.agent_selection
+        if agent is None:
+            raise AssertionError("last(): no agent is selected")
+        return (
+            self._inner_observe(agent) if observe else None,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
 
     def render(self) -> Any:
         if not self._has_reset:

@@ -9,6 +9,8 @@ through ``to_pure``, so it is the pure core's code and gives the pure core's out
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mtrain_env.mexican_train.compiled import engine
@@ -50,6 +52,7 @@ class CompiledBackend:
         self.tables = self.core.tables
         self.num_actions = config.num_actions
         self._moves = np.empty(engine.MAX_MOVES, np.int64)
+        self._tiles = config.tiles.tiles
 
     def new_game(
         self, rng: np.random.Generator, deal: Deal | None = None, first_player: int | None = None
@@ -76,6 +79,27 @@ class CompiledBackend:
     def explain_illegal(self, s: LiveState, move: int, legal: list[int]) -> str:
         """The pure core's explanation, read on the pure twin of the state."""
         return self.reference.explain_illegal(self.to_pure(s), move, legal)
+
+    def round_info(self, s: LiveState) -> dict[str, Any]:
+        """The public result of the round just scored, as ``raw_env._round_info`` builds it
+        from the pure state (R23, R24), read off the array without converting it."""
+        a = s.a
+        n = self.core.n
+        tiles = self._tiles
+        loc = a[engine.S_LOC : engine.S_LOC + len(tiles)].tolist()
+        hands: list[list[list[int]]] = [[] for _ in range(n)]
+        for tile, where in enumerate(loc):  # increasing ids, as bits_list gives them
+            if 0 <= where < n:
+                hands[where].append(list(tiles[tile]))
+        return {
+            "round": int(a[engine.S_ROUND]),
+            "first_player": int(a[engine.S_FIRST_PLAYER]),
+            "blocked": bool(a[engine.S_BLOCKED]),
+            "went_out": [not h for h in hands],
+            "hands": hands,
+            "pips": self.core.penalties(a),
+            "scores": self.core.round_scores(a)[-1],
+        }
 
     def round_scores(self, s: LiveState) -> list[list[float]]:
         return self.core.round_scores(s.a)

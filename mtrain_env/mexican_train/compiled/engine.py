@@ -892,6 +892,32 @@ def mask_into(s: np.ndarray, tb: np.ndarray, moves: np.ndarray, out: np.ndarray)
     return count
 
 
+#: :func:`env_step` packs its result as ``count * ENV_STEP_SEATS + seat``
+ENV_STEP_SEATS = 64
+
+
+@njit(cache=True)
+def env_step(
+    s: np.ndarray, tb: np.ndarray, action: int, moves: np.ndarray, obs: np.ndarray, mask: np.ndarray
+) -> int:
+    """One step of the AEC env on the compiled backend, in one call: the seat on turn plays
+    RELATIVE ``action`` (legal: the caller checked it against the mask), then the next
+    decision is settled: the legal moves of the seat on turn into ``moves``, its relative
+    mask into ``mask[:K_ACTIONS]`` and its observation into ``obs[:K_OBS_SIZE]``.
+
+    Returns ``count * ENV_STEP_SEATS + seat`` (``count`` legal moves), or -1 when the move
+    ended the round (R23; then nothing but the state was written: the env scores it, deals
+    the next round and settles through its general path).
+    """
+    apply(s, tb, to_absolute(tb, s[S_CURRENT], action))
+    if s[S_PHASE] >= ROUND_OVER:
+        return -1
+    count = mask_into(s, tb, moves, mask)
+    seat = s[S_CURRENT]
+    encode_into(s, tb, seat, obs)
+    return count * ENV_STEP_SEATS + seat
+
+
 # ============================================================ batched play
 @njit(cache=True)
 def deal_from_permutation(

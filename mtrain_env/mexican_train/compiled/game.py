@@ -13,7 +13,7 @@ import numpy as np
 
 from mtrain_env.mexican_train.compiled import engine
 from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
-from mtrain_env.mexican_train.core.dealing import Deal, random_deal
+from mtrain_env.mexican_train.core.dealing import Deal
 from mtrain_env.mexican_train.core.rules import IllegalMoveError, MexicanTrain
 from mtrain_env.mexican_train.core.scoring import score_type
 from mtrain_env.mexican_train.core.state import GameState, Phase
@@ -89,6 +89,10 @@ class CompiledMexicanTrain:
         self._moves = np.empty(engine.MAX_MOVES, np.int64)
         self._blank = np.empty(engine.STATE_SIZE, np.int64)
         engine.clear_state(self._blank)
+        # the pool random_deal shuffles: the set minus the engine (R5) unless the holder opens
+        self._pool = config.num_tiles - (0 if config.engine_holder_opens else 1)
+        self._hand_of = np.empty(engine.MAX_TILES, np.int64)
+        self._boneyard = np.empty(engine.MAX_TILES, np.int64)
 
     # ------------------------------------------------------------------ set-up
     def new_state(self) -> np.ndarray:
@@ -101,8 +105,9 @@ class CompiledMexicanTrain:
         """A fresh episode at round 0, dealt from ``rng`` (or ``deal``) by the pure core's
         dealing code, so a seed gives the same deal as ``MexicanTrain.new_game`` (R4, R5, R6)."""
         if deal is None:
-            deal = random_deal(self.config, self.config.engine_value(0), rng)
-        hand_of, boneyard = deal_arrays(self.config, deal)
+            hand_of, boneyard = self._random_deal(0, rng)
+        else:
+            hand_of, boneyard = deal_arrays(self.config, deal)
         s = self.new_state()
         offset = 0 if first_player is None else first_player
         engine.new_game(s, self.tables, hand_of, boneyard, offset, first_player is not None)
@@ -114,9 +119,16 @@ class CompiledMexicanTrain:
         if s[engine.S_PHASE] != engine.ROUND_OVER:
             phase = Phase(int(s[engine.S_PHASE])).name
             raise ValueError(f"R25: next_round needs a finished round, the phase is {phase}")
-        deal = random_deal(self.config, self.config.engine_value(int(s[engine.S_ROUND]) + 1), rng)
-        hand_of, boneyard = deal_arrays(self.config, deal)
+        hand_of, boneyard = self._random_deal(int(s[engine.S_ROUND]) + 1, rng)
         engine.next_round(s, self.tables, hand_of, boneyard)
+
+    def _random_deal(self, round_index: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """The deal of :func:`~mtrain_env.mexican_train.core.dealing.random_deal` for round
+        ``round_index``, from the same single ``rng.permutation`` call, made compiled
+        (``engine.deal_from_permutation``): ``(hand_of, boneyard)`` in reused buffers."""
+        perm = rng.permutation(self._pool)
+        k = engine.deal_from_permutation(self.tables, round_index, perm, self._hand_of, self._boneyard)
+        return self._hand_of, self._boneyard[:k]
 
     # ------------------------------------------------------------- the rules
     def legal_moves(self, s: np.ndarray) -> np.ndarray:
