@@ -101,14 +101,20 @@ def _load(path: str | Path) -> tuple[Any, NumpyActor | None]:
     key = str(Path(path).resolve())
     entry = _CACHE.get(key)
     if entry is None:
-        from agents.mexican_train.features import FEATURE_SETS
-        from agents.policy_net import PolicyFileError, read_policy
-
         p = Path(path)
         if p.is_dir():  # a training run's output directory
             p = next((p / f for f in RUN_POLICY_FILES if (p / f).is_file()), p / RUN_POLICY_FILES[0])
         if not p.is_file():
             raise FileNotFoundError(f"no policy file at {p}")
+        from agents.mexican_train.tilenet import is_selfplay_policy, load_selfplay_policy
+
+        if is_selfplay_policy(p):  # a self-play network (mtrain selfplay): no SB3 needed
+            entry = (load_selfplay_policy(p), None)
+            _CACHE[key] = entry
+            return entry
+        from agents.mexican_train.features import FEATURE_SETS
+        from agents.policy_net import PolicyFileError, read_policy
+
         policy = read_policy(p)
         if policy.features not in FEATURE_SETS:
             raise PolicyFileError(
@@ -192,7 +198,11 @@ class PPOAgent(Agent):
             raise ValueError(
                 f"policy {self.path} has {self.policy.action_space.n} actions, the game has {mask.shape[0]}"
             )
-        logits = self.logits(self.features(decision))
+        policy = self.policy
+        if hasattr(policy, "masked_logits"):  # a self-play network scores the legal actions only
+            logits = policy.masked_logits(decision.observation, mask)
+        else:
+            logits = self.logits(self.features(decision))
         if self.deterministic:
             return masked_argmax(logits, mask)
         return masked_sample(logits, mask, self.rng)
