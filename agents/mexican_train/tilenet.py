@@ -93,7 +93,10 @@ class NetSpec:
     @property
     def config(self) -> GameConfig:
         """The (default-rules) game config of the observation and action layout."""
-        return GameConfig.make(**dict(self.game))
+        game = dict(self.game)
+        return GameConfig.make(
+            num_players=game["num_players"], max_pips=game["max_pips"], rounds=game["rounds"]
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -146,6 +149,12 @@ class _Views:
 
 class TileNet(nn.Module):
     """The structured actor-critic (see the module docstring)."""
+
+    tile_lo: th.Tensor
+    tile_hi: th.Tensor
+    incidence: th.Tensor
+    is_double: th.Tensor
+    rest_idx: th.Tensor
 
     def __init__(self, spec: NetSpec) -> None:
         super().__init__()
@@ -291,9 +300,9 @@ class MlpNet(nn.Module):
         return logits, self.value_head(z).squeeze(1)
 
 
-def build_net(spec: NetSpec, seed: int | None = None) -> nn.Module:
+def build_net(spec: NetSpec, seed: int | None = None) -> TileNet | MlpNet:
     """A fresh network of ``spec`` (weights from ``seed``, else torch's global generator)."""
-    cls = TileNet if spec.net == "tile" else MlpNet
+    cls: type[TileNet] | type[MlpNet] = TileNet if spec.net == "tile" else MlpNet
     if seed is None:
         return cls(spec)
     with th.random.fork_rng(devices=[]):
@@ -309,7 +318,7 @@ def _zip_info(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def save_selfplay_policy(net: nn.Module, path: str | Path) -> Path:
+def save_selfplay_policy(net: TileNet | MlpNet, path: str | Path) -> Path:
     """Write ``net`` (a :class:`TileNet` or :class:`MlpNet`) as a policy file, atomically."""
     path = Path(path)
     state = {k: v.detach().cpu().numpy().astype("<f4") for k, v in net.state_dict().items()}
@@ -347,7 +356,7 @@ def is_selfplay_policy(path: str | Path) -> bool:
     return data is not None and data.get("format") == SELFPLAY_FORMAT
 
 
-def read_selfplay_policy(path: str | Path) -> nn.Module:
+def read_selfplay_policy(path: str | Path) -> TileNet | MlpNet:
     """The network stored at ``path``, in eval mode without gradients; ``ValueError``
     (``<path>: <what is wrong>``) for anything that is not such a file."""
     try:
@@ -388,7 +397,7 @@ class SelfPlayPolicy:
 
     features = "env"
 
-    def __init__(self, net: nn.Module) -> None:
+    def __init__(self, net: TileNet | MlpNet) -> None:
         from types import SimpleNamespace
 
         self.net = net

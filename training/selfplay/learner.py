@@ -72,7 +72,7 @@ class SelfPlayConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise ValueError(f"{name} must be an int in {lo}..{hi}, got {v!r}")
-        floats = {
+        floats: dict[str, tuple[float, float]] = {
             "lr": (0.0, 1.0),
             "gamma": (0.0, 1.0),
             "lam": (0.0, 1.0),
@@ -81,15 +81,15 @@ class SelfPlayConfig:
             "vf_coef": (0.0, 100.0),
             "max_grad_norm": (0.0, 1e6),
         }
-        for name, (lo, hi) in floats.items():
+        for name, (flo, fhi) in floats.items():
             v = getattr(self, name)
             if (
                 isinstance(v, bool)
                 or not isinstance(v, (int, float))
                 or not math.isfinite(v)
-                or not lo <= v <= hi
+                or not flo <= v <= fhi
             ):
-                raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {v!r}")
+                raise ValueError(f"{name} must be a number in [{flo}, {fhi}], got {v!r}")
         if self.lr <= 0:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
         if self.net not in NET_KINDS:
@@ -144,7 +144,7 @@ class SelfPlayPPO:
     def __init__(self, config: SelfPlayConfig) -> None:
         self.config = c = config
         th.set_num_threads(c.threads)
-        self.env = ResumableBatch(c.num_games, copy=False, **c.game())
+        self.env = ResumableBatch(c.num_games, copy=False, num_players=c.num_players, max_pips=c.max_pips)
         self.spec = NetSpec.make(c.net, self.env.config, c.hidden, c.pair_hidden)
         self.net = build_net(self.spec, seed=c.seed)
         self.optimizer = th.optim.Adam(self.net.parameters(), lr=c.lr, eps=1e-5)
