@@ -184,3 +184,19 @@ def test_cli_runs_and_resumes(tmp_path, capsys) -> None:
     assert mtrain(["selfplay", "--out", out, "--steps", "144", "--resume", "--no-progress"]) == 0
     assert "144 env decisions" in capsys.readouterr().out
     assert is_selfplay_policy(tmp_path / "run" / "policy.npz")
+
+
+def test_init_starts_from_a_policy_file(tmp_path, capsys) -> None:
+    first = SelfPlayPPO(SelfPlayConfig(seed=2, **TINY))
+    first.iterate()
+    path = save_selfplay_policy(first.net, tmp_path / "start.npz")
+    second = SelfPlayPPO(SelfPlayConfig(seed=9, init=str(path), **TINY))
+    assert _same(_params(first), _params(second))
+    second.iterate()  # and it trains from there
+    assert not _same(_params(first), _params(second))
+    other = {**TINY, "hidden": 32}
+    with pytest.raises(ValueError, match="init: .* holds a"):
+        SelfPlayPPO(SelfPlayConfig(init=str(path), **other))
+    argv = ["selfplay", "--out", str(tmp_path / "run"), "--init", str(path)]
+    assert mtrain(argv) == 2
+    assert "--init: " in capsys.readouterr().err and not (tmp_path / "run").exists()

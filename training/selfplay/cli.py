@@ -49,6 +49,7 @@ _LEARNER: dict[str, tuple[str, type, str]] = {
     "--vf-coef": ("vf_coef", float, "value loss weight (default 0.5)"),
     "--seed": ("seed", int, "the run's seed: deals, weights, sampling (default 0)"),
     "--threads": ("threads", int, "torch threads (default 1)"),
+    "--init": ("init", str, "start from the weights of this self-play policy file (default: fresh)"),
 }
 #: option -> (RunOptions field, type, help)
 _RUN: dict[str, tuple[str, type, str]] = {
@@ -150,6 +151,23 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             config = SelfPlayConfig(**given)
         except ValueError as err:
             raise ValueError(f"{_flag_of(_first_word(str(err)))}: {err}") from None
+    if config.init and not args.resume:
+        from agents.mexican_train.tilenet import NetSpec, read_selfplay_policy
+
+        try:
+            start = read_selfplay_policy(config.init)
+        except FileNotFoundError:
+            raise ValueError(f"--init: no such file: {config.init}") from None
+        except ValueError as err:
+            raise ValueError(f"--init: {err}") from None
+        from mtrain_env.mexican_train.core.config import GameConfig
+
+        game = GameConfig.make(num_players=config.num_players, max_pips=config.max_pips)
+        wanted = NetSpec.make(config.net, game, config.hidden, config.pair_hidden)
+        if start.spec != wanted:
+            raise ValueError(
+                f"--init: {config.init} holds a {start.spec.net} network of another shape or game"
+            )
     run_given: dict[str, Any] = {
         dest: getattr(args, dest) for dest, _t, _h in _RUN.values() if getattr(args, dest) is not None
     }

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch as th
 
-from agents.mexican_train.tilenet import NET_KINDS, NetSpec, build_net
+from agents.mexican_train.tilenet import NET_KINDS, NetSpec, build_net, read_selfplay_policy
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
 from training.selfplay.seatbook import Batch, SeatBook
 
@@ -54,6 +54,8 @@ class SelfPlayConfig:
     max_grad_norm: float = 0.5
     seed: int = 0
     threads: int = 1
+    #: a self-play policy file whose weights start the network ("": fresh weights from ``seed``)
+    init: str = ""
 
     def __post_init__(self) -> None:
         ints = {
@@ -94,6 +96,8 @@ class SelfPlayConfig:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
         if self.net not in NET_KINDS:
             raise ValueError(f"net must be one of {', '.join(NET_KINDS)}, got {self.net!r}")
+        if not isinstance(self.init, str):
+            raise ValueError(f"init must be a policy file path, got {self.init!r}")
 
     def game(self) -> dict[str, int]:
         """The ``BatchedMexicanTrain`` / ``raw_env`` game keywords."""
@@ -147,6 +151,13 @@ class SelfPlayPPO:
         self.env = ResumableBatch(c.num_games, copy=False, num_players=c.num_players, max_pips=c.max_pips)
         self.spec = NetSpec.make(c.net, self.env.config, c.hidden, c.pair_hidden)
         self.net = build_net(self.spec, seed=c.seed)
+        if c.init:
+            start = read_selfplay_policy(c.init)
+            if start.spec != self.spec:
+                raise ValueError(f"init: {c.init} holds a {start.spec} network, this run needs {self.spec}")
+            self.net.load_state_dict(start.state_dict())
+            for param in self.net.parameters():
+                param.requires_grad_(True)
         self.optimizer = th.optim.Adam(self.net.parameters(), lr=c.lr, eps=1e-5)
         self.book = SeatBook(
             c.num_games, self.env.num_players, self.env.obs_size, self.env.num_actions, c.steps * c.num_games
