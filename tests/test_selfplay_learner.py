@@ -195,7 +195,7 @@ def test_init_starts_from_a_policy_file(tmp_path, capsys) -> None:
     second.iterate()  # and it trains from there
     assert not _same(_params(first), _params(second))
     other = {**TINY, "hidden": 32}
-    with pytest.raises(ValueError, match="init: .* holds a"):
+    with pytest.raises(ValueError, match=r"init: .* holds a"):
         SelfPlayPPO(SelfPlayConfig(init=str(path), **other))
     argv = ["selfplay", "--out", str(tmp_path / "run"), "--init", str(path)]
     assert mtrain(argv) == 2
