@@ -41,7 +41,7 @@ def _same(a: dict[str, th.Tensor], b: dict[str, th.Tensor]) -> bool:
     return a.keys() == b.keys() and all(th.equal(a[k], b[k]) for k in a)
 
 
-@pytest.mark.parametrize("net", ["tile", "mlp"])
+@pytest.mark.parametrize("net", ["tile", "graph", "mlp"])
 def test_a_seeded_run_is_deterministic_and_learns_something(net: str) -> None:
     runs = []
     for _ in range(2):
@@ -87,7 +87,7 @@ def test_a_checkpoint_of_another_config_is_refused(tmp_path) -> None:
         other.load_state_dict(load_checkpoint(tmp_path / "c.pt"))
 
 
-@pytest.mark.parametrize("net", ["tile", "mlp"])
+@pytest.mark.parametrize("net", ["tile", "graph", "mlp"])
 def test_policy_file_round_trip_and_masking(tmp_path, net: str) -> None:
     config = GameConfig.make(num_players=4, max_pips=12)
     model = build_net(NetSpec.make(net, config, hidden=32, pair_hidden=16), seed=1)

@@ -57,7 +57,7 @@ __all__ = [
 SELFPLAY_FORMAT = "mtrain-selfplay-policy"
 SELFPLAY_VERSION = 1
 SPEC_MEMBER = "policy.json"
-NET_KINDS = ("tile", "mlp")
+NET_KINDS = ("tile", "graph", "mlp")
 #: the game keywords that shape the observation and the actions
 GAME_KEYS = ("num_players", "max_pips", "rounds")
 #: a masked-out logit (finite, so that ``0 * logp`` stays 0 in the entropy)
@@ -155,6 +155,10 @@ class TileNet(nn.Module):
     incidence: th.Tensor
     is_double: th.Tensor
     rest_idx: th.Tensor
+    #: rounds of message passing over the hand's pip graph (0: none; :class:`GraphNet` has 3)
+    graph_rounds = 0
+    #: width of the pip-node embeddings of the graph
+    graph_width = 32
 
     def __init__(self, spec: NetSpec) -> None:
         super().__init__()
@@ -186,8 +190,10 @@ class TileNet(nn.Module):
         self.train_token = nn.Linear(self.train_in, hp)
         # trunk: pooled sets + own and pooled train tokens + pip counts + the rest of the observation
         rest = vw.size - 2 * t
+        gw = self.graph_width
+        graph = gw if self.graph_rounds else 0
         self.trunk = nn.Sequential(
-            nn.Linear(h + 2 * hp + 2 * p + rest, h),
+            nn.Linear(h + 2 * hp + 2 * p + rest + graph, h),
             nn.ReLU(),
             nn.Linear(h, h),
             nn.ReLU(),
@@ -199,6 +205,21 @@ class TileNet(nn.Module):
         self.pair_mlp = nn.Sequential(nn.ReLU(), nn.Linear(hp, hp), nn.ReLU(), nn.Linear(hp, 1))
         self.special = nn.Linear(h, 2)  # DRAW, PASS
         self.value_head = nn.Sequential(nn.Linear(h, h), nn.ReLU(), nn.Linear(h, 1))
+        if self.graph_rounds:
+            # the hand as a multigraph on pip values: tile (a, b) is an edge a - b (a loop for
+            # a double); chains are trails in it. edges[t] is the (P x P) adjacency of tile t.
+            edges = th.zeros(t, p * p)
+            edges[th.arange(t), lo * p + hi] = 1.0
+            edges[th.arange(t), hi * p + lo] = 1.0
+            self.register_buffer("edges", edges, persistent=False)
+            self.register_buffer(
+                "double_of", th.tensor([cfg.tiles.tile_id(v, v) for v in range(p)]), persistent=False
+            )
+            self.node_in = nn.Linear(6, gw)
+            self.node_pip = nn.Parameter(th.randn(p, gw) * 0.3)
+            self.node_self = nn.ModuleList(nn.Linear(gw, gw) for _ in range(self.graph_rounds))
+            self.node_nb = nn.ModuleList(nn.Linear(gw, gw, bias=False) for _ in range(self.graph_rounds))
+            self.open_node = nn.Linear(gw, hp, bias=False)
         rest_idx = th.cat(
             [th.arange(vw.size)[vw.v[name].slice] for name in vw.v if name not in ("hand", "table")]
         )
@@ -235,8 +256,14 @@ class TileNet(nn.Module):
         train_x = th.cat([ends, ends * (hand_pips.unsqueeze(1) / 4.0), per_train, position], dim=2)
         train_tok = th.relu(self.train_token(train_x))  # (N, W, hp)
         pooled = self.hand_pool(hand @ tok / 8.0) + self.table_pool(table @ tok / 32.0)
+        nodes = None
+        extra = []
+        if self.graph_rounds:
+            nodes = self._pip_graph(hand, hand_pips, table_pips, ends, voids)
+            extra = [nodes.mean(1)]
         trunk_in = th.cat(
             [
+                *extra,
                 pooled,
                 train_tok[:, 0],
                 train_tok.sum(1),
@@ -275,9 +302,42 @@ class TileNet(nn.Module):
                 + self.open_counts(counts)
                 + self.pair_context(ctx)[rows]
             )
+            if nodes is not None:
+                x = x + self.open_node(nodes[rows, open_pip])
             logits[rows, acts] = self.pair_mlp(x).squeeze(1)
         value = self.value_head(ctx).squeeze(1)
         return logits, value
+
+    def _pip_graph(
+        self, hand: th.Tensor, hand_pips: th.Tensor, table_pips: th.Tensor, ends: th.Tensor, voids: th.Tensor
+    ) -> th.Tensor:
+        """``(N, P, pair_hidden)`` embeddings of the pip values after message passing along
+        the hand's tiles (what chains the hand can build from each pip)."""
+        n_rows, p = hand.shape[0], self.views.p
+        adjacency = (hand @ self.edges).reshape(n_rows, p, p) / 4.0
+        features = th.stack(
+            [
+                hand_pips / 4.0,
+                ends[:, 0],  # the own train's open end
+                ends.sum(1) / 2.0,  # trains open on the pip
+                table_pips / 8.0,
+                voids / 3.0,
+                hand[:, self.double_of],  # the double of the pip is in hand
+            ],
+            dim=2,
+        )
+        x = th.relu(self.node_in(features) + self.node_pip)
+        for own, nb in zip(self.node_self, self.node_nb, strict=True):
+            x = x + th.relu(own(x) + nb(adjacency @ x))
+        return x
+
+
+class GraphNet(TileNet):
+    """:class:`TileNet` plus message passing over the hand's pip graph (tiles are edges between
+    pip values, so chains are trails): each pip value gets an embedding of the chains the hand
+    can build from it, pooled into the context and given to every pair that leaves it open."""
+
+    graph_rounds = 3
 
 
 class MlpNet(nn.Module):
@@ -302,7 +362,7 @@ class MlpNet(nn.Module):
 
 def build_net(spec: NetSpec, seed: int | None = None) -> TileNet | MlpNet:
     """A fresh network of ``spec`` (weights from ``seed``, else torch's global generator)."""
-    cls: type[TileNet] | type[MlpNet] = TileNet if spec.net == "tile" else MlpNet
+    cls: type[TileNet] | type[MlpNet] = {"tile": TileNet, "graph": GraphNet, "mlp": MlpNet}[spec.net]
     if seed is None:
         return cls(spec)
     with th.random.fork_rng(devices=[]):
