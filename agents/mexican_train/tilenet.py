@@ -155,6 +155,8 @@ class TileNet(nn.Module):
     incidence: th.Tensor
     is_double: th.Tensor
     rest_idx: th.Tensor
+    edges: th.Tensor
+    double_of: th.Tensor
     #: rounds of message passing over the hand's pip graph (0: none; :class:`GraphNet` has 3)
     graph_rounds = 0
     #: width of the pip-node embeddings of the graph
@@ -362,7 +364,8 @@ class MlpNet(nn.Module):
 
 def build_net(spec: NetSpec, seed: int | None = None) -> TileNet | MlpNet:
     """A fresh network of ``spec`` (weights from ``seed``, else torch's global generator)."""
-    cls: type[TileNet] | type[MlpNet] = {"tile": TileNet, "graph": GraphNet, "mlp": MlpNet}[spec.net]
+    classes: dict[str, type[TileNet] | type[MlpNet]] = {"tile": TileNet, "graph": GraphNet, "mlp": MlpNet}
+    cls = classes[spec.net]
     if seed is None:
         return cls(spec)
     with th.random.fork_rng(devices=[]):
