@@ -161,7 +161,7 @@ def test_config_errors_name_the_field() -> None:
     ("argv", "message"),
     [
         (["--games", "0"], "mtrain selfplay: --games: num_games must be an int in 1..65536, got 0"),
-        (["--net", "cnn"], "mtrain selfplay: --net: net must be one of tile, mlp, got 'cnn'"),
+        (["--net", "cnn"], "mtrain selfplay: --net: net must be one of tile, graph, mlp, got 'cnn'"),
         (["--minutes", "-1"], "mtrain selfplay: --minutes: max_minutes must be >= 0, got -1.0"),
         (["--eval-opponents", "nobody"], "mtrain selfplay: --eval-opponents: unknown agent 'nobody'"),
     ],
