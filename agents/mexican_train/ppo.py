@@ -12,8 +12,8 @@ without unpickling anything, or a self-play policy file (``mtrain selfplay``: fo
 ``mtrain-selfplay-policy``, read by :mod:`agents.mexican_train.tilenet` with torch only, no
 SB3; such a network scores the legal actions of the mask it is given); a pickle (SB3's
 ``policy.save``, ``torch.save``) or any other file is refused with a one-line
-``ValueError`` naming it. A training run's output directory means its ``policy.npz`` (else ``final_model.zip``). The default is the
-repository's reference policy ``agents/policies/reference.npz``. A policy only fits the
+``ValueError`` naming it. A training run's output directory means its ``policy.npz``
+(else ``final_model.zip``). The default is the repository's reference policy ``agents/policies/reference.npz``. A policy only fits the
 game configuration it was trained on (same observation size and action count); a
 mismatch raises a ``ValueError`` naming both.
 
