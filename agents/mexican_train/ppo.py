@@ -9,13 +9,14 @@ The policy file (``path``) is a policy file (``*.npz``: ``policy.json`` plus the
 as ``mtrain train`` writes ``policy.npz`` and league snapshots) or an SB3 model archive
 (``model.zip``, ``final_model.zip``), both read by :func:`agents.policy_net.read_policy`
 without unpickling anything, or a self-play policy file (``mtrain selfplay``: format
-``mtrain-selfplay-policy``, read by :mod:`agents.mexican_train.tilenet` with torch only, no
-SB3; such a network scores the legal actions of the mask it is given); a pickle (SB3's
-``policy.save``, ``torch.save``) or any other file is refused with a one-line
+``mtrain-selfplay-policy``, read by :mod:`agents.mexican_train.tilenet` with torch only,
+no SB3; such a network scores the legal actions of the mask it is given); a pickle
+(SB3's ``policy.save``, ``torch.save``) or any other file is refused with a one-line
 ``ValueError`` naming it. A training run's output directory means its ``policy.npz``
-(else ``final_model.zip``). The default is the repository's reference policy ``agents/policies/reference.npz``. A policy only fits the
-game configuration it was trained on (same observation size and action count); a
-mismatch raises a ``ValueError`` naming both.
+(else ``final_model.zip``). The default is the repository's reference policy
+``agents/policies/reference.npz``. A policy only fits the game configuration it was
+trained on (same observation size and action count); a mismatch raises a ``ValueError``
+naming both.
 
 Policies are loaded once per process and path (a small cache shared by all ``ppo``
 agents), and pickling an agent keeps its path and generator, not the network.
