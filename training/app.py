@@ -17,6 +17,8 @@ from typing import NoReturn
 from agents import cli as agents_cli
 from mtrain_env import cli as env_cli
 from training import cli as training_cli
+from training.selfplay import bench as selfplay_bench
+from training.selfplay import cli as selfplay_cli
 
 DESCRIPTION = """\
 mtrain plays, benchmarks and trains agents for Mexican Train dominoes (and partnership
@@ -69,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
     agents_cli.register(sub)
     training_cli.register(sub)
+    selfplay_cli.register(sub)
+    selfplay_bench.register(sub)
     env_cli.register(sub)
     for command in sub.choices.values():
         _one_line_errors(command)

@@ -8,12 +8,15 @@ default) or samples the masked softmax with its own seeded generator.
 The policy file (``path``) is a policy file (``*.npz``: ``policy.json`` plus the weights,
 as ``mtrain train`` writes ``policy.npz`` and league snapshots) or an SB3 model archive
 (``model.zip``, ``final_model.zip``), both read by :func:`agents.policy_net.read_policy`
-without unpickling anything; a pickle (SB3's ``policy.save``, ``torch.save``) or any other
-file is refused with a one-line ``ValueError`` naming it. A training run's output
-directory means its ``policy.npz`` (else ``final_model.zip``). The default is the
-repository's reference policy ``agents/policies/reference.npz``. A policy only fits the
-game configuration it was trained on (same observation size and action count); a
-mismatch raises a ``ValueError`` naming both.
+without unpickling anything, or a self-play policy file (``mtrain selfplay``: format
+``mtrain-selfplay-policy``, read by :mod:`agents.mexican_train.tilenet` with torch only,
+no SB3; such a network scores the legal actions of the mask it is given); a pickle
+(SB3's ``policy.save``, ``torch.save``) or any other file is refused with a one-line
+``ValueError`` naming it. A training run's output directory means its ``policy.npz``
+(else ``final_model.zip``). The default is the repository's reference policy
+``agents/policies/reference.npz``. A policy only fits the game configuration it was
+trained on (same observation size and action count); a mismatch raises a ``ValueError``
+naming both.
 
 Policies are loaded once per process and path (a small cache shared by all ``ppo``
 agents), and pickling an agent keeps its path and generator, not the network.
@@ -101,14 +104,20 @@ def _load(path: str | Path) -> tuple[Any, NumpyActor | None]:
     key = str(Path(path).resolve())
     entry = _CACHE.get(key)
     if entry is None:
-        from agents.mexican_train.features import FEATURE_SETS
-        from agents.policy_net import PolicyFileError, read_policy
-
         p = Path(path)
         if p.is_dir():  # a training run's output directory
             p = next((p / f for f in RUN_POLICY_FILES if (p / f).is_file()), p / RUN_POLICY_FILES[0])
         if not p.is_file():
             raise FileNotFoundError(f"no policy file at {p}")
+        from agents.mexican_train.tilenet import is_selfplay_policy, load_selfplay_policy
+
+        if is_selfplay_policy(p):  # a self-play network (mtrain selfplay): no SB3 needed
+            entry = (load_selfplay_policy(p), None)
+            _CACHE[key] = entry
+            return entry
+        from agents.mexican_train.features import FEATURE_SETS
+        from agents.policy_net import PolicyFileError, read_policy
+
         policy = read_policy(p)
         if policy.features not in FEATURE_SETS:
             raise PolicyFileError(
@@ -193,7 +202,11 @@ class PPOAgent(Agent):
             raise ValueError(
                 f"policy {self.path} has {self.policy.action_space.n} actions, the game has {mask.shape[0]}"
             )
-        logits = self.logits(self.features(decision))
+        policy = self.policy
+        if hasattr(policy, "masked_logits"):  # a self-play network scores the legal actions only
+            logits = policy.masked_logits(decision.observation, mask)
+        else:
+            logits = self.logits(self.features(decision))
         self._last_probs = masked_probs(logits, mask)
         if self.deterministic:
             return masked_argmax(logits, mask)

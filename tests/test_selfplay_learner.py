@@ -1,0 +1,202 @@
+"""The self-play learner: determinism, exact resume, policy files, the ``ppo`` agent, the CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch as th
+
+from agents.mexican_train.ppo import PPOAgent, clear_cache
+from agents.mexican_train.tilenet import (
+    MASKED,
+    NetSpec,
+    build_net,
+    is_selfplay_policy,
+    read_selfplay_policy,
+    save_selfplay_policy,
+)
+from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
+from mtrain_env.mexican_train.core.config import GameConfig
+from training.app import main as mtrain
+from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
+from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
+
+TINY = {
+    "num_players": 3,
+    "max_pips": 6,
+    "num_games": 6,
+    "steps": 12,
+    "hidden": 16,
+    "pair_hidden": 8,
+    "minibatch": 32,
+    "epochs": 2,
+}
+
+
+def _params(learner: SelfPlayPPO) -> dict[str, th.Tensor]:
+    return {k: v.clone() for k, v in learner.net.state_dict().items()}
+
+
+def _same(a: dict[str, th.Tensor], b: dict[str, th.Tensor]) -> bool:
+    return a.keys() == b.keys() and all(th.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("net", ["tile", "graph", "mlp"])
+def test_a_seeded_run_is_deterministic_and_learns_something(net: str) -> None:
+    runs = []
+    for _ in range(2):
+        learner = SelfPlayPPO(SelfPlayConfig(net=net, seed=3, **TINY))
+        before = _params(learner)
+        for _ in range(2):
+            learner.iterate()
+        runs.append((learner, _params(learner)))
+        assert not _same(before, runs[-1][1])  # the updates changed the weights
+    (a, pa), (b, pb) = runs
+    assert _same(pa, pb)
+    np.testing.assert_array_equal(a.env.states, b.env.states)
+    other = SelfPlayPPO(SelfPlayConfig(net=net, seed=4, **TINY))
+    other.iterate()
+    other.iterate()
+    assert not _same(pa, _params(other))
+
+
+def test_resume_from_a_checkpoint_is_exact(tmp_path) -> None:
+    config = SelfPlayConfig(seed=5, **TINY)
+    straight = SelfPlayPPO(config)
+    for _ in range(3):
+        straight.iterate()
+    first = SelfPlayPPO(config)
+    first.iterate()
+    save_checkpoint(first.state_dict(), tmp_path / "c.pt")
+    del first
+    resumed = SelfPlayPPO(config)
+    resumed.load_state_dict(load_checkpoint(tmp_path / "c.pt"))
+    assert resumed.env_steps == config.steps * config.num_games
+    for _ in range(2):
+        resumed.iterate()
+    assert _same(_params(straight), _params(resumed))
+    np.testing.assert_array_equal(straight.env.states, resumed.env.states)
+    assert (straight.trained, straight.rounds) == (resumed.trained, resumed.rounds)
+
+
+def test_a_checkpoint_of_another_config_is_refused(tmp_path) -> None:
+    learner = SelfPlayPPO(SelfPlayConfig(seed=5, **TINY))
+    save_checkpoint(learner.state_dict(), tmp_path / "c.pt")
+    other = SelfPlayPPO(SelfPlayConfig(seed=6, **TINY))
+    with pytest.raises(ValueError, match=r"differs in \['seed'\]"):
+        other.load_state_dict(load_checkpoint(tmp_path / "c.pt"))
+
+
+@pytest.mark.parametrize("net", ["tile", "graph", "mlp"])
+def test_policy_file_round_trip_and_masking(tmp_path, net: str) -> None:
+    config = GameConfig.make(num_players=4, max_pips=12)
+    model = build_net(NetSpec.make(net, config, hidden=32, pair_hidden=16), seed=1)
+    path = save_selfplay_policy(model, tmp_path / "p.npz")
+    assert is_selfplay_policy(path)
+    loaded = read_selfplay_policy(path)
+    batch = BatchedMexicanTrain(16, copy=True, num_players=4, max_pips=12)
+    obs_np, mask_np, _seat, _ = batch.reset(seed=3)
+    for _ in range(30):  # into the middle of the rounds
+        obs_np, mask_np, *_ = batch.step(np.array([np.flatnonzero(m)[-1] for m in mask_np]))
+    obs, mask = th.as_tensor(obs_np), th.as_tensor(mask_np != 0)
+    logits, value = model(obs, mask)
+    logits2, value2 = loaded(obs, mask)
+    assert th.allclose(logits, logits2) and th.allclose(value, value2)
+    assert bool((logits[~mask] == MASKED).all()) and bool((logits[mask] > MASKED / 2).all())
+
+
+def test_bad_policy_files_are_refused(tmp_path) -> None:
+    import zipfile
+
+    bad = tmp_path / "bad.npz"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("policy.json", '{"format": "mtrain-selfplay-policy", "version": 9}')
+    with pytest.raises(ValueError, match="format version 9"):
+        read_selfplay_policy(bad)
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    assert not is_selfplay_policy(tmp_path / "junk.npz")
+    with pytest.raises(ValueError, match="not a self-play policy file"):
+        read_selfplay_policy(tmp_path / "junk.npz")
+
+
+def test_the_ppo_agent_plays_a_selfplay_policy(tmp_path) -> None:
+    from agents.tournament import AgentSpec, TournamentConfig, run_tournament
+
+    learner = SelfPlayPPO(SelfPlayConfig(seed=2, **TINY))
+    learner.iterate()
+    path = save_selfplay_policy(learner.net, tmp_path / "policy.npz")
+    clear_cache()
+    agent = PPOAgent(path=path)
+    assert agent.policy.observation_space.shape == (learner.env.obs_size,)
+    result = run_tournament(
+        TournamentConfig(
+            agents=[
+                AgentSpec("ppo", {"path": str(path)}, label="learner"),
+                AgentSpec("random", {}, label="random"),
+            ],
+            game=GameConfig.make(num_players=3, max_pips=6),
+            lineup=["learner", "random", "random"],
+            deals=2,
+            seed=1,
+            workers=1,
+            out_dir=None,
+            progress=False,
+            plots=False,
+        )
+    )
+    stats = {a["agent"]: a for a in result.agents}
+    assert stats["learner"]["seat_rounds"] == 6
+
+
+def test_config_errors_name_the_field() -> None:
+    with pytest.raises(ValueError, match="num_games must be an int"):
+        SelfPlayConfig(num_games=0)
+    with pytest.raises(ValueError, match="net must be one of"):
+        SelfPlayConfig(net="cnn")
+    with pytest.raises(ValueError, match="lr must be > 0"):
+        SelfPlayConfig(lr=0.0)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--games", "0"], "mtrain selfplay: --games: num_games must be an int in 1..65536, got 0"),
+        (["--net", "cnn"], "mtrain selfplay: --net: net must be one of tile, graph, mlp, got 'cnn'"),
+        (["--minutes", "-1"], "mtrain selfplay: --minutes: max_minutes must be >= 0, got -1.0"),
+        (["--eval-opponents", "nobody"], "mtrain selfplay: --eval-opponents: unknown agent 'nobody'"),
+    ],
+)
+def test_cli_errors_are_one_line(tmp_path, capsys, argv: list[str], message: str) -> None:
+    assert mtrain(["selfplay", "--out", str(tmp_path / "run"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_cli_runs_and_resumes(tmp_path, capsys) -> None:
+    out = str(tmp_path / "run")
+    small = ["--players", "3", "--max-pips", "6", "--games", "6", "--rollout-steps", "12", "--hidden", "16"]
+    small += ["--pair-hidden", "8", "--minibatch", "32", "--eval-every", "0", "--no-progress"]
+    assert mtrain(["selfplay", "--out", out, "--steps", "72", *small]) == 0
+    assert "72 env decisions" in capsys.readouterr().out
+    assert mtrain(["selfplay", "--out", out, "--steps", "144", *small]) == 2
+    assert "holds a run; add --resume" in capsys.readouterr().err
+    assert mtrain(["selfplay", "--out", out, "--steps", "144", "--resume", "--no-progress"]) == 0
+    assert "144 env decisions" in capsys.readouterr().out
+    assert is_selfplay_policy(tmp_path / "run" / "policy.npz")
+
+
+def test_init_starts_from_a_policy_file(tmp_path, capsys) -> None:
+    first = SelfPlayPPO(SelfPlayConfig(seed=2, **TINY))
+    first.iterate()
+    path = save_selfplay_policy(first.net, tmp_path / "start.npz")
+    second = SelfPlayPPO(SelfPlayConfig(seed=9, init=str(path), **TINY))
+    assert _same(_params(first), _params(second))
+    second.iterate()  # and it trains from there
+    assert not _same(_params(first), _params(second))
+    other = {**TINY, "hidden": 32}
+    with pytest.raises(ValueError, match=r"init: .* holds a"):
+        SelfPlayPPO(SelfPlayConfig(init=str(path), **other))
+    argv = ["selfplay", "--out", str(tmp_path / "run"), "--init", str(path)]
+    assert mtrain(argv) == 2
+    assert "--init: " in capsys.readouterr().err and not (tmp_path / "run").exists()

@@ -1,0 +1,142 @@
+"""``mtrain bench-selfplay``: training throughput of self-play, every path in the same run.
+
+Env decisions per second INCLUDING the learning updates (rollout + PPO epochs), for:
+
+* ``selfplay/tile`` and ``selfplay/mlp``: :class:`~training.selfplay.learner.SelfPlayPPO`
+  (one batched forward pass a step over the batched engine, every seat trains);
+* ``sb3/maskable``: sb3-contrib's ``MaskablePPO`` (``MlpPolicy``, the same hidden sizes as
+  the MLP) through :class:`~training.batched_vec.BatchedVecEnv`, the path users know (it
+  trains the acting seat only; its rollouts hold the same number of decisions);
+* ``reference``: the figure of ``mtrain train`` issue 11 starts from (470 decisions/s), as a
+  constant for the ratio column.
+
+The paths are measured in turns (one update of each, round-robin, ``--rounds`` times,
+after a warm-up update each), so that the load of a shared machine weighs on them alike;
+the ratios against ``sb3/maskable`` are the figures to compare. Every path runs on
+``--threads`` torch threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["measure", "register"]
+
+#: ``mtrain train`` throughput before issue 11 (README, 2 cores), for the ratio column
+TRAIN_REFERENCE = 470.0
+
+
+def _selfplay_path(net: str, games: int, steps: int, threads: int) -> Callable[[], int]:
+    from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
+
+    learner = SelfPlayPPO(SelfPlayConfig(net=net, num_games=games, steps=steps, threads=threads, seed=1))
+
+    def update() -> int:
+        learner.iterate()
+        return games * steps
+
+    return update
+
+
+def _sb3_path(games: int, steps: int, threads: int, hidden: int) -> Callable[[], int]:
+    import torch as th
+    from sb3_contrib import MaskablePPO
+
+    from training.batched_vec import BatchedVecEnv
+
+    th.set_num_threads(threads)
+    env = BatchedVecEnv(games, num_players=4, max_pips=12)
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        n_steps=steps,
+        batch_size=2048,
+        n_epochs=3,
+        policy_kwargs={"net_arch": [hidden, hidden]},
+        seed=1,
+        device="cpu",
+        verbose=0,
+    )
+    done = {"first": True}
+
+    def update() -> int:
+        model.learn(total_timesteps=games * steps, reset_num_timesteps=done["first"], progress_bar=False)
+        done["first"] = False
+        return games * steps
+
+    return update
+
+
+def measure(rounds: int, games: int, steps: int, threads: int, paths: list[str]) -> dict[str, float]:
+    """Decisions/s of each path (see the module docstring)."""
+    builders: dict[str, Callable[[], Callable[[], int]]] = {
+        "selfplay/tile": lambda: _selfplay_path("tile", games, steps, threads),
+        "selfplay/mlp": lambda: _selfplay_path("mlp", games, steps, threads),
+        "sb3/maskable": lambda: _sb3_path(games, steps, threads, 128),
+    }
+    runs = {name: builders[name]() for name in paths}
+    for update in runs.values():  # warm-up: numba compilation, allocations
+        update()
+    totals = {name: [0, 0.0] for name in runs}
+    for _ in range(rounds):
+        for name, update in runs.items():
+            t0 = time.perf_counter()
+            n = update()
+            totals[name][0] += n
+            totals[name][1] += time.perf_counter() - t0
+    return {name: n / s for name, (n, s) in totals.items()}
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "bench-selfplay",
+        help="self-play training throughput (decisions/s with updates) against MaskablePPO, same run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--rounds", type=int, default=5, help="timed updates per path (default 5)")
+    p.add_argument("--games", type=int, default=512, help="games stepped at once (default 512)")
+    p.add_argument("--steps", type=int, default=64, help="env steps per rollout (default 64)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument(
+        "--paths",
+        nargs="+",
+        default=["selfplay/tile", "selfplay/mlp", "sb3/maskable"],
+        help="paths to measure",
+    )
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    known = ("selfplay/tile", "selfplay/mlp", "sb3/maskable")
+    for name in args.paths:
+        if name not in known:
+            print(
+                f"mtrain bench-selfplay: --paths: unknown path {name!r} (known: {', '.join(known)})",
+                file=sys.stderr,
+            )
+            return 2
+    for flag, value, lo in (
+        ("--rounds", args.rounds, 1),
+        ("--games", args.games, 1),
+        ("--steps", args.steps, 1),
+        ("--threads", args.threads, 1),
+    ):
+        if value < lo:
+            print(f"mtrain bench-selfplay: {flag}: must be at least {lo}, got {value}", file=sys.stderr)
+            return 2
+    rates = measure(args.rounds, args.games, args.steps, args.threads, list(args.paths))
+    print(
+        f"4 players, double-12; {args.games} games x {args.steps} steps a rollout, 3 PPO epochs, "
+        f"{args.threads} torch thread(s); {args.rounds} timed updates per path, in turns"
+    )
+    base = rates.get("sb3/maskable")
+    print(f"{'path':<16}{'decisions/s':>13}{'vs sb3/maskable':>17}{'vs mtrain train (470/s)':>25}")
+    for name, rate in rates.items():
+        vs_sb3 = f"{rate / base:.2f}x" if base else "-"
+        print(f"{name:<16}{rate:>13,.0f}{vs_sb3:>17}{rate / TRAIN_REFERENCE:>24.1f}x")
+    return 0

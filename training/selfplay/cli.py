@@ -1,0 +1,212 @@
+"""``mtrain selfplay``: PPO self-play on the compiled batched engine (see :mod:`training.selfplay`).
+
+Examples::
+
+    mtrain selfplay --out runs/sp --minutes 100                 # the structured network (tile)
+    mtrain selfplay --out runs/sp --resume --minutes 30         # continue it exactly
+    mtrain selfplay --out runs/mlp --net mlp --steps 20000000   # the MLP baseline
+
+One shared network acts for the seat on turn in --games games at once (one batched forward
+pass a step); every seat's decisions are trained on with that seat's own returns. The run
+stops at --steps env decisions or after --minutes, whichever comes first. Every
+--eval-every decisions the policy plays --eval-deals duplicate deals against each
+--eval-opponents agent (our tournament harness, seat rotation, 95% CIs; deals seeded
+--eval-seed, apart from the training deals); curve.csv / curve.png, TensorBoard logs in
+tb/, checkpoint.pt and policy.npz (for `mtrain bench --agents ppo:path=...`) are in --out.
+
+Every option is checked before anything starts: a bad value gets one line naming the
+option, exit code 2. An --out that holds a run needs --resume; on --resume the run's
+selfplay.json is used and learner options given must match it (--steps, --minutes, the
+evaluation options and --no-progress may change).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+_PREFIX = "mtrain selfplay"
+
+#: option -> (SelfPlayConfig field, type, help)
+_LEARNER: dict[str, tuple[str, type, str]] = {
+    "--players": ("num_players", int, "players at the table (default 4)"),
+    "--max-pips": ("max_pips", int, "the set: double-N (default 12)"),
+    "--net": ("net", str, "tile (structured, default) or mlp (baseline)"),
+    "--hidden": ("hidden", int, "trunk width (default 128)"),
+    "--pair-hidden": ("pair_hidden", int, "tile/train token width of the tile net (default 64)"),
+    "--games": ("num_games", int, "games played at once (default 256)"),
+    "--rollout-steps": ("steps", int, "env steps per rollout (default 64)"),
+    "--epochs": ("epochs", int, "PPO epochs per rollout (default 3)"),
+    "--minibatch": ("minibatch", int, "PPO minibatch (default 2048)"),
+    "--lr": ("lr", float, "Adam learning rate (default 3e-4)"),
+    "--gamma": ("gamma", float, "discount per decision (default 1)"),
+    "--gae-lambda": ("lam", float, "GAE lambda (default 0.95)"),
+    "--clip": ("clip", float, "PPO clip range (default 0.2)"),
+    "--ent-coef": ("ent_coef", float, "entropy bonus (default 0.01)"),
+    "--vf-coef": ("vf_coef", float, "value loss weight (default 0.5)"),
+    "--seed": ("seed", int, "the run's seed: deals, weights, sampling (default 0)"),
+    "--threads": ("threads", int, "torch threads (default 1)"),
+    "--init": ("init", str, "start from the weights of this self-play policy file (default: fresh)"),
+}
+#: option -> (RunOptions field, type, help)
+_RUN: dict[str, tuple[str, type, str]] = {
+    "--steps": ("total_steps", int, "stop after this many env decisions (default 10,000,000)"),
+    "--minutes": ("max_minutes", float, "stop after this much wall time (default: no limit)"),
+    "--eval-every": ("eval_every", int, "evaluate every N env decisions (default 2,000,000; 0: never)"),
+    "--eval-deals": ("eval_deals", int, "duplicate deals per opponent and evaluation (default 100)"),
+    "--eval-seed": ("eval_seed", int, "seed of the evaluation deals (default 90210)"),
+    "--checkpoint-every": ("checkpoint_every", int, "updates between checkpoints (default 20)"),
+}
+
+
+def _typed(typ: type, flag: str) -> Any:
+    def parse(text: str) -> Any:
+        try:
+            return typ(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if typ is int else 'a number'}, got {text!r}"
+            ) from None
+
+    return parse if typ is not str else str
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``selfplay`` subcommand to the ``mtrain`` parser."""
+    p = subparsers.add_parser(
+        "selfplay",
+        help="PPO self-play on the batched engine (every seat learns; tile or MLP network)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    p.add_argument("--out", required=True, help="the run's directory")
+    learner = p.add_argument_group("learner (part of the run's identity)")
+    for flag, (dest, typ, text) in _LEARNER.items():
+        learner.add_argument(flag, dest=dest, type=_typed(typ, flag), default=None, help=text)
+    run = p.add_argument_group("budget and evaluation")
+    for flag, (dest, typ, text) in _RUN.items():
+        run.add_argument(flag, dest=dest, type=_typed(typ, flag), default=None, help=text)
+    run.add_argument(
+        "--eval-opponents",
+        nargs="+",
+        default=None,
+        metavar="AGENT",
+        help="agents to evaluate against (default planner greedy)",
+    )
+    run.add_argument("--resume", action="store_true", help="continue the run in --out exactly")
+    run.add_argument(
+        "--no-progress", dest="progress", action="store_false", default=True, help="no progress bar"
+    )
+    p.set_defaults(func=main)
+
+
+def _flag_of(field: str) -> str:
+    for flag, (dest, _t, _h) in {**_LEARNER, **_RUN}.items():
+        if dest == field:
+            return flag
+    return "--eval-opponents" if field == "eval_opponents" else field
+
+
+def _fail(flag: str, message: str) -> int:
+    print(f"{_PREFIX}: {flag}: {message}", file=sys.stderr)
+    return 2
+
+
+def _first_word(message: str) -> str:
+    return message.split(" ", 1)[0]
+
+
+def build(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The run's ``(SelfPlayConfig, RunOptions)``; ``ValueError("--flag: message")`` if bad."""
+    from training.selfplay.learner import SelfPlayConfig
+    from training.selfplay.run import CONFIG_FILE, RunOptions
+
+    given = {
+        dest: getattr(args, dest) for dest, _t, _h in _LEARNER.values() if getattr(args, dest) is not None
+    }
+    out = Path(args.out)
+    saved_path = out / CONFIG_FILE
+    if saved_path.is_file() and not args.resume:
+        raise ValueError(f"--out: {out} holds a run; add --resume to continue it or choose another --out")
+    if args.resume:
+        if not saved_path.is_file():
+            raise ValueError(f"--resume: {out} holds no self-play run ({CONFIG_FILE} missing)")
+        try:
+            saved = SelfPlayConfig.from_json(json.loads(saved_path.read_text()))
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"--resume: {saved_path}: {err}") from None
+        for field, value in given.items():
+            if getattr(saved, field) != value:
+                was = getattr(saved, field)
+                raise ValueError(
+                    f"{_flag_of(field)}: the run in {out} was started with {was!r}, got {value!r}"
+                )
+        config = saved
+    else:
+        try:
+            config = SelfPlayConfig(**given)
+        except ValueError as err:
+            raise ValueError(f"{_flag_of(_first_word(str(err)))}: {err}") from None
+    if config.init and not args.resume:
+        from agents.mexican_train.tilenet import NetSpec, read_selfplay_policy
+
+        try:
+            start = read_selfplay_policy(config.init)
+        except FileNotFoundError:
+            raise ValueError(f"--init: no such file: {config.init}") from None
+        except ValueError as err:
+            raise ValueError(f"--init: {err}") from None
+        from mtrain_env.mexican_train.core.config import GameConfig
+
+        game = GameConfig.make(num_players=config.num_players, max_pips=config.max_pips)
+        wanted = NetSpec.make(config.net, game, config.hidden, config.pair_hidden)
+        if start.spec != wanted:
+            raise ValueError(
+                f"--init: {config.init} holds a {start.spec.net} network of another shape or game"
+            )
+    run_given: dict[str, Any] = {
+        dest: getattr(args, dest) for dest, _t, _h in _RUN.values() if getattr(args, dest) is not None
+    }
+    if args.eval_opponents is not None:
+        from agents.registry import agent_class
+
+        for name in args.eval_opponents:
+            try:
+                agent_class(name)
+            except (KeyError, ValueError) as err:
+                raise ValueError(f"--eval-opponents: {err}") from None
+        run_given["eval_opponents"] = tuple(args.eval_opponents)
+    try:
+        options = RunOptions(progress=args.progress, **run_given)
+    except ValueError as err:
+        raise ValueError(f"{_flag_of(_first_word(str(err)))}: {err}") from None
+    return config, options
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``mtrain selfplay``: validate everything, then train (or resume)."""
+    try:
+        config, options = build(args)
+    except ValueError as err:
+        flag, _, message = str(err).partition(": ")
+        return _fail(flag, message)
+    from training.selfplay.run import run_selfplay
+
+    try:
+        learner = run_selfplay(config, args.out, options)
+    except KeyboardInterrupt:
+        print(
+            f"\n{_PREFIX}: interrupted; add --resume to continue from the last checkpoint in {args.out}",
+            file=sys.stderr,
+        )
+        return 130
+    out = Path(args.out)
+    print(
+        f"{learner.env_steps:,} env decisions ({learner.trained:,} trained, {learner.rounds:,} rounds, "
+        f"{learner.updates} updates); policy: {out / 'policy.npz'}; curve: {out / 'curve.csv'}"
+    )
+    return 0

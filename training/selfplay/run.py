@@ -1,0 +1,246 @@
+"""A self-play run on disk: budget, checkpoints and exact resume, evaluation, learning curve.
+
+``run_selfplay(config, out_dir, ...)`` trains a :class:`SelfPlayPPO` until ``total_steps``
+env decisions or ``max_minutes`` of wall time, writing into ``out_dir``:
+
+* ``selfplay.json``: the run's configuration (a resume must match it);
+* ``checkpoint.pt``: the learner's whole state (every ``checkpoint_every`` updates and at
+  each evaluation and at the end; :mod:`training.selfplay.checkpoint`);
+* ``policies/step_<env steps>.npz``: the policy at each evaluation, and ``policy.npz``, the
+  latest (policy files of :mod:`agents.mexican_train.tilenet`, what the ``ppo`` agent plays);
+* ``curve.csv``: per evaluation and opponent: env steps, wall seconds, the learner's and
+  the opponent's mean penalty per round and their difference with its 95% CI, from
+  ``eval_deals`` duplicate deals (the learner in one seat, the opponent in the others, by
+  :func:`training.evaluate.evaluate`: our tournament harness, seat rotation) seeded
+  ``eval_seed``, distinct from the training deals (``BatchedMexicanTrain`` streams of
+  ``config.seed``); ``curve.png`` the plot;
+* ``tb/``: TensorBoard scalars (losses, throughput, evaluation).
+
+Evaluations run every ``eval_every`` env steps (a function of the step count, so the
+training itself is the same with or without them). Resume: a run restarted on the same
+``out_dir`` continues from ``checkpoint.pt`` exactly (curve rows past it are dropped).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.mexican_train.tilenet import save_selfplay_policy
+from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
+from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
+
+__all__ = ["CURVE_FIELDS", "RunOptions", "run_selfplay"]
+
+CONFIG_FILE = "selfplay.json"
+CHECKPOINT_FILE = "checkpoint.pt"
+CURVE_FIELDS = (
+    "env_steps",
+    "wall_s",
+    "trained",
+    "opponent",
+    "deals",
+    "rounds",
+    "learner_score",
+    "opponent_score",
+    "diff",
+    "ci_low",
+    "ci_high",
+)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How long to run and how to measure it (not part of the learner's identity)."""
+
+    total_steps: int = 10_000_000
+    max_minutes: float = 0.0  #: 0: no wall-time budget
+    eval_every: int = 2_000_000
+    eval_deals: int = 100
+    eval_opponents: tuple[str, ...] = ("planner", "greedy")
+    eval_seed: int = 90_210
+    checkpoint_every: int = 20  #: updates
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("total_steps", "eval_every", "eval_deals", "checkpoint_every"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name} must be a non-negative int, got {v!r}")
+        if not isinstance(self.max_minutes, (int, float)) or not self.max_minutes >= 0:
+            raise ValueError(f"max_minutes must be >= 0, got {self.max_minutes!r}")
+
+
+def _evaluate(policy: Path, opts: RunOptions, config: SelfPlayConfig) -> list[Any]:
+    from training.evaluate import evaluate
+
+    game = {"num_players": config.num_players, "max_pips": config.max_pips}
+    return evaluate(list(opts.eval_opponents), opts.eval_deals, opts.eval_seed, game, policy)
+
+
+def _read_curve(path: Path, upto: int) -> list[dict[str, str]]:
+    if not path.is_file():
+        return []
+    with path.open(newline="") as f:
+        return [row for row in csv.DictReader(f) if int(row["env_steps"]) <= upto]
+
+
+def _write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(path)
+
+
+def plot_curve(csv_path: Path, png_path: Path) -> None:
+    """Penalty difference (learner - opponent, 95% CI) vs env steps and vs wall time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = _read_curve(csv_path, 1 << 62)
+    if not rows:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for opponent in sorted({r["opponent"] for r in rows}):
+        rs = [r for r in rows if r["opponent"] == opponent]
+        y = [float(r["diff"]) for r in rs]
+        lo = [float(r["ci_low"]) for r in rs]
+        hi = [float(r["ci_high"]) for r in rs]
+        for ax, key, scale in ((axes[0], "env_steps", 1e6), (axes[1], "wall_s", 60.0)):
+            x = [float(r[key]) / scale for r in rs]
+            ax.plot(x, y, marker="o", label=f"vs {opponent}")
+            ax.fill_between(x, lo, hi, alpha=0.2)
+    for ax, label in ((axes[0], "env decisions (millions)"), (axes[1], "wall time (minutes)")):
+        ax.axhline(0.0, color="black", lw=0.8)
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("learner - opponent, penalty pips / round (95% CI)")
+    axes[0].legend()
+    fig.suptitle("self-play from scratch: below 0 = the learner sheds more than the opponent")
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=100)
+    plt.close(fig)
+
+
+def run_selfplay(
+    config: SelfPlayConfig, out_dir: str | Path, options: RunOptions | None = None
+) -> SelfPlayPPO:
+    """Train (or resume) the run in ``out_dir``; the learner at the end (see the module doc)."""
+    opts = options or RunOptions()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "policies").mkdir(exist_ok=True)
+    cfg_path = out / CONFIG_FILE
+    if cfg_path.is_file():
+        saved = SelfPlayConfig.from_json(json.loads(cfg_path.read_text()))
+        if saved != config:
+            raise ValueError(f"{out} holds a run with another configuration ({cfg_path}); use a new --out")
+    else:
+        cfg_path.write_text(json.dumps(config.to_json(), indent=1) + "\n")
+    learner = SelfPlayPPO(config)
+    wall_before = 0.0
+    ckpt = out / CHECKPOINT_FILE
+    if ckpt.is_file():
+        state = load_checkpoint(ckpt)
+        learner.load_state_dict(state)
+        wall_before = float(state.get("wall_s", 0.0))
+    curve_path = out / "curve.csv"
+    curve = _read_curve(curve_path, learner.env_steps)
+    _write_curve(curve_path, curve)
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(log_dir=str(out / "tb"), purge_step=learner.env_steps or None)
+    start = time.perf_counter()
+    deadline = start + opts.max_minutes * 60 if opts.max_minutes else math.inf
+    bar = None
+    if opts.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=opts.total_steps,
+            initial=min(learner.env_steps, opts.total_steps),
+            unit="dec",
+            unit_scale=True,
+            smoothing=0.1,
+        )
+
+    def wall() -> float:
+        return wall_before + time.perf_counter() - start
+
+    def checkpoint() -> None:
+        state = learner.state_dict()
+        state["wall_s"] = wall()
+        save_checkpoint(state, ckpt)
+
+    def evaluate_now() -> None:
+        step = learner.env_steps
+        policy = save_selfplay_policy(learner.net, out / "policies" / f"step_{step:012d}.npz")
+        save_selfplay_policy(learner.net, out / "policy.npz")
+        for res in _evaluate(policy, opts, config):
+            half = 1.96 * res.diff_se
+            row = {
+                "env_steps": step,
+                "wall_s": round(wall(), 1),
+                "trained": learner.trained,
+                "opponent": res.opponent,
+                "deals": res.deals,
+                "rounds": res.games,
+                "learner_score": round(res.learner_score, 3),
+                "opponent_score": round(res.opponent_score, 3),
+                "diff": round(res.diff, 3),
+                "ci_low": round(res.diff - half, 3),
+                "ci_high": round(res.diff + half, 3),
+            }
+            curve.append(row)
+            writer.add_scalar(f"eval/diff_vs_{res.opponent}", res.diff, step)
+            writer.add_scalar(f"eval/score_vs_{res.opponent}", res.learner_score, step)
+            msg = (
+                f"[{step:,} dec, {wall() / 60:.1f} min] vs {res.opponent}: learner {res.learner_score:.1f} "
+                f"opponent {res.opponent_score:.1f} pips/round, diff {res.diff:+.2f} "
+                f"[{res.diff - half:+.2f}, {res.diff + half:+.2f}] ({res.games} rounds)"
+            )
+            (bar.write if bar is not None else print)(msg)
+        _write_curve(curve_path, curve)
+        plot_curve(curve_path, out / "curve.png")
+        writer.flush()
+
+    next_eval = (learner.env_steps // opts.eval_every + 1) * opts.eval_every if opts.eval_every else math.inf
+    if learner.env_steps == 0 and opts.eval_every and opts.eval_deals:
+        evaluate_now()
+    try:
+        while learner.env_steps < opts.total_steps and time.perf_counter() < deadline:
+            t0 = time.perf_counter()
+            stats = learner.iterate()
+            dt = time.perf_counter() - t0
+            step = learner.env_steps
+            for k, v in stats.items():
+                writer.add_scalar(f"train/{k}", v, step)
+            writer.add_scalar("train/decisions_per_s", stats["decisions"] / dt, step)
+            writer.add_scalar("train/rounds", learner.rounds, step)
+            if bar is not None:
+                bar.update(int(stats["decisions"]))
+                bar.set_postfix_str(f"{stats['decisions'] / dt:,.0f} dec/s, ent {stats['entropy']:.2f}")
+            if step >= next_eval and opts.eval_deals:
+                checkpoint()
+                evaluate_now()
+                next_eval += opts.eval_every
+            elif opts.checkpoint_every and learner.updates % opts.checkpoint_every == 0:
+                checkpoint()
+    finally:
+        if bar is not None:
+            bar.close()
+    checkpoint()
+    save_selfplay_policy(learner.net, out / "policy.npz")
+    writer.close()
+    return learner
