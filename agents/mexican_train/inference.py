@@ -30,7 +30,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,39 +135,75 @@ class OpponentModel:
         return score(tile) - math.log(sum(math.exp(score(y)) for y in alts))
 
     def log_likelihoods(self, view: PublicView, plays: list[Play], owners: np.ndarray) -> np.ndarray:
-        """``sum log P(play | world)`` per world.
+        """``sum log P(play | world)`` per world (:meth:`scorer` for many batches)."""
+        return self.scorer(view, plays)(owners)
+
+    def scorer(self, view: PublicView, plays: list[Play]) -> Callable[[np.ndarray], np.ndarray]:
+        """``owners -> sum log P(play | world)`` per world, the plays' tables built once.
 
         ``owners[w, u]`` is the seat holding the ``u``-th unseen tile (``bits_list(view.unseen)``
         order) in world ``w``, or -1 (the boneyard). A seat's hand when it laid a tile is
-        its hand in the world plus the tiles it laid from then on (this round).
+        its hand in the world plus the tiles it laid from then on (this round). Every play
+        is scored at once: per play, its alternatives among the unseen tiles and among the
+        tiles it is known to have held, padded to one width.
         """
-        out = np.zeros(owners.shape[0], np.float64)
         if not plays:
-            return out
+            return lambda owners: np.zeros(owners.shape[0], np.float64)
         tiles = self.config.tiles
         width = self.config.max_pips + 1
-        unseen = np.array(bits_list(view.unseen), np.int64)
+        beta = self.beta
+        unseen = bits_list(view.unseen)
         unseen_pips = self.has_pip[unseen]  # (unseen, pips)
-        later: dict[int, int] = {}  # per seat: the tiles it laid after the play being scored
-        for play in reversed(plays):
+        seats = np.array([p.seat for p in plays], np.int64)
+        fixed_counts = np.zeros((len(plays), width), np.int64)
+        alt_u: list[list[int]] = []  # per play: unseen alternatives (indices into unseen)
+        alt_uo: list[list[int]] = []  # their other halves
+        alt_fo: list[list[int]] = []  # per play: the other halves of the known-held alternatives
+        own_o = np.zeros(len(plays), np.int64)
+        later: dict[int, int] = {}
+        for k in range(len(plays) - 1, -1, -1):
+            play = plays[k]
             fixed = later.get(play.seat, 0) | 1 << play.tile
-            held = owners == play.seat  # (worlds, unseen)
-            counts = held @ unseen_pips + self.has_pip[bits_list(fixed)].sum(axis=0)  # (worlds, pips)
-            total = np.zeros(owners.shape[0], np.float64)
-            own_score = np.zeros(owners.shape[0], np.float64)
-            match = tiles.match[play.end]
-            for u, y in enumerate(unseen.tolist()):
-                if match >> y & 1:
-                    cont = counts[:, tiles.other_end[y * width + play.end]] >= 2
-                    total += held[:, u] * np.exp(self.beta * cont)
-            for y in bits_list(fixed & match):
-                cont = counts[:, tiles.other_end[y * width + play.end]] >= 2
-                total += np.exp(self.beta * cont)
-                if y == play.tile:
-                    own_score = self.beta * cont
-            out += own_score - np.log(total)
             later[play.seat] = fixed
-        return out
+            fixed_counts[k] = self.has_pip[bits_list(fixed)].sum(axis=0)
+            match = tiles.match[play.end]
+            us = [u for u, y in enumerate(unseen) if match >> y & 1]
+            alt_u.append(us)
+            alt_uo.append([tiles.other_end[unseen[u] * width + play.end] for u in us])
+            alt_fo.append([tiles.other_end[y * width + play.end] for y in bits_list(fixed & match)])
+            own_o[k] = tiles.other_end[play.tile * width + play.end]
+        alt_u.reverse()
+        alt_uo.reverse()
+        alt_fo.reverse()
+        u_idx, u_valid = _padded(alt_u)
+        uo_idx, _ = _padded(alt_uo)
+        fo_idx, f_valid = _padded(alt_fo)
+        rows = np.arange(len(plays))
+        opponents = np.arange(view.config.num_players)
+
+        def score(owners: np.ndarray) -> np.ndarray:
+            held = owners[:, None, :] == opponents[None, :, None]  # (worlds, seats, unseen)
+            counts = held.astype(np.int64) @ unseen_pips  # (worlds, seats, pips)
+            c = counts[:, seats, :] + fixed_counts[None]  # (worlds, plays, pips)
+            present = (owners[:, u_idx] == seats[None, :, None]) & u_valid[None]
+            cont_u = np.take_along_axis(c, np.broadcast_to(uo_idx, (c.shape[0], *uo_idx.shape)), axis=2) >= 2
+            cont_f = np.take_along_axis(c, np.broadcast_to(fo_idx, (c.shape[0], *fo_idx.shape)), axis=2) >= 2
+            total = (present * np.exp(beta * cont_u)).sum(axis=2) + (f_valid * np.exp(beta * cont_f)).sum(axis=2)
+            own = beta * (c[:, rows, own_o] >= 2)
+            return (own - np.log(total)).sum(axis=1)
+
+        return score
+
+
+def _padded(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Ragged int lists as a zero-padded array and its validity mask."""
+    w = max(1, max(map(len, rows)))
+    out = np.zeros((len(rows), w), np.int64)
+    valid = np.zeros((len(rows), w), np.bool_)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = r
+        valid[i, : len(r)] = True
+    return out, valid
 
 
 def resample(log_weights: np.ndarray, rng: np.random.Generator) -> int:

@@ -17,6 +17,7 @@ and ``sims``: sample ``i`` depends only on the decision's stream and ``i``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -72,10 +73,10 @@ class MCInferAgent(MCAgent):
             model = self._models[config] = OpponentModel(config, self.beta)
         return model
 
-    def _pick(self, decision: Decision, base: int, index: int, owners: np.ndarray) -> int:
-        """Which of the pool's samples determinization ``index`` is (SIR)."""
-        logw = self._model(decision.game.config).log_likelihoods(decision.view, self.tracker.plays, owners)
-        return resample(logw, np.random.default_rng([base, index, 3]))
+    def _picker(self, decision: Decision) -> Callable[[int, int, np.ndarray], int]:
+        """``(base, index, owners) ->`` which of the pool's samples determinization ``index`` is (SIR)."""
+        score = self._model(decision.game.config).scorer(decision.view, self.tracker.plays)
+        return lambda base, index, owners: resample(score(owners), np.random.default_rng([base, index, 3]))
 
     def _python_runner(self, decision: Decision, moves: list[int]) -> Runner:
         game = decision.game
@@ -85,6 +86,7 @@ class MCInferAgent(MCAgent):
         policy = self._policy(game)
         unseen = bits_list(view.unseen)
         pool = self.pool if self.tracker.plays else 1
+        pick = self._picker(decision)
 
         def world(base: int, index: int) -> Any:
             samples = [
@@ -98,7 +100,7 @@ class MCInferAgent(MCAgent):
                     for q, hand in enumerate(s.hands):
                         if q != seat and hand >> t & 1:
                             owners[j, u] = q
-            return samples[self._pick(decision, base, index, owners)]
+            return samples[pick(base, index, owners)]
 
         def run(base: int, first: int, alive: list[int], quota: int | None, deadline: float | None) -> Rows:
             stage_done = 0
@@ -125,6 +127,7 @@ class MCInferAgent(MCAgent):
         tb = cgame.tables
         unseen = np.array(bits_list(view.unseen), np.int64)
         pool = self.pool if self.tracker.plays else 1
+        pick = self._picker(decision)
         det = None
         from mtrain_env.mexican_train.compiled import engine as ce  # numba: the 'fast' extra
 
@@ -134,7 +137,7 @@ class MCInferAgent(MCAgent):
                 return samples[0]
             loc = np.stack([s[ce.S_LOC + unseen] for s in samples])
             owners = np.where(loc == ce.LOC_BONEYARD, -1, loc)
-            return samples[self._pick(decision, base, index, owners)]
+            return samples[pick(base, index, owners)]
 
         def run(base: int, first: int, alive: list[int], quota: int | None, deadline: float | None) -> Rows:
             nonlocal det
