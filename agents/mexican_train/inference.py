@@ -120,7 +120,9 @@ class OpponentModel:
         tiles = config.tiles
         pips = config.max_pips + 1
         #: pips[t, v] = 1 if tile t has a v half
-        self.has_pip = np.array([[v in tiles.tiles[t] for v in range(pips)] for t in range(tiles.num_tiles)], np.int64)
+        self.has_pip = np.array(
+            [[v in tiles.tiles[t] for v in range(pips)] for t in range(tiles.num_tiles)], np.int64
+        )
 
     def play_log_likelihood(self, hand: int, tile: int, end: int) -> float:
         """``log P(tile | hand)`` for a seat holding ``hand`` (``tile`` included) laying on ``end``."""
@@ -188,7 +190,8 @@ class OpponentModel:
             present = (owners[:, u_idx] == seats[None, :, None]) & u_valid[None]
             cont_u = np.take_along_axis(c, np.broadcast_to(uo_idx, (c.shape[0], *uo_idx.shape)), axis=2) >= 2
             cont_f = np.take_along_axis(c, np.broadcast_to(fo_idx, (c.shape[0], *fo_idx.shape)), axis=2) >= 2
-            total = (present * np.exp(beta * cont_u)).sum(axis=2) + (f_valid * np.exp(beta * cont_f)).sum(axis=2)
+            total = (present * np.exp(beta * cont_u)).sum(axis=2)
+            total += (f_valid * np.exp(beta * cont_f)).sum(axis=2)
             own = beta * (c[:, rows, own_o] >= 2)
             return (own - np.log(total)).sum(axis=1)
 
@@ -253,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--betas", type=float, nargs="+", default=[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
     args = parser.parse_args(argv)
     count, means = fit(args.betas, range(args.seed, args.seed + args.games))
-    print(f"{count} own-train planner plays of {args.games} games (seeds {args.seed}..{args.seed + args.games - 1})")
+    last = args.seed + args.games - 1
+    print(f"{count} own-train planner plays of {args.games} games (seeds {args.seed}..{last})")
     print("beta   mean log-likelihood")
     for b, m in means.items():
         print(f"{b:4.1f}   {m:.4f}")

@@ -45,7 +45,9 @@ class MCInferAgent(MCAgent):
 
     name = "mc_infer"
 
-    def __init__(self, *args: Any, pool: int = DEFAULT_POOL, beta: float = DEFAULT_BETA, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, pool: int = DEFAULT_POOL, beta: float = DEFAULT_BETA, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         if pool < 1:
             raise ValueError(f"pool must be >= 1, got {pool}")
@@ -128,7 +130,7 @@ class MCInferAgent(MCAgent):
         unseen = np.array(bits_list(view.unseen), np.int64)
         pool = self.pool if self.tracker.plays else 1
         pick = self._picker(decision)
-        det = None
+        det: Any = None
         from mtrain_env.mexican_train.compiled import engine as ce  # numba: the 'fast' extra
 
         def world(base: int, index: int) -> np.ndarray:
