@@ -207,3 +207,15 @@ def test_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
     first = run(tmp_path / "w1", 1)
     assert first == run(tmp_path / "w2", 2)
     assert b"mc_infer" in first
+
+
+def test_tracker_starts_afresh_on_views_of_another_game() -> None:
+    """Views that cannot follow each other (another deal) reset the attributed plays."""
+    tracker = PlayTracker()
+    for decision, _move, _state in _planner_game(1):
+        if decision.seat == 0:
+            tracker.update(decision.view)
+    assert tracker.plays
+    other = next(d for d, _m, _s in _planner_game(2) if d.seat == 0 and d.view.table.bit_count() > 3)
+    tracker.update(other.view)
+    assert tracker.plays == []

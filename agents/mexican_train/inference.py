@@ -81,8 +81,8 @@ class PlayTracker:
     def update(self, view: PublicView) -> None:
         prev = self.prev
         self.prev = view
-        if prev is None or prev.round_index != view.round_index or prev.seat != view.seat:
-            self.plays = []
+        if prev is None or not _follows(prev, view):
+            self.plays = []  # a new round or game (or views out of order): start afresh
             return
         if view.config.marker_off_by_any_play_on_it:
             return
@@ -95,6 +95,19 @@ class PlayTracker:
                 continue
             ends = train_ends(view.config, view.engine, train)
             self.plays.extend(Play(q, train[i], ends[i]) for i in range(old, len(train)))
+
+
+def _follows(prev: PublicView, view: PublicView) -> bool:
+    """Whether ``view`` can come after ``prev`` in one round of one game (same seat and
+    round, every train extended, no tile back in the boneyard)."""
+    return (
+        prev.seat == view.seat
+        and prev.round_index == view.round_index
+        and prev.config == view.config
+        and prev.engine == view.engine
+        and prev.table & view.table == prev.table
+        and all(new[: len(old)] == old for old, new in zip(prev.trains, view.trains, strict=True))
+    )
 
 
 class OpponentModel:
