@@ -219,3 +219,14 @@ def test_tracker_starts_afresh_on_views_of_another_game() -> None:
     other = next(d for d, _m, _s in _planner_game(2) if d.seat == 0 and d.view.table.bit_count() > 3)
     tracker.update(other.view)
     assert tracker.plays == []
+
+
+def test_fit_and_placement_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.mexican_train import inference
+
+    assert inference.main(["--games", "2", "--betas", "0", "3", "--placement", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("planner plays of 2 games (seeds 100..101)")
+    lls = [float(line.split()[1]) for line in out[2:4]]
+    assert all(ll < 0 for ll in lls)
+    assert out[-1].startswith("hidden tiles in the right hand (beta=3.0): prior ")

@@ -259,6 +259,56 @@ def fit(betas: Sequence[float], seeds: Sequence[int], players: int = 4) -> tuple
     return count, {b: t / max(count, 1) for b, t in totals.items()}
 
 
+def placement(beta: float, seeds: Sequence[int], players: int = 4, pool: int = 64) -> tuple[float, float]:
+    """How many of the opponents' hidden tiles a world puts in the right hand, on average
+    over seat 0's decisions in planner games: the prior's worlds (``sample_state``) and the
+    same worlds weighted by the model (the posterior mean). Evaluation only: the truth is
+    read to score the worlds, never to weight them."""
+    import mtrain_env
+    from agents.mexican_train.base import decision_for
+    from agents.mexican_train.planner import PlannerAgent
+    from mtrain_env.mexican_train.core.public import sample_state
+
+    prior = posterior = 0.0
+    count = 0
+    for seed in tqdm(seeds, desc="planner games", leave=False):
+        env = mtrain_env.raw_env(num_players=players)
+        env.reset(seed=seed)
+        model = OpponentModel(env.config, beta)
+        tracker = PlayTracker()
+        planners = [PlannerAgent() for _ in range(players)]
+        rng = np.random.default_rng(seed)
+        while not all(env.terminations.values()):
+            decision = decision_for(env, env.agent_selection)
+            if decision.seat == 0:
+                view = decision.view
+                tracker.update(view)
+                truth = env.state_obj.hands
+                hidden = sum(truth[q].bit_count() for q in range(1, players))
+                if tracker.plays and hidden:
+                    unseen = bits_list(view.unseen)
+                    worlds = [sample_state(decision.game, view, rng) for _ in range(pool)]
+                    owners = np.array(
+                        [
+                            [next((q for q in range(1, players) if w.hands[q] >> t & 1), -1) for t in unseen]
+                            for w in worlds
+                        ]
+                    )
+                    right = np.array(
+                        [
+                            sum((w.hands[q] & truth[q]).bit_count() for q in range(1, players)) / hidden
+                            for w in worlds
+                        ]
+                    )
+                    logw = model.log_likelihoods(view, tracker.plays, owners)
+                    w = np.exp(logw - logw.max())
+                    prior += float(right.mean())
+                    posterior += float((w * right).sum() / w.sum())
+                    count += 1
+            env.step(planners[decision.seat].act(decision))
+    return prior / max(count, 1), posterior / max(count, 1)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m agents.mexican_train.inference",
@@ -267,6 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", type=int_at_least(1), default=30, help="planner games (default 30)")
     parser.add_argument("--seed", type=int, default=100, help="first env seed (default 100)")
     parser.add_argument("--betas", type=float, nargs="+", default=[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    parser.add_argument(
+        "--placement", type=float, default=None, metavar="BETA", help="also score worlds against the truth"
+    )
     args = parser.parse_args(argv)
     count, means = fit(args.betas, range(args.seed, args.seed + args.games))
     last = args.seed + args.games - 1
@@ -274,6 +327,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("beta   mean log-likelihood")
     for b, m in means.items():
         print(f"{b:4.1f}   {m:.4f}")
+    if args.placement is not None:
+        prior, post = placement(args.placement, range(args.seed, args.seed + args.games))
+        print(
+            f"hidden tiles in the right hand (beta={args.placement}): prior {prior:.2%}, weighted {post:.2%}"
+        )
     return 0
 
 
