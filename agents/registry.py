@@ -25,6 +25,7 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
         "greedy": "agents.mexican_train.greedy:GreedyAgent",
         "planner": "agents.mexican_train.planner:PlannerAgent",
         "mc": "agents.mexican_train.mc:MCAgent",
+        "mc_infer": "agents.mexican_train.mc_infer:MCInferAgent",
         # CHEATS (perfect information): the headroom bound, never a fair baseline
         "oracle": "agents.mexican_train.oracle:OracleAgent",
         "ppo": "agents.mexican_train.ppo:PPOAgent",

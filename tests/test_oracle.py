@@ -136,7 +136,7 @@ def test_curves_writes_the_figures_and_the_plot(tmp_path: Path, capsys: pytest.C
     assert "--points" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["mc", "oracle"])
+@pytest.mark.parametrize("name", ["mc", "mc_infer", "oracle"])
 def test_search_agents_pickle_and_play_the_same(name: str) -> None:
     """Training checkpoints pickle their opponents: the compiled module is not pickled, and
     the copy plays as the original."""
@@ -145,7 +145,7 @@ def test_search_agents_pickle_and_play_the_same(name: str) -> None:
     pytest.importorskip("numba")
     from agents.registry import make_agent
 
-    params = {"sims": 16} if name == "mc" else {}
+    params = {"sims": 16} if name.startswith("mc") else {}
     agent = make_agent(name, seed=3, **params)
     _env, decision = _decision_with_choices(7)
     agent.act(decision)  # caches filled

@@ -1,0 +1,64 @@
+"""``python -m agents.tournament.paired A B``: two "X + (P - 1) x baseline" runs on the same deals, compared.
+
+Each run directory is one duplicate tournament whose lineup seats one agent against
+copies of a baseline (e.g. ``mc_infer[sims=200]`` + 3 x ``planner``, then ``mc[sims=200]``
++ 3 x ``planner``, same ``--seed`` and ``--deals``, hence the same deals). Per deal, an
+agent's gain is the baselines' mean penalty a round minus its own (the harness's pairwise
+figure); the deals being the same, the difference of the two gains is paired deal by deal,
+which cancels most of the deal luck. Prints each gain and the difference A - B with 95%
+t-intervals over deals. Exit 2 when the runs do not share their deals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from agents.tournament.stats import mean_ci
+
+
+def deal_gains(run: Path) -> tuple[str, dict[tuple[int, str], float]]:
+    """The run's lone agent and its gain per deal (keyed by deal index and deal seed)."""
+    rows = list(csv.DictReader((run / "results.csv").open()))
+    counts: dict[str, int] = defaultdict(int)
+    for r in rows:
+        counts[r["agent"]] += 1
+    agent = min(counts, key=lambda a: (counts[a], a))  # the one seated once per table
+    mine: dict[tuple[int, str], list[float]] = defaultdict(list)
+    others: dict[tuple[int, str], list[float]] = defaultdict(list)
+    for r in rows:
+        key = (int(r["deal"]), r["deal_seed"])
+        (mine if r["agent"] == agent else others)[key].append(float(r["penalty"]))
+    gains = {k: sum(others[k]) / len(others[k]) - sum(mine[k]) / len(mine[k]) for k in mine}
+    return agent, gains
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.tournament.paired", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("a", type=Path, help="run directory of agent A (holds results.csv)")
+    parser.add_argument("b", type=Path, help="run directory of agent B, same seed and deals")
+    args = parser.parse_args(argv)
+    for run in (args.a, args.b):
+        if not (run / "results.csv").is_file():
+            parser.error(f"{run}: no results.csv (not a tournament directory)")
+    name_a, a = deal_gains(args.a)
+    name_b, b = deal_gains(args.b)
+    common = sorted(a.keys() & b.keys())
+    if len(common) < 2:
+        parser.error("the runs share fewer than 2 deals: use the same --seed (their deal seeds differ)")
+    diffs = [a[k] - b[k] for k in common]
+    print(f"{len(common)} deals in both runs (pips a round better than the baseline, 95% CI over deals)")
+    print(f"{name_a:<28} {mean_ci([a[k] for k in common])}")
+    print(f"{name_b:<28} {mean_ci([b[k] for k in common])}")
+    print(f"{name_a} - {name_b}: {mean_ci(diffs)}  (paired by deal)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

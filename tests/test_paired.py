@@ -1,0 +1,45 @@
+"""``agents.tournament.paired``: two runs on the same deals, compared deal by deal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.tournament import paired
+
+HEADER = "deal,lineup,rotation,round,seat,agent,deal_seed,penalty\n"
+
+
+def _run(path: Path, agent: str, penalties: dict[int, tuple[int, int]]) -> Path:
+    """A run whose lone ``agent`` scores ``mine`` and each of 3 planners ``theirs`` per deal."""
+    path.mkdir()
+    lines = [HEADER]
+    for deal, (mine, theirs) in penalties.items():
+        for seat in range(4):
+            who, pen = (agent, mine) if seat == 0 else ("planner", theirs)
+            lines.append(f"{deal},0,0,0,{seat},{who},{1000 + deal},{pen}\n")
+    (path / "results.csv").write_text("".join(lines))
+    return path
+
+
+def test_gains_and_the_paired_difference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _run(tmp_path / "a", "mc_infer", {0: (10, 30), 1: (20, 30), 2: (5, 20)})  # gains 20, 10, 15
+    b = _run(tmp_path / "b", "mc", {0: (14, 30), 1: (22, 30), 2: (9, 20)})  # gains 16, 8, 11
+    assert paired.deal_gains(a) == ("mc_infer", {(0, "1000"): 20.0, (1, "1001"): 10.0, (2, "1002"): 15.0})
+    assert paired.main([str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "3 deals in both runs" in out
+    assert "mc_infer - mc: 3.33 [" in out  # differences 4, 2, 4
+
+
+def test_runs_on_other_deals_are_refused(tmp_path: Path) -> None:
+    a = _run(tmp_path / "a", "x", {0: (1, 2), 1: (1, 2)})
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "results.csv").write_text(HEADER + "0,0,0,0,0,y,7,1\n0,0,0,0,1,planner,7,2\n0,0,0,0,2,planner,7,2\n")
+    with pytest.raises(SystemExit) as err:
+        paired.main([str(a), str(b)])
+    assert err.value.code == 2
+    with pytest.raises(SystemExit):
+        paired.main([str(a), str(tmp_path / "missing")])
