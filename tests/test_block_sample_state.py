@@ -15,7 +15,7 @@ from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.invariants import check_state
 from mtrain_env.block.core.public import public_view, sample_state
 from mtrain_env.block.core.rules import BlockDominoes
-from mtrain_env.tilegame.deal import _hall_deal, constrained_deal
+from mtrain_env.tilegame.deal import constrained_deal, hall_deal
 
 
 @pytest.mark.parametrize("players", [2, 4])
@@ -44,7 +44,7 @@ def test_sampled_states_keep_the_view_and_the_rules(players: int) -> None:
 def test_constrained_deal_respects_counts_and_allowed_tiles() -> None:
     rng = np.random.default_rng(0)
     unseen = (1 << 12) - 1
-    for deal in (constrained_deal, _hall_deal):
+    for deal in (constrained_deal, hall_deal):
         for _ in range(50):
             hands, rest = deal(unseen, [3, 4], [0b000000111111, unseen], rng)
             assert [h.bit_count() for h in hands] == [3, 4]

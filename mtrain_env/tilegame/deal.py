@@ -73,14 +73,18 @@ def constrained_deal(
                 break
         else:
             return hands, [i for i in shuffled if left >> i & 1]
-    return _hall_deal(unseen, needs, allowed, rng)
+    return hall_deal(unseen, needs, allowed, rng)
 
 
-def _hall_deal(
+def hall_deal(
     unseen: int, needs: Sequence[int], allowed: Sequence[int], rng: np.random.Generator
 ) -> tuple[list[int], list[int]]:
-    """:func:`constrained_deal`'s fallback: a tile is refused when it would take the last slack of
-    a set of hands not containing the receiving one (Hall's condition stays true)."""
+    """A deal that cannot fail while one exists (:func:`constrained_deal`'s fallback, and the
+    Mexican Train determinizer's): each hand's tiles are drawn uniformly among those that keep
+    the rest dealable. Hall's condition over the sets ``S`` of hands (``|tiles some hand of S
+    may take| >= the tiles S needs``) is kept as a margin per set, and a tile is refused when
+    it would take the last slack of a set not containing the receiving hand. The rest comes
+    back in random order. Not exactly uniform over deals; ``ValueError`` if no deal exists."""
     m = len(needs)
     subsets = range(1, 1 << m)
     union = [0] * (1 << m)
@@ -93,7 +97,9 @@ def _hall_deal(
     for sub in subsets:
         margin[sub] = union[sub].bit_count() - need_sum[sub]
         if margin[sub] < 0:
-            raise ValueError("no deal exists: the shown voids contradict the hand counts")
+            raise ValueError(
+                "the view admits no deal (no deal exists): the shown voids contradict the hand counts"
+            )
     hands = [0] * m
     left = unseen
     for k in range(m):

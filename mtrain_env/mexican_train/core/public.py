@@ -19,6 +19,7 @@ import numpy as np
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState, Phase
+from mtrain_env.tilegame.deal import hall_deal
 from mtrain_env.tilegame.tiles import bits_list
 
 
@@ -151,15 +152,11 @@ def sample_state(game: MexicanTrain, view: PublicView, rng: np.random.Generator)
 
 
 def _exact_deal(game: MexicanTrain, view: PublicView, rng: np.random.Generator) -> GameState:
-    """The fallback of :func:`sample_state` that cannot fail on a consistent view.
-
-    Every opponent's tile is drawn uniformly among the tiles that keep the rest dealable:
-    Hall's condition over the subsets ``S`` of opponents, ``|unseen tiles some seat of S
-    may hold| >= sum of their hand counts``, is kept as a margin per subset,
-    and a tile is refused when it would take the last slack of a subset not containing the
-    receiving seat. The boneyard gets the rest, in random order. Slower than the greedy
-    dealer (used only after it fails); not exactly uniform over deals.
-    """
+    """The fallback of :func:`sample_state` that cannot fail on a consistent view: the opponents'
+    hands dealt by :func:`~mtrain_env.tilegame.deal.hall_deal` from the tiles their shown voids
+    allow (R16: a seat that drew or passed lacked every tile matching the ends it could play);
+    the boneyard gets the rest, in random order. Slower than the greedy dealer (used only after
+    it fails)."""
     tiles = game.tiles
     unseen = view.unseen
     opponents = [q for q in range(game.n) if q != view.seat]
@@ -170,40 +167,12 @@ def _exact_deal(game: MexicanTrain, view: PublicView, rng: np.random.Generator) 
         for v in bits_list(view.voids[q]):
             banned |= tiles.match[v]
         allowed.append(unseen & ~banned)
-    m = len(opponents)
-    subsets = range(1, 1 << m)
-    union = [0] * (1 << m)
-    need_sum = [0] * (1 << m)
-    for sub in subsets:
-        low = (sub & -sub).bit_length() - 1
-        union[sub] = union[sub & (sub - 1)] | allowed[low]
-        need_sum[sub] = need_sum[sub & (sub - 1)] + view.hand_counts[opponents[low]]
-    margin = [0] * (1 << m)
-    for sub in subsets:
-        margin[sub] = (union[sub]).bit_count() - need_sum[sub]
-        if margin[sub] < 0:
-            raise ValueError("the view admits no deal: shown voids contradict the hand counts")
+    dealt, boneyard = hall_deal(unseen, [view.hand_counts[q] for q in opponents], allowed, rng)
     hands = [0] * game.n
     hands[view.seat] = view.hand
-    left = unseen
-    for j, q in enumerate(opponents):
-        bit = 1 << j
-        for _ in range(view.hand_counts[q]):
-            forbidden = 0
-            for sub in subsets:
-                if margin[sub] == 0 and not sub & bit:
-                    forbidden |= union[sub]
-            choices = bits_list(left & allowed[j] & ~forbidden)
-            t = choices[int(rng.integers(len(choices)))]
-            tbit = 1 << t
-            left ^= tbit
-            hands[q] |= tbit
-            for sub in subsets:
-                if union[sub] & tbit and not sub & bit:
-                    margin[sub] -= 1
-    boneyard = bits_list(left)
-    order = rng.permutation(len(boneyard))
-    return _assemble(view, hands, [boneyard[int(i)] for i in order])
+    for q, hand in zip(opponents, dealt, strict=True):
+        hands[q] = hand
+    return _assemble(view, hands, boneyard)
 
 
 def _assemble(view: PublicView, hands: list[int], boneyard: list[int]) -> GameState:
