@@ -38,7 +38,7 @@ from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.state import GameState, Phase
 from mtrain_env.block.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.block.rewards import REWARD_MODES, hand_rewards
-from mtrain_env.openspiel.common import Log, SeatObserver, TileDeal, seat_log
+from mtrain_env.openspiel.common import Log, SeatObserver, SeatViews, TileDeal
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["GAME_NAME", "BlockGame", "BlockState", "config_from_params", "view_text"]
@@ -192,8 +192,11 @@ def view_text(v: PublicView) -> str:
     )
 
 
-class BlockState(pyspiel.State):
+class BlockState(SeatViews, pyspiel.State):
     """A state of :class:`BlockGame`: the core's :class:`GameState` plus the chance deal."""
+
+    PUBLIC_VIEW = staticmethod(public_view)
+    VIEW_TEXT = staticmethod(view_text)
 
     def __init__(self, game: BlockGame) -> None:
         super().__init__(game)
@@ -315,39 +318,6 @@ class BlockState(pyspiel.State):
         state.set_sampled(new_s, player, self.seat_history(player))
         state._returns = list(self._returns)
         return state
-
-    def set_sampled(self, s: GameState, keep_seat: int, keep_root: str) -> None:
-        """Make this state ``s``: ``keep_seat`` knows ``keep_root``, the others their views."""
-        config = self._st.config
-        self._s = s
-        self._deal = None
-        self._log = None
-        self._roots = tuple(
-            keep_root if q == keep_seat else "view " + view_text(public_view(s, config, q)) + "\n"
-            for q in range(config.num_players)
-        )
-
-    def seat_history(self, player: int) -> str:
-        root = self._roots[player] if self._roots is not None else ""
-        return root + seat_log(self._log, player)
-
-    def info_string(self, player: int) -> str:
-        return f"p{player}\n{self.seat_history(player)}"
-
-    def obs_string(self, player: int) -> str:
-        if self._s is None:
-            return f"p{player} dealing"
-        return view_text(public_view(self._s, self._st.config, player))
-
-    def seat_vector(self, player: int) -> np.ndarray:
-        if self._s is None:
-            return np.zeros(self._st.layout.size, np.float32)
-        return self._st.encoder.encode(self._s, player)
-
-    @property
-    def game_state(self) -> GameState | None:
-        """The wrapped core state (hidden information included; for tests and tooling)."""
-        return self._s
 
 
 pyspiel.register_game(_game_type(), BlockGame)

@@ -152,3 +152,61 @@ class SeatObserver:
 
     def string_from(self, state: Any, player: int) -> str:
         return state.info_string(player) if self.perfect_recall else state.obs_string(player)
+
+
+class SeatViews:
+    """What both games' pyspiel states say about one seat: its information state (perfect
+    recall: what it knew at a resampled root, then every event as it saw it), its current
+    view and the env's observation vector of it.
+
+    Mixed into a ``pyspiel.State`` subclass that sets ``_st`` (its game's static part:
+    ``config``, ``layout``, ``encoder``), ``_s`` (the core state, None while dealing),
+    ``_deal``, ``_log`` and ``_roots``, and names its game's ``public_view`` and
+    ``view_text`` as :attr:`PUBLIC_VIEW` and :attr:`VIEW_TEXT`.
+    """
+
+    PUBLIC_VIEW: Any  #: the game's ``core.public.public_view`` (a staticmethod)
+    VIEW_TEXT: Any  #: the game's view-to-text function (a staticmethod)
+    _st: Any
+    _s: Any
+    _deal: Any
+    _log: Log | None
+    _roots: tuple[str, ...] | None
+
+    def set_sampled(self, s: Any, keep_seat: int, keep_root: str) -> None:
+        """Make this state ``s`` (a determinization): ``keep_seat`` knows ``keep_root``, the others
+        their views."""
+        config = self._st.config
+        self._s = s
+        self._deal = None
+        self._log = None
+        self._roots = tuple(
+            keep_root if q == keep_seat else "view " + self.VIEW_TEXT(self.PUBLIC_VIEW(s, config, q)) + "\n"
+            for q in range(config.num_players)
+        )
+
+    def seat_history(self, player: int) -> str:
+        """What ``player`` knew at the root (a resampled state), then every event as it saw it."""
+        root = self._roots[player] if self._roots is not None else ""
+        return root + seat_log(self._log, player)
+
+    def info_string(self, player: int) -> str:
+        """``player``'s information state (perfect recall): its :meth:`seat_history`."""
+        return f"p{player}\n{self.seat_history(player)}"
+
+    def obs_string(self, player: int) -> str:
+        """``player``'s current view (public table + own hand)."""
+        if self._s is None:
+            return f"p{player} dealing"
+        return self.VIEW_TEXT(self.PUBLIC_VIEW(self._s, self._st.config, player))
+
+    def seat_vector(self, player: int) -> np.ndarray:
+        """The env's observation vector of ``player`` (zeros while the first deal is dealt)."""
+        if self._s is None:
+            return np.zeros(self._st.layout.size, np.float32)
+        return self._st.encoder.encode(self._s, player)
+
+    @property
+    def game_state(self) -> Any:
+        """The wrapped core state (hidden information included; for tests and tooling)."""
+        return self._s

@@ -51,7 +51,7 @@ from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.mexican_train.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.mexican_train.rewards import REWARD_MODES, round_rewards
-from mtrain_env.openspiel.common import Log, SeatObserver, TileDeal, seat_log
+from mtrain_env.openspiel.common import Log, SeatObserver, SeatViews, TileDeal
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = [
@@ -261,8 +261,11 @@ def view_text(v: PublicView) -> str:
     return text
 
 
-class MexicanTrainState(pyspiel.State):
+class MexicanTrainState(SeatViews, pyspiel.State):
     """A state of :class:`MexicanTrainGame`: the core's :class:`GameState` plus the chance bookkeeping."""
+
+    PUBLIC_VIEW = staticmethod(public_view)
+    VIEW_TEXT = staticmethod(view_text)
 
     def __init__(self, game: MexicanTrainGame) -> None:
         super().__init__(game)
@@ -412,44 +415,6 @@ class MexicanTrainState(pyspiel.State):
         state._drawing = self._drawing
         state._returns = list(self._returns)
         return state
-
-    def set_sampled(self, s: GameState, keep_seat: int, keep_root: str) -> None:
-        """Make this state ``s`` (a determinization): ``keep_seat`` knows ``keep_root``, the others
-        their views."""
-        config = self._st.config
-        self._s = s
-        self._deal = None
-        self._log = None
-        self._roots = tuple(
-            keep_root if q == keep_seat else "view " + view_text(public_view(s, config, q)) + "\n"
-            for q in range(config.num_players)
-        )
-
-    def seat_history(self, player: int) -> str:
-        """What ``player`` knew at the root (a resampled state), then every event as it saw it."""
-        root = self._roots[player] if self._roots is not None else ""
-        return root + seat_log(self._log, player)
-
-    def info_string(self, player: int) -> str:
-        """``player``'s information state (perfect recall): its :meth:`seat_history`."""
-        return f"p{player}\n{self.seat_history(player)}"
-
-    def obs_string(self, player: int) -> str:
-        """``player``'s current view (public table + own hand)."""
-        if self._s is None:
-            return f"p{player} dealing"
-        return view_text(public_view(self._s, self._st.config, player))
-
-    def seat_vector(self, player: int) -> np.ndarray:
-        """The env's observation vector of ``player`` (zeros while round 0 is dealt)."""
-        if self._s is None:
-            return np.zeros(self._st.layout.size, np.float32)
-        return self._st.encoder.encode(self._s, player)
-
-    @property
-    def game_state(self) -> GameState | None:
-        """The wrapped core state (hidden information included; for tests and tooling)."""
-        return self._s
 
     @property
     def drawing(self) -> bool:
