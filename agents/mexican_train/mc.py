@@ -439,19 +439,26 @@ class MCAgent(Agent):
             return None
         return {"values": {str(a): round(v, 4) for a, v in self.last_values.items()}}
 
+    def _python_world(self, decision: Decision) -> Callable[[int, int], GameState]:
+        """``(base, index) ->`` determinization ``index`` of the decision's view on the pure core
+        (hidden tiles re-dealt consistently with the public facts; subclasses may weight them)."""
+        game = decision.game
+        view = decision.view
+        return lambda base, index: sample_state(game, view, np.random.default_rng([base, index]))
+
     def _python_runner(self, decision: Decision, moves: list[int]) -> Runner:
         """One stage on the pure core: a determinization at a time, the clock read before
         each rollout (a determinization cut short by the deadline is dropped)."""
         game = decision.game
         config = game.config
-        view = decision.view
-        seat = view.seat
+        seat = decision.view.seat
         policy = self._policy(game)
+        world = self._python_world(decision)
 
         def run(base: int, first: int, alive: list[int], quota: int | None, deadline: float | None) -> Rows:
             stage_done = 0
             while quota is None or stage_done < quota:
-                root = sample_state(game, view, np.random.default_rng([base, first + stage_done]))
+                root = world(base, first + stage_done)
                 results = []
                 for i in alive:
                     if deadline is not None and stage_done and time.perf_counter() >= deadline:

@@ -24,9 +24,10 @@ import numpy as np
 
 from agents.mexican_train.base import Decision
 from agents.mexican_train.inference import OpponentModel, PlayTracker, resample
-from agents.mexican_train.mc import MCAgent, Rows, Runner, round_result
+from agents.mexican_train.mc import MCAgent, Rows, Runner
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import sample_state
+from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.tilegame.tiles import bits_list
 
 #: samples each determinization is resampled from
@@ -80,17 +81,17 @@ class MCInferAgent(MCAgent):
         score = self._model(decision.game.config).scorer(decision.view, self.tracker.plays)
         return lambda base, index, owners: resample(score(owners), np.random.default_rng([base, index, 3]))
 
-    def _python_runner(self, decision: Decision, moves: list[int]) -> Runner:
+    def _python_world(self, decision: Decision) -> Callable[[int, int], GameState]:
+        """Determinization ``index``: one of ``pool`` pure-core samples, picked by how likely the
+        opponents' attributed plays were in each (the model's weights, resampled)."""
         game = decision.game
-        config = game.config
         view = decision.view
         seat = view.seat
-        policy = self._policy(game)
         unseen = bits_list(view.unseen)
         pool = self.pool if self.tracker.plays else 1
         pick = self._picker(decision)
 
-        def world(base: int, index: int) -> Any:
+        def world(base: int, index: int) -> GameState:
             samples = [
                 sample_state(game, view, np.random.default_rng([base, index * pool + j])) for j in range(pool)
             ]
@@ -104,22 +105,7 @@ class MCInferAgent(MCAgent):
                             owners[j, u] = q
             return samples[pick(base, index, owners)]
 
-        def run(base: int, first: int, alive: list[int], quota: int | None, deadline: float | None) -> Rows:
-            stage_done = 0
-            while quota is None or stage_done < quota:
-                root = world(base, first + stage_done)
-                results = []
-                for i in alive:
-                    s = root.copy()
-                    game.apply(s, moves[i])
-                    policy.rollout(s)
-                    results.append(round_result(config, s, seat))
-                yield results
-                stage_done += 1
-                if deadline is not None and time.perf_counter() >= deadline:
-                    return
-
-        return run
+        return world
 
     def _compiled_runner(self, decision: Decision, moves: list[int]) -> Runner:
         rollout = self._rollout_module
