@@ -168,6 +168,17 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def check_format(data: Any, name: str, version: int) -> None:
+    """A policy file's JSON header is an object of format ``name`` at ``version``;
+    ``ValueError`` saying what is not."""
+    if not isinstance(data, dict):
+        raise ValueError(f"must be a JSON object, got {type(data).__name__}")
+    if data.get("format") != name:
+        raise ValueError(f"format must be {name!r}, got {data.get('format')!r}")
+    if data.get("version") != version:
+        raise ValueError(f"format version {data.get('version')!r}; this version reads {version}")
+
+
 @dataclass(frozen=True)
 class PolicySpec:
     """The architecture of a :class:`GuardedMaskablePolicy` with a flat (MLP) input.
@@ -242,12 +253,7 @@ class PolicySpec:
     @classmethod
     def from_json(cls, data: Any) -> PolicySpec:
         """Inverse of :meth:`to_json`; ``ValueError`` saying what is wrong (key, value)."""
-        if not isinstance(data, dict):
-            raise ValueError(f"must be a JSON object, got {type(data).__name__}")
-        if data.get("format") != POLICY_FORMAT:
-            raise ValueError(f"format must be {POLICY_FORMAT!r}, got {data.get('format')!r}")
-        if data.get("version") != POLICY_VERSION:
-            raise ValueError(f"format version {data.get('version')!r}; this version reads {POLICY_VERSION}")
+        check_format(data, POLICY_FORMAT, POLICY_VERSION)
         missing = [k for k in _SPEC_KEYS if k not in data]
         unknown = sorted(set(data) - set(_SPEC_KEYS))
         if missing or unknown:

@@ -39,6 +39,7 @@ import numpy as np
 import torch as th
 from torch import nn
 
+from agents.policy_net import check_format
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import ObservationLayout
 
@@ -111,12 +112,7 @@ class NetSpec:
     @classmethod
     def from_json(cls, data: Any) -> NetSpec:
         """Inverse of :meth:`to_json` (plus ``parameters``); ``ValueError`` saying what is wrong."""
-        if not isinstance(data, dict):
-            raise ValueError(f"must be a JSON object, got {type(data).__name__}")
-        if data.get("format") != SELFPLAY_FORMAT:
-            raise ValueError(f"format must be {SELFPLAY_FORMAT!r}, got {data.get('format')!r}")
-        if data.get("version") != SELFPLAY_VERSION:
-            raise ValueError(f"format version {data.get('version')!r}; this version reads {SELFPLAY_VERSION}")
+        check_format(data, SELFPLAY_FORMAT, SELFPLAY_VERSION)
         keys = {"format", "version", "net", "game", "hidden", "pair_hidden", "parameters"}
         if set(data) != keys:
             raise ValueError(f"keys must be {sorted(keys)}, got {sorted(data)}")
