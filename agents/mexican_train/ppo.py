@@ -161,7 +161,8 @@ class PPOAgent(Agent):
         self._actor: NumpyActor | None = None
         self._encoder: FeatureEncoder | None = None
         self._from_path = policy is None  #: the network can be reloaded from ``path``
-        self._last_probs: dict[int, float] = {}  #: masked softmax of the last decision
+        #: logits and mask of the last decision (its probabilities are computed only when asked)
+        self._last: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def policy(self) -> Any:
@@ -207,7 +208,7 @@ class PPOAgent(Agent):
             logits = policy.masked_logits(decision.observation, mask)
         else:
             logits = self.logits(self.features(decision))
-        self._last_probs = masked_probs(logits, mask)
+        self._last = (logits, mask.copy())  # the env may reuse its mask buffer after the step
         if self.deterministic:
             return masked_argmax(logits, mask)
         return masked_sample(logits, mask, self.rng)
@@ -218,9 +219,10 @@ class PPOAgent(Agent):
     def last_annotations(self) -> dict[str, Any] | None:
         """The policy's probability of each legal action at the last decision (for replays:
         a function of this seat's own observation only), rounded to 4 decimals."""
-        if not self._last_probs:
+        if self._last is None:
             return None
-        return {"probs": {str(a): round(p, 4) for a, p in self._last_probs.items()}}
+        probs = masked_probs(*self._last)
+        return {"probs": {str(a): round(p, 4) for a, p in probs.items()}} if probs else None
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
