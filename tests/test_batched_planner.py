@@ -82,7 +82,7 @@ CONFIGS = [
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(f"{v}" for v in c.values()))
 def test_batched_planner_plays_the_pure_planners_moves(config: dict[str, Any]) -> None:
     choices, _forced = _compare(config, games=16, steps=40, seed=11)
-    assert choices > 200  # real choices were compared, not only forced draws
+    assert choices > 100  # real choices were compared, not only forced draws
 
 
 @pytest.mark.slow
