@@ -5,6 +5,7 @@ Examples::
     mtrain selfplay --out runs/sp --minutes 100                 # the structured network (tile)
     mtrain selfplay --out runs/sp --resume --minutes 30         # continue it exactly
     mtrain selfplay --out runs/mlp --net mlp --steps 20000000   # the MLP baseline
+    mtrain selfplay --out runs/lg --opponents planner --opponent-share 0.5  # half the games vs planner seats
 
 One shared network acts for the seat on turn in --games games at once (one batched forward
 pass a step); every seat's decisions are trained on with that seat's own returns. The run
@@ -50,6 +51,8 @@ _LEARNER: dict[str, tuple[str, type, str]] = {
     "--seed": ("seed", int, "the run's seed: deals, weights, sampling (default 0)"),
     "--threads": ("threads", int, "torch threads (default 1)"),
     "--init": ("init", str, "start from the weights of this self-play policy file (default: fresh)"),
+    "--opponents": ("opponents", str, "league opponents: none (default) or planner (compiled, batched)"),
+    "--opponent-share": ("opponent_share", float, "share of the games with 1..n-1 opponent seats (e.g. 0.5)"),
 }
 #: option -> (RunOptions field, type, help)
 _RUN: dict[str, tuple[str, type, str]] = {

@@ -7,6 +7,14 @@ every seat's decisions become training data with that seat's own returns
 (:mod:`training.selfplay.seatbook`). After ``steps`` steps the rollout's decisions train the
 network with clipped PPO, action masking and GAE along each seat's chain.
 
+League (``opponents="planner"``, ``opponent_share=P``): in the first ``round(P * B)`` games a
+random subset of 1..n-1 seats (redrawn per game at each round start, from the run's
+``league_rng``) is played by the compiled ``planner``
+(:class:`~mtrain_env.mexican_train.compiled.batched_planner.BatchedPlanner`, one call for
+all those games a step). Their decisions are not recorded, so they earn nothing and train
+nothing; the learner's seats of those games learn against them. The other games are pure
+self-play.
+
 Determinism: the run is a function of its :class:`SelfPlayConfig` (``seed``): the deals
 come from ``BatchedMexicanTrain.reset(seed)``, the network's initial weights, the sampled
 actions and the minibatch order from generators seeded from it, and torch runs on one
@@ -27,9 +35,13 @@ import torch as th
 
 from agents.mexican_train.tilenet import NET_KINDS, NetSpec, build_net, read_selfplay_policy
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
+from mtrain_env.mexican_train.compiled.batched_planner import BatchedPlanner
 from training.selfplay.seatbook import Batch, SeatBook
 
-__all__ = ["ResumableBatch", "SelfPlayConfig", "SelfPlayPPO"]
+__all__ = ["OPPONENTS", "ResumableBatch", "SelfPlayConfig", "SelfPlayPPO"]
+
+#: league opponents a run can play against: none (pure self-play) or the batched planner
+OPPONENTS = ("none", "planner")
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,10 @@ class SelfPlayConfig:
     threads: int = 1
     #: a self-play policy file whose weights start the network ("": fresh weights from ``seed``)
     init: str = ""
+    #: who plays the opponent seats of the league games (:data:`OPPONENTS`)
+    opponents: str = "none"
+    #: the share of the games that are league games (the first ``league_games`` games)
+    opponent_share: float = 0.0
 
     def __post_init__(self) -> None:
         ints = {
@@ -82,6 +98,7 @@ class SelfPlayConfig:
             "ent_coef": (0.0, 10.0),
             "vf_coef": (0.0, 100.0),
             "max_grad_norm": (0.0, 1e6),
+            "opponent_share": (0.0, 1.0),
         }
         for name, (flo, fhi) in floats.items():
             v = getattr(self, name)
@@ -98,6 +115,22 @@ class SelfPlayConfig:
             raise ValueError(f"net must be one of {', '.join(NET_KINDS)}, got {self.net!r}")
         if not isinstance(self.init, str):
             raise ValueError(f"init must be a policy file path, got {self.init!r}")
+        if self.opponents not in OPPONENTS:
+            raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}, got {self.opponents!r}")
+        if self.opponents == "none" and self.opponent_share:
+            raise ValueError(f"opponent_share needs opponents (e.g. planner), got {self.opponent_share!r}")
+        if self.opponents != "none" and self.league_games == 0:
+            raise ValueError(
+                f"opponent_share must give at least one of the {self.num_games} games opponents "
+                f"with opponents {self.opponents}, got {self.opponent_share!r}"
+            )
+
+    @property
+    def league_games(self) -> int:
+        """How many games (the first ones) have opponent seats."""
+        if self.opponents == "none":
+            return 0
+        return math.floor(self.opponent_share * self.num_games + 0.5)
 
     def game(self) -> dict[str, int]:
         """The ``BatchedMexicanTrain`` / ``raw_env`` game keywords."""
@@ -165,6 +198,13 @@ class SelfPlayPPO:
         self.gen = th.Generator().manual_seed(c.seed)
         self.np_rng = np.random.default_rng([c.seed, 1])
         self.obs, self.mask, self.seat, _ = self.env.reset(seed=c.seed)
+        # the league: opponent seats of the first league_games games, redrawn every round
+        self.planner = BatchedPlanner(self.env.game.tables) if c.opponents == "planner" else None
+        self.opponent = np.zeros((c.num_games, self.env.num_players), np.bool_)
+        self.league_rng = np.random.default_rng([c.seed, 2])
+        self._draw_opponents(np.arange(c.league_games))
+        self._games = np.arange(c.num_games)
+        self.league_moves = 0  #: decisions played by opponent seats in the last rollout
         self.env_steps = 0  #: env decisions played (every seat, forced ones included)
         self.trained = 0  #: decisions trained on
         self.updates = 0
@@ -172,12 +212,30 @@ class SelfPlayPPO:
         self.stats: dict[str, float] = {}
 
     # -------------------------------------------------------------- acting
+    def _draw_opponents(self, games: np.ndarray) -> None:
+        """New opponent seats for league ``games`` whose round starts: 1..n-1 seats drawn
+        uniformly, then which ones; a learner seat handed to an opponent ends its chain."""
+        n = self.env.num_players
+        rng = self.league_rng
+        for g in games.tolist():
+            row = np.zeros(n, np.bool_)
+            row[rng.choice(n, int(rng.integers(1, n)), replace=False)] = True
+            handed = np.flatnonzero(row & ~self.opponent[g])
+            self.book.close(np.full(handed.size, g), handed)
+            self.opponent[g] = row
+
     def _act(self) -> tuple[np.ndarray, np.ndarray]:
-        """Actions of every game's seat on turn; the games that made a real choice."""
+        """Actions of every game's seat on turn; the games whose learner seat made a real
+        choice (opponent seats play the league's moves, never recorded)."""
         mask = self.mask
         legal = mask.sum(1)
-        choice = np.flatnonzero(legal > 1)
+        league = self.opponent[self._games, self.seat]
+        choice = np.flatnonzero((legal > 1) & ~league)
         actions = mask.argmax(1).astype(np.int64)  # the only legal action of forced games
+        if self.planner is not None:
+            games = np.flatnonzero(league)
+            actions[games] = self.planner.act(self.env.states, games)
+            self.league_moves += games.size
         if choice.size:
             obs = th.from_numpy(self.obs[choice])
             m = th.from_numpy(mask[choice].astype(np.bool_))
@@ -203,11 +261,14 @@ class SelfPlayPPO:
         c = self.config
         book = self.book
         book.begin()
+        self.league_moves = 0
         for _ in range(c.steps):
             actions, _ = self._act()
             self.obs, self.mask, self.seat, rewards, terminated, info = self.env.step(actions)
             book.credit(rewards, terminated)
             self.rounds += int(info["round_over"].sum())
+            if c.league_games:
+                self._draw_opponents(np.flatnonzero(info["round_over"][: c.league_games]))
         self.env_steps += c.steps * c.num_games
         return book.finish(c.gamma, c.lam)
 
@@ -270,6 +331,7 @@ class SelfPlayPPO:
             update_s=t2 - t1,
             decisions=float(self.config.steps * self.config.num_games),
             trained=float(len(batch)),
+            league_decisions=float(self.league_moves),
             mean_return=float(batch.returns.mean()) if len(batch) else 0.0,
         )
         self.stats = stats
@@ -298,6 +360,7 @@ class SelfPlayPPO:
             "current": {"obs": self.obs.copy(), "mask": self.mask.copy(), "seat": self.seat.copy()},
             "torch_gen": self.gen.get_state(),
             "np_rng": self.np_rng.bit_generator.state,
+            "league": {"opponent": self.opponent.copy(), "rng": self.league_rng.bit_generator.state},
             "counters": {
                 "env_steps": self.env_steps,
                 "trained": self.trained,
@@ -332,6 +395,9 @@ class SelfPlayPPO:
         self.seat[...] = cur["seat"]
         self.gen.set_state(state["torch_gen"])
         self.np_rng.bit_generator.state = state["np_rng"]
+        if "league" in state:  # checkpoints from before the league have no opponent seats
+            self.opponent[...] = state["league"]["opponent"]
+            self.league_rng.bit_generator.state = state["league"]["rng"]
         counters = state["counters"]
         self.env_steps, self.trained = counters["env_steps"], counters["trained"]
         self.updates, self.rounds = counters["updates"], counters["rounds"]

@@ -141,6 +141,14 @@ class SeatBook:
             self.done[tails[tails >= 0]] = True
             self.last[ended] = -1
 
+    def close(self, games: np.ndarray, seats: np.ndarray) -> None:
+        """End the chains of ``(games[j], seats[j])`` (seats handed to a league opponent
+        between rounds): their latest decisions become terminal."""
+        tails = self.last[games, seats]
+        has = tails >= 0
+        self.done[tails[has]] = True
+        self.last[games[has], seats[has]] = -1
+
     # -------------------------------------------------------------- returns
     def finish(self, gamma: float, lam: float) -> Batch:
         """GAE along every chain; the trainable decisions (all but the chains' tails)."""

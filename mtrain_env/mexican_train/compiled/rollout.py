@@ -26,8 +26,8 @@ Many rollouts run in one call (:func:`rollout_matrix`); nothing allocates per ro
   ``hand_pips``).
 
 Numba caches a function by the file it is defined in; these kernels inline
-:mod:`.engine`'s, so a locator (:func:`_register_locator`) adds ``engine.py``'s hash to
-this file's cache stamp: editing either file recompiles them.
+:mod:`.engine`'s, so a locator (:func:`_register_locator`, :func:`watch_cache`) adds
+``engine.py``'s hash to this file's cache stamp: editing either file recompiles them.
 """
 
 from __future__ import annotations
@@ -91,6 +91,7 @@ __all__ = [
     "rollout_matrix",
     "run_rollouts",
     "scratch",
+    "watch_cache",
 ]
 
 #: expanded chain-search states after which a search keeps its best chain so far
@@ -106,9 +107,14 @@ _DAMAGE = 9
 _OFF_OWN = 8
 
 
+#: file -> the files its kernels inline; their hashes join its numba cache stamp
+_WATCHED: dict[str, tuple[str, ...]] = {}
+
+
 def _register_locator() -> bool:
-    """Make this file's numba cache stamp include ``engine.py``'s hash; False if numba's
-    (private) cache API is not the one expected, and the kernels are then not cached."""
+    """Make the numba cache stamp of every :data:`_WATCHED` file include its dependencies'
+    hashes; False if numba's (private) cache API is not the one expected, and the kernels
+    are then not cached."""
     try:
         from numba.core import caching
     except ImportError:  # pragma: no cover - numba without its caching module
@@ -117,12 +123,11 @@ def _register_locator() -> bool:
     base_classes = list(getattr(impl, "_locator_classes", ()))
     if impl is None or not base_classes or not hasattr(caching, "_CacheLocator"):
         return False
-    this_file = os.path.abspath(__file__)
-    engine_file = os.path.abspath(engine.__file__)
 
     class _EngineAwareLocator(caching._CacheLocator):
-        def __init__(self, inner: Any) -> None:
+        def __init__(self, inner: Any, deps: tuple[str, ...]) -> None:
             self._inner = inner
+            self._deps = deps
 
         def ensure_cache_path(self) -> None:
             self._inner.ensure_cache_path()
@@ -131,20 +136,24 @@ def _register_locator() -> bool:
             return str(self._inner.get_cache_path())
 
         def get_source_stamp(self) -> Any:
-            with open(engine_file, "rb") as f:
-                return (self._inner.get_source_stamp(), hashlib.sha256(f.read()).digest())
+            digests = []
+            for dep in self._deps:
+                with open(dep, "rb") as f:
+                    digests.append(hashlib.sha256(f.read()).digest())
+            return (self._inner.get_source_stamp(), *digests)
 
         def get_disambiguator(self) -> str:
             return str(self._inner.get_disambiguator())
 
         @classmethod
         def from_function(cls, py_func: Any, py_file: str) -> Any:
-            if os.path.abspath(py_file) != this_file:
+            deps = _WATCHED.get(os.path.abspath(py_file))
+            if deps is None:
                 return None
             for base in base_classes:
                 inner = base.from_function(py_func, py_file)
                 if inner is not None:
-                    return cls(inner)
+                    return cls(inner, deps)
             return None
 
     if not any(getattr(c, "__name__", "") == "_EngineAwareLocator" for c in impl._locator_classes):
@@ -152,7 +161,16 @@ def _register_locator() -> bool:
     return True
 
 
+def watch_cache(py_file: str, *deps: str) -> bool:
+    """Let ``py_file``'s cached kernels recompile when any of ``deps`` (files whose kernels
+    they inline) changes; the ``cache=`` flag to give them (False: numba's cache API is
+    not the expected one, do not cache)."""
+    _WATCHED[os.path.abspath(py_file)] = tuple(os.path.abspath(d) for d in deps)
+    return _CACHE
+
+
 _CACHE = _register_locator()
+watch_cache(__file__, engine.__file__)
 
 
 # ============================================================ longest chain
