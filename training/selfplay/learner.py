@@ -29,7 +29,7 @@ from agents.mexican_train.tilenet import NET_KINDS, NetSpec, build_net, read_sel
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
 from training.selfplay.seatbook import Batch, SeatBook
 
-__all__ = ["ResumableBatch", "SelfPlayConfig", "SelfPlayPPO"]
+__all__ = ["SelfPlayConfig", "SelfPlayPPO"]
 
 
 @dataclass(frozen=True)
@@ -115,40 +115,15 @@ class SelfPlayConfig:
         return cls(**data)
 
 
-class ResumableBatch(BatchedMexicanTrain):
-    """:class:`BatchedMexicanTrain` with a snapshot of every game (states, deals ahead,
-    generators, the pending decisions): what exact resume needs."""
-
-    _ARRAYS = ("_states", "_perms", "_obs", "_masks", "_seats", "_legal", "_legal_len")
-
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "arrays": {name: getattr(self, name).copy() for name in self._ARRAYS},
-            "rngs": [rng.bit_generator.state for rng in self._rngs],
-            "seed": self.seed,
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        for name in self._ARRAYS:
-            getattr(self, name)[...] = state["arrays"][name]
-        rngs = []
-        for s in state["rngs"]:
-            rng = np.random.default_rng()
-            rng.bit_generator.state = s
-            rngs.append(rng)
-        if len(rngs) != self.num_games:
-            raise ValueError(f"the snapshot has {len(rngs)} games, this batch {self.num_games}")
-        self._rngs = rngs
-        self.seed = state["seed"]
-
-
 class SelfPlayPPO:
     """The self-play learner (see the module docstring)."""
 
     def __init__(self, config: SelfPlayConfig) -> None:
         self.config = c = config
         th.set_num_threads(c.threads)
-        self.env = ResumableBatch(c.num_games, copy=False, num_players=c.num_players, max_pips=c.max_pips)
+        self.env = BatchedMexicanTrain(
+            c.num_games, copy=False, num_players=c.num_players, max_pips=c.max_pips
+        )
         self.spec = NetSpec.make(c.net, self.env.config, c.hidden, c.pair_hidden)
         self.net = build_net(self.spec, seed=c.seed)
         if c.init:
@@ -295,7 +270,6 @@ class SelfPlayPPO:
                 "reward": book.reward[:k].copy(),
                 "last": book.last.copy(),
             },
-            "current": {"obs": self.obs.copy(), "mask": self.mask.copy(), "seat": self.seat.copy()},
             "torch_gen": self.gen.get_state(),
             "np_rng": self.np_rng.bit_generator.state,
             "counters": {
@@ -314,7 +288,7 @@ class SelfPlayPPO:
             raise ValueError(f"the checkpoint was written by another configuration (differs in {diff})")
         self.net.load_state_dict(state["net"])
         self.optimizer.load_state_dict(state["optimizer"])
-        self.env.load_state_dict(state["env"])
+        self.obs, self.mask, self.seat = self.env.load_state_dict(state["env"])
         b, book = state["book"], self.book
         k = b["obs"].shape[0]
         for name in ("obs", "mask", "action", "logp", "value", "reward"):
@@ -324,12 +298,6 @@ class SelfPlayPPO:
         book.last[...] = b["last"]
         book.size = k
         book._chunks = [0] if k else []
-        cur = state["current"]
-        # the env's output buffers are the arrays the learner reads (copy=False)
-        self.obs, self.mask, self.seat = self.env._obs, self.env._masks, self.env._seats
-        self.obs[...] = cur["obs"]
-        self.mask[...] = cur["mask"]
-        self.seat[...] = cur["seat"]
         self.gen.set_state(state["torch_gen"])
         self.np_rng.bit_generator.state = state["np_rng"]
         counters = state["counters"]
