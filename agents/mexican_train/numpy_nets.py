@@ -125,7 +125,7 @@ class NumpyTileNet:
         train_tok = _relu(self.train_token(train_x))  # (N, W, hp)
         pooled = hand @ self.hand_tok + table @ self.table_tok
         nodes = self._pip_graph(hand, hand_pips, table_pips, ends, voids) if self.rounds else None
-        parts = [] if nodes is None else [nodes.mean(1)]
+        parts: list[np.ndarray] = [] if nodes is None else [nodes.mean(1)]
         parts += [
             pooled,
             train_tok[:, 0],

@@ -78,10 +78,15 @@ class RunOptions:
 
 
 def _evaluate(policy: Path, opts: RunOptions, config: SelfPlayConfig) -> list[Any]:
+    """The ``ppo`` agent playing ``policy`` (numpy forward pass) against each opponent."""
+    from agents.mexican_train.ppo import clear_cache
     from training.evaluate import evaluate
 
     game = {"num_players": config.num_players, "max_pips": config.max_pips}
-    return evaluate(list(opts.eval_opponents), opts.eval_deals, opts.eval_seed, game, policy)
+    try:
+        return evaluate(list(opts.eval_opponents), opts.eval_deals, opts.eval_seed, game, policy)
+    finally:
+        clear_cache()  # each evaluation reads a new file: do not keep the old ones loaded
 
 
 def _read_curve(path: Path, upto: int) -> list[dict[str, str]]:
