@@ -286,9 +286,10 @@ class SelfPlayPPO:
         if saved != self.config:
             diff = [f.name for f in fields(saved) if getattr(saved, f.name) != getattr(self.config, f.name)]
             raise ValueError(f"the checkpoint was written by another configuration (differs in {diff})")
+        # the games first: a bad snapshot is refused before anything else changes
+        self.obs, self.mask, self.seat = self.env.load_state_dict(state["env"])
         self.net.load_state_dict(state["net"])
         self.optimizer.load_state_dict(state["optimizer"])
-        self.obs, self.mask, self.seat = self.env.load_state_dict(state["env"])
         b, book = state["book"], self.book
         k = b["obs"].shape[0]
         for name in ("obs", "mask", "action", "logp", "value", "reward"):
