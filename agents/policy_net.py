@@ -50,6 +50,8 @@ from sb3_contrib.common.maskable.distributions import MaskableDistribution
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import FlattenExtractor
 
+from agents.policy_format import check_format
+
 __all__ = [
     "GuardedMaskablePolicy",
     "PolicyFileError",
@@ -166,17 +168,6 @@ def _constant_zero(_progress: float) -> float:
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
-
-
-def check_format(data: Any, name: str, version: int) -> None:
-    """A policy file's JSON header is an object of format ``name`` at ``version``;
-    ``ValueError`` saying what is not."""
-    if not isinstance(data, dict):
-        raise ValueError(f"must be a JSON object, got {type(data).__name__}")
-    if data.get("format") != name:
-        raise ValueError(f"format must be {name!r}, got {data.get('format')!r}")
-    if data.get("version") != version:
-        raise ValueError(f"format version {data.get('version')!r}; this version reads {version}")
 
 
 @dataclass(frozen=True)

@@ -186,6 +186,24 @@ def test_cli_runs_and_resumes(tmp_path, capsys) -> None:
     assert is_selfplay_policy(tmp_path / "run" / "policy.npz")
 
 
+def test_a_checkpoint_of_the_old_batch_format_is_refused_in_one_line(tmp_path, capsys) -> None:
+    """Checkpoints written before ``BatchedMexicanTrain.state_dict`` (the learner's own
+    ``ResumableBatch`` snapshot: arrays, generators, seed) are refused, not half-loaded."""
+    out = tmp_path / "run"
+    small = ["--players", "3", "--max-pips", "6", "--games", "6", "--rollout-steps", "12", "--hidden", "16"]
+    small += ["--pair-hidden", "8", "--minibatch", "32", "--eval-every", "0", "--no-progress"]
+    assert mtrain(["selfplay", "--out", str(out), "--steps", "72", *small]) == 0
+    capsys.readouterr()
+    state = load_checkpoint(out / "checkpoint.pt")
+    env = state["env"]
+    state["env"] = {"arrays": {f"_{k}": v for k, v in env["arrays"].items()}, "rngs": env["rngs"], "seed": 5}
+    save_checkpoint(state, out / "checkpoint.pt")
+    assert mtrain(["selfplay", "--out", str(out), "--steps", "144", "--resume", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mtrain selfplay: --resume: ") and "cannot be restored" in err, err
+    assert err.count("\n") == 1
+
+
 def test_init_starts_from_a_policy_file(tmp_path, capsys) -> None:
     first = SelfPlayPPO(SelfPlayConfig(seed=2, **TINY))
     first.iterate()

@@ -9,8 +9,9 @@ The policy file (``path``) is a policy file (``*.npz``: ``policy.json`` plus the
 as ``mtrain train`` writes ``policy.npz`` and league snapshots) or an SB3 model archive
 (``model.zip``, ``final_model.zip``), both read by :func:`agents.policy_net.read_policy`
 without unpickling anything, or a self-play policy file (``mtrain selfplay``: format
-``mtrain-selfplay-policy``, read by :mod:`agents.mexican_train.tilenet` with torch only,
-no SB3; such a network scores the legal actions of the mask it is given); a pickle
+``mtrain-selfplay-policy``, read and played by :mod:`agents.mexican_train.numpy_nets` in
+numpy, without torch or SB3; such a network scores the legal actions of the mask it is
+given); a pickle
 (SB3's ``policy.save``, ``torch.save``) or any other file is refused with a one-line
 ``ValueError`` naming it. A training run's output directory means its ``policy.npz``
 (else ``final_model.zip``). The default is the repository's reference policy
@@ -22,7 +23,8 @@ Policies are loaded once per process and path (a small cache shared by all ``ppo
 agents), and pickling an agent keeps its path and generator, not the network.
 
 Importing this module registers the agent as ``"ppo"`` (``agents.make_agent("ppo",
-path=...)``); the import needs torch and stable-baselines3 only when a policy is loaded.
+path=...)``); the import needs torch and stable-baselines3 (the ``train`` extra) only when
+an SB3-shaped policy or archive is loaded, never for a self-play policy file.
 """
 
 from __future__ import annotations
@@ -109,9 +111,10 @@ def _load(path: str | Path) -> tuple[Any, NumpyActor | None]:
             p = next((p / f for f in RUN_POLICY_FILES if (p / f).is_file()), p / RUN_POLICY_FILES[0])
         if not p.is_file():
             raise FileNotFoundError(f"no policy file at {p}")
-        from agents.mexican_train.tilenet import is_selfplay_policy, load_selfplay_policy
+        from agents.mexican_train.numpy_nets import load_selfplay_policy
+        from agents.mexican_train.selfplay_file import is_selfplay_policy
 
-        if is_selfplay_policy(p):  # a self-play network (mtrain selfplay): no SB3 needed
+        if is_selfplay_policy(p):  # a self-play network (mtrain selfplay): numpy only
             entry = (load_selfplay_policy(p), None)
             _CACHE[key] = entry
             return entry

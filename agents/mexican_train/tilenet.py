@@ -17,33 +17,37 @@ else: no planner advice) and its action mask, and return masked action logits an
   not ``T x (n + 1)``.
 * :class:`MlpNet` is the baseline: an MLP over the flat vector with one logit per action.
 
-**Policy files** (``.npz``, read by the ``ppo`` agent): a zip of ``policy.json``
-(``{"format": "mtrain-selfplay-policy", "version": 1, "net": ..., "game": ..., "hidden":
-..., "parameters": {name: shape}}``) and one little-endian float32 ``<name>.npy`` per
-tensor. :func:`read_selfplay_policy` checks the JSON, rebuilds the network and reads each
-array with ``allow_pickle=False`` after checking its shape: a file never runs code.
+**Policy files** (``.npz``, read by the ``ppo`` agent) are those of
+:mod:`agents.mexican_train.selfplay_file` (``policy.json`` + float32 ``.npy``, no pickle);
+:func:`read_selfplay_policy` rebuilds the torch network from one (``--init``, tests), the
+``ppo`` agent plays them with the numpy forward pass of :mod:`agents.mexican_train.numpy_nets`.
 
-Imports torch (the ``ppo`` agent imports this module only to load such a file).
+Imports torch (training only: the ``ppo`` agent never imports this module).
 """
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import torch as th
 from torch import nn
 
-from agents.policy_net import check_format
+from agents.mexican_train.selfplay_file import (
+    GRAPH_ROUNDS,
+    GRAPH_WIDTH,
+    MASKED,
+    NET_KINDS,
+    SELFPLAY_FORMAT,
+    NetSpec,
+    is_selfplay_policy,
+    read_selfplay_file,
+    write_selfplay_file,
+)
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import ObservationLayout
 
 __all__ = [
+    "MASKED",
     "NET_KINDS",
     "SELFPLAY_FORMAT",
     "MlpNet",
@@ -54,74 +58,6 @@ __all__ = [
     "read_selfplay_policy",
     "save_selfplay_policy",
 ]
-
-SELFPLAY_FORMAT = "mtrain-selfplay-policy"
-SELFPLAY_VERSION = 1
-SPEC_MEMBER = "policy.json"
-NET_KINDS = ("tile", "graph", "mlp")
-#: the game keywords that shape the observation and the actions
-GAME_KEYS = ("num_players", "max_pips", "rounds")
-#: a masked-out logit (finite, so that ``0 * logp`` stays 0 in the entropy)
-MASKED = -1e9
-
-
-@dataclass(frozen=True)
-class NetSpec:
-    """What a self-play network is: its kind, the game it plays and its widths."""
-
-    net: str
-    game: tuple[tuple[str, int], ...]  #: sorted ``GAME_KEYS`` items
-    hidden: int = 128
-    pair_hidden: int = 64
-
-    def __post_init__(self) -> None:
-        if self.net not in NET_KINDS:
-            raise ValueError(f"net must be one of {', '.join(NET_KINDS)}, got {self.net!r}")
-        for name in ("hidden", "pair_hidden"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4096:
-                raise ValueError(f"{name} must be an int in 1..4096, got {value!r}")
-        keys = tuple(k for k, _ in self.game)
-        if keys != tuple(sorted(GAME_KEYS)):
-            raise ValueError(f"game must give exactly {', '.join(sorted(GAME_KEYS))}, got {list(keys)}")
-
-    @classmethod
-    def make(cls, net: str, config: GameConfig, hidden: int = 128, pair_hidden: int = 64) -> NetSpec:
-        """The spec of a ``net`` for the game ``config``."""
-        game = {k: int(getattr(config, k)) for k in GAME_KEYS}
-        return cls(net, tuple(sorted(game.items())), hidden, pair_hidden)
-
-    @property
-    def config(self) -> GameConfig:
-        """The (default-rules) game config of the observation and action layout."""
-        game = dict(self.game)
-        return GameConfig.make(
-            num_players=game["num_players"], max_pips=game["max_pips"], rounds=game["rounds"]
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": SELFPLAY_FORMAT,
-            "version": SELFPLAY_VERSION,
-            "net": self.net,
-            "game": dict(self.game),
-            "hidden": self.hidden,
-            "pair_hidden": self.pair_hidden,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> NetSpec:
-        """Inverse of :meth:`to_json` (plus ``parameters``); ``ValueError`` saying what is wrong."""
-        check_format(data, SELFPLAY_FORMAT, SELFPLAY_VERSION)
-        keys = {"format", "version", "net", "game", "hidden", "pair_hidden", "parameters"}
-        if set(data) != keys:
-            raise ValueError(f"keys must be {sorted(keys)}, got {sorted(data)}")
-        game = data["game"]
-        if not isinstance(game, dict) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in game.values()
-        ):
-            raise ValueError(f"game must map {', '.join(GAME_KEYS)} to ints, got {game!r}")
-        return cls(data["net"], tuple(sorted(game.items())), data["hidden"], data["pair_hidden"])
 
 
 class _Views:
@@ -154,9 +90,9 @@ class TileNet(nn.Module):
     edges: th.Tensor
     double_of: th.Tensor
     #: rounds of message passing over the hand's pip graph (0: none; :class:`GraphNet` has 3)
-    graph_rounds = 0
+    graph_rounds = GRAPH_ROUNDS["tile"]
     #: width of the pip-node embeddings of the graph
-    graph_width = 32
+    graph_width = GRAPH_WIDTH
 
     def __init__(self, spec: NetSpec) -> None:
         super().__init__()
@@ -335,7 +271,7 @@ class GraphNet(TileNet):
     pip values, so chains are trails): each pip value gets an embedding of the chains the hand
     can build from it, pooled into the context and given to every pair that leaves it open."""
 
-    graph_rounds = 3
+    graph_rounds = GRAPH_ROUNDS["graph"]
 
 
 class MlpNet(nn.Module):
@@ -370,109 +306,19 @@ def build_net(spec: NetSpec, seed: int | None = None) -> TileNet | MlpNet:
 
 
 # ----------------------------------------------------------------- policy files
-def _zip_info(name: str) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = 0o644 << 16
-    return info
-
-
 def save_selfplay_policy(net: TileNet | MlpNet, path: str | Path) -> Path:
     """Write ``net`` (a :class:`TileNet` or :class:`MlpNet`) as a policy file, atomically."""
-    path = Path(path)
-    state = {k: v.detach().cpu().numpy().astype("<f4") for k, v in net.state_dict().items()}
-    spec = net.spec.to_json()
-    spec["parameters"] = {k: list(v.shape) for k, v in state.items()}
-    tmp = path.with_name(path.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w") as zf:
-        zf.writestr(_zip_info(SPEC_MEMBER), json.dumps(spec, indent=1, sort_keys=True))
-        for name, arr in state.items():
-            buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
-            zf.writestr(_zip_info(f"{name}.npy"), buf.getvalue())
-    tmp.replace(path)
-    return path
-
-
-def _read_spec(zf: zipfile.ZipFile) -> dict[str, Any] | None:
-    try:
-        raw = zf.read(SPEC_MEMBER)
-    except KeyError:
-        return None
-    if len(raw) > 1 << 20:
-        raise ValueError(f"{SPEC_MEMBER} is larger than 1 MB")
-    data = json.loads(raw.decode("utf-8"))
-    return data if isinstance(data, dict) else None
-
-
-def is_selfplay_policy(path: str | Path) -> bool:
-    """Whether ``path`` is a zip whose ``policy.json`` names the self-play format."""
-    try:
-        with zipfile.ZipFile(path) as zf:
-            data = _read_spec(zf)
-    except (zipfile.BadZipFile, OSError, ValueError):
-        return False
-    return data is not None and data.get("format") == SELFPLAY_FORMAT
+    arrays = {k: v.detach().cpu().numpy() for k, v in net.state_dict().items()}
+    return write_selfplay_file(net.spec, arrays, path)
 
 
 def read_selfplay_policy(path: str | Path) -> TileNet | MlpNet:
-    """The network stored at ``path``, in eval mode without gradients; ``ValueError``
+    """The torch network stored at ``path``, in eval mode without gradients; ``ValueError``
     (``<path>: <what is wrong>``) for anything that is not such a file."""
-    try:
-        with zipfile.ZipFile(path) as zf:
-            data = _read_spec(zf)
-            if data is None:
-                raise ValueError(f"no {SPEC_MEMBER}")
-            spec = NetSpec.from_json(data)
-            net = build_net(spec, seed=0)
-            expected = {k: list(v.shape) for k, v in net.state_dict().items()}
-            if data["parameters"] != expected:
-                raise ValueError("parameters: the shapes listed are not those of the network")
-            state = {}
-            for name, shape in expected.items():
-                with zf.open(f"{name}.npy") as f:
-                    arr = np.lib.format.read_array(io.BytesIO(f.read()), allow_pickle=False)
-                if arr.dtype != np.dtype("<f4") or list(arr.shape) != shape:
-                    raise ValueError(f"{name}.npy must be float32 {shape}, got {arr.dtype} {list(arr.shape)}")
-                state[name] = th.from_numpy(arr.copy())
-    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: not a self-play policy file ({e})") from None
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
-    net.load_state_dict(state)
+    spec, arrays = read_selfplay_file(path)
+    net = build_net(spec, seed=0)
+    net.load_state_dict({k: th.from_numpy(v.copy()) for k, v in arrays.items()})
     net.eval()
     for param in net.parameters():
         param.requires_grad_(False)
     return net
-
-
-class SelfPlayPolicy:
-    """A loaded self-play network as the ``ppo`` agent plays it: one decision at a time.
-
-    It has the attributes the agent checks of every policy (``observation_space.shape``,
-    ``action_space.n``, ``features``); its logits need the action mask, since
-    :class:`TileNet` scores only the legal actions.
-    """
-
-    features = "env"
-
-    def __init__(self, net: TileNet | MlpNet) -> None:
-        from types import SimpleNamespace
-
-        self.net = net
-        views = net.views
-        self.observation_space = SimpleNamespace(shape=(views.size,))
-        self.action_space = SimpleNamespace(n=views.num_actions)
-
-    def masked_logits(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Logits of one decision (illegal actions: ``MASKED``)."""
-        obs = th.as_tensor(np.asarray(observation, np.float32)).reshape(1, -1)
-        m = th.as_tensor(np.asarray(mask) != 0).reshape(1, -1)
-        with th.no_grad():
-            logits, _ = self.net(obs, m)
-        return logits[0].numpy()
-
-
-def load_selfplay_policy(path: str | Path) -> SelfPlayPolicy:
-    """:func:`read_selfplay_policy` wrapped for the ``ppo`` agent."""
-    return SelfPlayPolicy(read_selfplay_policy(path))

@@ -197,10 +197,12 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as err:
         flag, _, message = str(err).partition(": ")
         return _fail(flag, message)
-    from training.selfplay.run import run_selfplay
+    from training.selfplay.run import CheckpointError, run_selfplay
 
     try:
         learner = run_selfplay(config, args.out, options)
+    except CheckpointError as err:
+        return _fail("--resume", str(err))
     except KeyboardInterrupt:
         print(
             f"\n{_PREFIX}: interrupted; add --resume to continue from the last checkpoint in {args.out}",

@@ -38,7 +38,7 @@ from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
 from mtrain_env.mexican_train.compiled.batched_planner import BatchedPlanner
 from training.selfplay.seatbook import Batch, SeatBook
 
-__all__ = ["OPPONENTS", "ResumableBatch", "SelfPlayConfig", "SelfPlayPPO"]
+__all__ = ["OPPONENTS", "SelfPlayConfig", "SelfPlayPPO"]
 
 #: league opponents a run can play against: none (pure self-play) or the batched planner
 OPPONENTS = ("none", "planner")
@@ -148,40 +148,15 @@ class SelfPlayConfig:
         return cls(**data)
 
 
-class ResumableBatch(BatchedMexicanTrain):
-    """:class:`BatchedMexicanTrain` with a snapshot of every game (states, deals ahead,
-    generators, the pending decisions): what exact resume needs."""
-
-    _ARRAYS = ("_states", "_perms", "_obs", "_masks", "_seats", "_legal", "_legal_len")
-
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "arrays": {name: getattr(self, name).copy() for name in self._ARRAYS},
-            "rngs": [rng.bit_generator.state for rng in self._rngs],
-            "seed": self.seed,
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        for name in self._ARRAYS:
-            getattr(self, name)[...] = state["arrays"][name]
-        rngs = []
-        for s in state["rngs"]:
-            rng = np.random.default_rng()
-            rng.bit_generator.state = s
-            rngs.append(rng)
-        if len(rngs) != self.num_games:
-            raise ValueError(f"the snapshot has {len(rngs)} games, this batch {self.num_games}")
-        self._rngs = rngs
-        self.seed = state["seed"]
-
-
 class SelfPlayPPO:
     """The self-play learner (see the module docstring)."""
 
     def __init__(self, config: SelfPlayConfig) -> None:
         self.config = c = config
         th.set_num_threads(c.threads)
-        self.env = ResumableBatch(c.num_games, copy=False, num_players=c.num_players, max_pips=c.max_pips)
+        self.env = BatchedMexicanTrain(
+            c.num_games, copy=False, num_players=c.num_players, max_pips=c.max_pips
+        )
         self.spec = NetSpec.make(c.net, self.env.config, c.hidden, c.pair_hidden)
         self.net = build_net(self.spec, seed=c.seed)
         if c.init:
@@ -357,7 +332,6 @@ class SelfPlayPPO:
                 "reward": book.reward[:k].copy(),
                 "last": book.last.copy(),
             },
-            "current": {"obs": self.obs.copy(), "mask": self.mask.copy(), "seat": self.seat.copy()},
             "torch_gen": self.gen.get_state(),
             "np_rng": self.np_rng.bit_generator.state,
             "league": {"opponent": self.opponent.copy(), "rng": self.league_rng.bit_generator.state},
@@ -375,9 +349,10 @@ class SelfPlayPPO:
         if saved != self.config:
             diff = [f.name for f in fields(saved) if getattr(saved, f.name) != getattr(self.config, f.name)]
             raise ValueError(f"the checkpoint was written by another configuration (differs in {diff})")
+        # the games first: a bad snapshot is refused before anything else changes
+        self.obs, self.mask, self.seat = self.env.load_state_dict(state["env"])
         self.net.load_state_dict(state["net"])
         self.optimizer.load_state_dict(state["optimizer"])
-        self.env.load_state_dict(state["env"])
         b, book = state["book"], self.book
         k = b["obs"].shape[0]
         for name in ("obs", "mask", "action", "logp", "value", "reward"):
@@ -387,17 +362,10 @@ class SelfPlayPPO:
         book.last[...] = b["last"]
         book.size = k
         book._chunks = [0] if k else []
-        cur = state["current"]
-        # the env's output buffers are the arrays the learner reads (copy=False)
-        self.obs, self.mask, self.seat = self.env._obs, self.env._masks, self.env._seats
-        self.obs[...] = cur["obs"]
-        self.mask[...] = cur["mask"]
-        self.seat[...] = cur["seat"]
         self.gen.set_state(state["torch_gen"])
         self.np_rng.bit_generator.state = state["np_rng"]
-        if "league" in state:  # checkpoints from before the league have no opponent seats
-            self.opponent[...] = state["league"]["opponent"]
-            self.league_rng.bit_generator.state = state["league"]["rng"]
+        self.opponent[...] = state["league"]["opponent"]
+        self.league_rng.bit_generator.state = state["league"]["rng"]
         counters = state["counters"]
         self.env_steps, self.trained = counters["env_steps"], counters["trained"]
         self.updates, self.rounds = counters["updates"], counters["rounds"]

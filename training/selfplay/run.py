@@ -36,7 +36,7 @@ from agents.mexican_train.tilenet import save_selfplay_policy
 from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
 from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
 
-__all__ = ["CURVE_FIELDS", "RunOptions", "run_selfplay"]
+__all__ = ["CURVE_FIELDS", "CheckpointError", "RunOptions", "run_selfplay"]
 
 CONFIG_FILE = "selfplay.json"
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -53,6 +53,10 @@ CURVE_FIELDS = (
     "ci_low",
     "ci_high",
 )
+
+
+class CheckpointError(ValueError):
+    """The run's ``checkpoint.pt`` cannot be restored (another config, an older format)."""
 
 
 @dataclass(frozen=True)
@@ -78,10 +82,15 @@ class RunOptions:
 
 
 def _evaluate(policy: Path, opts: RunOptions, config: SelfPlayConfig) -> list[Any]:
+    """The ``ppo`` agent playing ``policy`` (numpy forward pass) against each opponent."""
+    from agents.mexican_train.ppo import clear_cache
     from training.evaluate import evaluate
 
     game = {"num_players": config.num_players, "max_pips": config.max_pips}
-    return evaluate(list(opts.eval_opponents), opts.eval_deals, opts.eval_seed, game, policy)
+    try:
+        return evaluate(list(opts.eval_opponents), opts.eval_deals, opts.eval_seed, game, policy)
+    finally:
+        clear_cache()  # each evaluation reads a new file: do not keep the old ones loaded
 
 
 def _read_curve(path: Path, upto: int) -> list[dict[str, str]]:
@@ -152,7 +161,10 @@ def run_selfplay(
     ckpt = out / CHECKPOINT_FILE
     if ckpt.is_file():
         state = load_checkpoint(ckpt)
-        learner.load_state_dict(state)
+        try:
+            learner.load_state_dict(state)
+        except (KeyError, ValueError) as err:  # e.g. written before the batch's public snapshot
+            raise CheckpointError(f"{ckpt} cannot be restored: {err}") from None
         wall_before = float(state.get("wall_s", 0.0))
     curve_path = out / "curve.csv"
     curve = _read_curve(curve_path, learner.env_steps)

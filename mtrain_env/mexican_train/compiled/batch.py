@@ -39,6 +39,12 @@ naming the game, the seat, the rule (RULES.md) and the legal actions.
 
 The returned arrays are buffers of this object, overwritten by the next call, unless
 ``copy=True`` (then each call returns fresh arrays).
+
+Save and restore: :meth:`BatchedMexicanTrain.state_dict` is a snapshot of every game
+(plain numpy arrays, the generators' states and plain values: what a training checkpoint
+stores); :meth:`BatchedMexicanTrain.load_state_dict` restores one into a batch of the same
+size and config, which then continues exactly as the original would (same decisions,
+rewards and episode ends at every later step).
 """
 
 from __future__ import annotations
@@ -54,7 +60,12 @@ from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.mexican_train.observation import ObservationLayout
 from mtrain_env.mexican_train.rewards import REWARD_MODES
 
-__all__ = ["BatchedMexicanTrain", "derived_seed"]
+__all__ = ["SNAPSHOT_ARRAYS", "BatchedMexicanTrain", "derived_seed"]
+
+#: the buffers a snapshot holds: the compiled states, each game's next deal drawn ahead
+#: (its permutation) and the pending decisions (observation, mask, seat, legal moves)
+SNAPSHOT_ARRAYS = ("states", "perms", "obs", "masks", "seats", "legal", "legal_len")
+SNAPSHOT_KEYS = ("config", "num_games", "reward", "seed", "arrays", "rngs")
 
 _MODE_CODES = {
     "zero_sum": engine.REWARD_ZERO_SUM,
@@ -200,6 +211,96 @@ class BatchedMexicanTrain:
             self._out(self._terminated),
             info,
         )
+
+    # ----------------------------------------------------------- save/restore
+    def state_dict(self) -> dict[str, Any]:
+        """A snapshot of every game: copies of the buffers ``SNAPSHOT_ARRAYS``, every game's
+        generator state (``bit_generator.state``), the batch seed, size, reward mode and
+        game config (``GameConfig.to_dict()``). Plain numpy arrays and Python values only,
+        so ``torch.load(weights_only=True)``-style readers and ``pickle`` both hold it."""
+        if not self._rngs:
+            raise RuntimeError("call reset() before state_dict()")
+        return {
+            "config": self.config.to_dict(),
+            "num_games": self.num_games,
+            "reward": self.reward_mode,
+            "seed": self.seed,
+            "arrays": {name: getattr(self, f"_{name}").copy() for name in SNAPSHOT_ARRAYS},
+            "rngs": [rng.bit_generator.state for rng in self._rngs],
+        }
+
+    def load_state_dict(self, state: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Restore a :meth:`state_dict` snapshot; returns the pending decisions ``(obs,
+        mask, seat)`` as :meth:`reset` does (the batch's buffers, written in place).
+
+        The batch then continues exactly as the one that was saved. Everything is checked
+        first (keys, size, reward mode, config, each array's dtype and shape, each
+        generator's state): a bad snapshot is a one-line ``ValueError`` and changes nothing.
+        """
+        arrays, rngs, seed = self._check_snapshot(state)
+        for name, arr in arrays.items():
+            getattr(self, f"_{name}")[...] = arr
+        self._rngs = rngs
+        self.seed = seed
+        return self._out(self._obs), self._out(self._masks), self._out(self._seats)
+
+    def _check_snapshot(
+        self, state: Any
+    ) -> tuple[dict[str, np.ndarray], list[np.random.Generator], int | None]:
+        """The arrays, generators and seed of a valid snapshot; ``ValueError`` otherwise."""
+        if not isinstance(state, dict) or set(state) != set(SNAPSHOT_KEYS):
+            got = sorted(state) if isinstance(state, dict) else type(state).__name__
+            raise ValueError(f"a batch snapshot is a dict with keys {sorted(SNAPSHOT_KEYS)}, got {got}")
+        if state["num_games"] != self.num_games:
+            raise ValueError(f"the snapshot holds {state['num_games']} games, this batch {self.num_games}")
+        if state["reward"] != self.reward_mode:
+            raise ValueError(
+                f"the snapshot's reward mode is {state['reward']!r}, this batch's {self.reward_mode!r}"
+            )
+        if state["config"] != self.config.to_dict():
+            mine = self.config.to_dict()
+            theirs = state["config"] if isinstance(state["config"], dict) else {}
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            raise ValueError(f"the snapshot was taken with another game config (differs in {diff})")
+        seed = state["seed"]
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise ValueError(f"the snapshot's seed must be an int or None, got {seed!r}")
+        given = state["arrays"]
+        if not isinstance(given, dict) or set(given) != set(SNAPSHOT_ARRAYS):
+            raise ValueError(f"the snapshot's arrays must be {sorted(SNAPSHOT_ARRAYS)}")
+        arrays = {}
+        for name in SNAPSHOT_ARRAYS:
+            mine, arr = getattr(self, f"_{name}"), given[name]
+            if not isinstance(arr, np.ndarray) or arr.dtype != mine.dtype or arr.shape != mine.shape:
+                got = f"{arr.dtype} {arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
+                raise ValueError(
+                    f"the snapshot's {name} must be a {mine.dtype} array of shape {mine.shape}, got {got}"
+                )
+            arrays[name] = arr
+        n = self.num_players
+        if not ((arrays["seats"] >= 0) & (arrays["seats"] < n)).all():
+            raise ValueError(f"the snapshot's seats must be in 0..{n - 1}")
+        if not ((arrays["legal_len"] >= 1) & (arrays["legal_len"] <= engine.MAX_MOVES)).all():
+            raise ValueError(f"the snapshot's legal_len must be in 1..{engine.MAX_MOVES}")
+        if not (arrays["masks"] != 0).any(axis=1).all():
+            raise ValueError("every game of the snapshot must have a legal action in its mask")
+        states = state["rngs"]
+        if not isinstance(states, list) or len(states) != self.num_games:
+            raise ValueError(f"the snapshot must hold {self.num_games} generator states")
+        rngs = []
+        for i, bit_state in enumerate(states):
+            rng = np.random.default_rng(0)
+            kind = bit_state.get("bit_generator") if isinstance(bit_state, dict) else None
+            if kind != type(rng.bit_generator).__name__:
+                raise ValueError(
+                    f"the snapshot's generator {i} is not a {type(rng.bit_generator).__name__} state"
+                )
+            try:
+                rng.bit_generator.state = bit_state
+            except (TypeError, ValueError, KeyError) as err:
+                raise ValueError(f"the snapshot's generator {i} has a bad state ({err})") from None
+            rngs.append(rng)
+        return arrays, rngs, None if seed is None else int(seed)
 
     # ------------------------------------------------------------- inspection
     @property

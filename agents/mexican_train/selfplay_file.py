@@ -1,0 +1,256 @@
+"""Self-play policy files: what a network is (:class:`NetSpec`) and its weights, in numpy only.
+
+A policy file (``.npz``, written by ``mtrain selfplay``, read by the ``ppo`` agent) is a
+zip of ``policy.json`` (``{"format": "mtrain-selfplay-policy", "version": 1, "net": ...,
+"game": ..., "hidden": ..., "pair_hidden": ..., "parameters": {name: shape}}``) and one
+little-endian float32 ``<name>.npy`` per tensor of the network's ``state_dict``.
+
+:func:`read_selfplay_file` checks the JSON, compares the listed shapes with those the
+spec implies (:func:`parameter_shapes`, the torch networks' ``state_dict`` shapes) and
+reads each array with ``allow_pickle=False`` after checking its dtype and shape: a file
+never runs code, and anything else is one ``ValueError`` naming the file. No torch: the
+torch networks (:mod:`agents.mexican_train.tilenet`) and the numpy forward pass
+(:mod:`agents.mexican_train.numpy_nets`) both build on these arrays.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.policy_format import check_format
+from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.observation import ObservationLayout
+
+__all__ = [
+    "GAME_KEYS",
+    "GRAPH_ROUNDS",
+    "GRAPH_WIDTH",
+    "MASKED",
+    "NET_KINDS",
+    "SELFPLAY_FORMAT",
+    "NetSpec",
+    "is_selfplay_policy",
+    "parameter_shapes",
+    "read_selfplay_file",
+    "write_selfplay_file",
+]
+
+SELFPLAY_FORMAT = "mtrain-selfplay-policy"
+SELFPLAY_VERSION = 1
+SPEC_MEMBER = "policy.json"
+NET_KINDS = ("tile", "graph", "mlp")
+#: the game keywords that shape the observation and the actions
+GAME_KEYS = ("num_players", "max_pips", "rounds")
+#: a masked-out logit (finite, so that ``0 * logp`` stays 0 in the entropy)
+MASKED = -1e9
+#: message-passing rounds over the hand's pip graph of each net kind (``graph`` only)
+GRAPH_ROUNDS = {"tile": 0, "graph": 3, "mlp": 0}
+#: width of the pip-node embeddings of the graph
+GRAPH_WIDTH = 32
+
+
+@dataclass(frozen=True)
+class NetSpec:
+    """What a self-play network is: its kind, the game it plays and its widths."""
+
+    net: str
+    game: tuple[tuple[str, int], ...]  #: sorted ``GAME_KEYS`` items
+    hidden: int = 128
+    pair_hidden: int = 64
+
+    def __post_init__(self) -> None:
+        if self.net not in NET_KINDS:
+            raise ValueError(f"net must be one of {', '.join(NET_KINDS)}, got {self.net!r}")
+        for name in ("hidden", "pair_hidden"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4096:
+                raise ValueError(f"{name} must be an int in 1..4096, got {value!r}")
+        keys = tuple(k for k, _ in self.game)
+        if keys != tuple(sorted(GAME_KEYS)):
+            raise ValueError(f"game must give exactly {', '.join(sorted(GAME_KEYS))}, got {list(keys)}")
+
+    @classmethod
+    def make(cls, net: str, config: GameConfig, hidden: int = 128, pair_hidden: int = 64) -> NetSpec:
+        """The spec of a ``net`` for the game ``config``."""
+        game = {k: int(getattr(config, k)) for k in GAME_KEYS}
+        return cls(net, tuple(sorted(game.items())), hidden, pair_hidden)
+
+    @property
+    def config(self) -> GameConfig:
+        """The (default-rules) game config of the observation and action layout."""
+        game = dict(self.game)
+        return GameConfig.make(
+            num_players=game["num_players"], max_pips=game["max_pips"], rounds=game["rounds"]
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": SELFPLAY_FORMAT,
+            "version": SELFPLAY_VERSION,
+            "net": self.net,
+            "game": dict(self.game),
+            "hidden": self.hidden,
+            "pair_hidden": self.pair_hidden,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> NetSpec:
+        """Inverse of :meth:`to_json` (plus ``parameters``); ``ValueError`` saying what is wrong."""
+        check_format(data, SELFPLAY_FORMAT, SELFPLAY_VERSION)
+        keys = {"format", "version", "net", "game", "hidden", "pair_hidden", "parameters"}
+        if set(data) != keys:
+            raise ValueError(f"keys must be {sorted(keys)}, got {sorted(data)}")
+        game = data["game"]
+        if not isinstance(game, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in game.values()
+        ):
+            raise ValueError(f"game must map {', '.join(GAME_KEYS)} to ints, got {game!r}")
+        return cls(data["net"], tuple(sorted(game.items())), data["hidden"], data["pair_hidden"])
+
+
+def parameter_shapes(spec: NetSpec) -> dict[str, tuple[int, ...]]:
+    """Name -> shape of every tensor of the ``spec`` network's ``state_dict`` (what a file
+    must hold; ``tests/test_numpy_nets.py`` checks them against the torch networks)."""
+    cfg = spec.config
+    size = ObservationLayout(cfg).size
+    h, hp = spec.hidden, spec.pair_hidden
+    if spec.net == "mlp":
+        return {
+            "trunk.0.weight": (h, size),
+            "trunk.0.bias": (h,),
+            "trunk.2.weight": (h, h),
+            "trunk.2.bias": (h,),
+            "policy_head.weight": (cfg.num_actions, h),
+            "policy_head.bias": (cfg.num_actions,),
+            "value_head.weight": (1, h),
+            "value_head.bias": (1,),
+        }
+    t, p, w = cfg.num_tiles, cfg.max_pips + 1, cfg.num_trains
+    rounds, gw = GRAPH_ROUNDS[spec.net], GRAPH_WIDTH
+    trunk_in = h + 2 * hp + 2 * p + (size - 2 * t) + (gw if rounds else 0)
+    shapes: dict[str, tuple[int, ...]] = {
+        "pip_embed": (p, hp),
+        "tile_embed": (t, hp),
+        "double_embed": (hp,),
+        "open_embed": (p, hp),
+        "hand_pool.weight": (h, hp),
+        "table_pool.weight": (h, hp),
+        "train_token.weight": (hp, 2 * p + 5 + w),
+        "train_token.bias": (hp,),
+        "trunk.0.weight": (h, trunk_in),
+        "trunk.0.bias": (h,),
+        "trunk.2.weight": (h, h),
+        "trunk.2.bias": (h,),
+        "pair_context.weight": (hp, h),
+        "pair_context.bias": (hp,),
+        "open_counts.weight": (hp, 4),
+        "pair_mlp.1.weight": (hp, hp),
+        "pair_mlp.1.bias": (hp,),
+        "pair_mlp.3.weight": (1, hp),
+        "pair_mlp.3.bias": (1,),
+        "special.weight": (2, h),
+        "special.bias": (2,),
+        "value_head.0.weight": (h, h),
+        "value_head.0.bias": (h,),
+        "value_head.2.weight": (1, h),
+        "value_head.2.bias": (1,),
+    }
+    if rounds:
+        shapes.update({"node_pip": (p, gw), "node_in.weight": (gw, 6), "node_in.bias": (gw,)})
+        for r in range(rounds):
+            shapes[f"node_self.{r}.weight"] = (gw, gw)
+            shapes[f"node_self.{r}.bias"] = (gw,)
+            shapes[f"node_nb.{r}.weight"] = (gw, gw)
+        shapes["open_node.weight"] = (hp, gw)
+    return shapes
+
+
+# ----------------------------------------------------------------- the file
+def _zip_info(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def write_selfplay_file(spec: NetSpec, arrays: dict[str, np.ndarray], path: str | Path) -> Path:
+    """Write the ``spec`` network's ``arrays`` (its ``state_dict`` as numpy) to ``path``,
+    atomically; ``ValueError`` if they are not the tensors ``spec`` implies."""
+    path = Path(path)
+    state = {k: np.ascontiguousarray(v, dtype="<f4") for k, v in arrays.items()}
+    shapes = {k: tuple(v.shape) for k, v in state.items()}
+    if shapes != parameter_shapes(spec):
+        raise ValueError(f"the arrays are not the tensors of a {spec.net} network of this spec")
+    header = spec.to_json()
+    header["parameters"] = {k: list(v) for k, v in shapes.items()}
+    tmp = path.with_name(path.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w") as zf:
+        zf.writestr(_zip_info(SPEC_MEMBER), json.dumps(header, indent=1, sort_keys=True))
+        for name, arr in state.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, arr, allow_pickle=False)
+            zf.writestr(_zip_info(f"{name}.npy"), buf.getvalue())
+    tmp.replace(path)
+    return path
+
+
+def _read_header(zf: zipfile.ZipFile) -> dict[str, Any] | None:
+    try:
+        raw = zf.read(SPEC_MEMBER)
+    except KeyError:
+        return None
+    if len(raw) > 1 << 20:
+        raise ValueError(f"{SPEC_MEMBER} is larger than 1 MB")
+    data = json.loads(raw.decode("utf-8"))
+    return data if isinstance(data, dict) else None
+
+
+def is_selfplay_policy(path: str | Path) -> bool:
+    """Whether ``path`` is a zip whose ``policy.json`` names the self-play format."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            data = _read_header(zf)
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return False
+    return data is not None and data.get("format") == SELFPLAY_FORMAT
+
+
+def read_selfplay_file(path: str | Path) -> tuple[NetSpec, dict[str, np.ndarray]]:
+    """The spec and the float32 arrays stored at ``path``; ``ValueError`` (``<path>: <what
+    is wrong>``) for anything that is not such a file (``FileNotFoundError`` if missing)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            data = _read_header(zf)
+            if data is None:
+                raise ValueError(f"no {SPEC_MEMBER}")
+            spec = NetSpec.from_json(data)
+            expected = {k: list(v) for k, v in parameter_shapes(spec).items()}
+            if data["parameters"] != expected:
+                raise ValueError("parameters: the shapes listed are not those of the network")
+            arrays = {}
+            for name, shape in expected.items():
+                with zf.open(f"{name}.npy") as f:
+                    arr = np.lib.format.read_array(io.BytesIO(f.read()), allow_pickle=False)
+                if arr.dtype != np.dtype("<f4") or list(arr.shape) != shape:
+                    raise ValueError(f"{name}.npy must be float32 {shape}, got {arr.dtype} {list(arr.shape)}")
+                arrays[name] = arr
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        KeyError,
+        EOFError,
+        UnicodeDecodeError,
+        json.JSONDecodeError,
+    ) as e:
+        raise ValueError(f"{path}: not a self-play policy file ({e})") from None
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    return spec, arrays
