@@ -308,7 +308,7 @@ class SelfPlayPPO:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict` (the config must be the same)."""
-        saved = SelfPlayConfig.from_json(state["config"])
+        saved = type(self.config).from_json(state["config"])  # a subclass learner's config
         if saved != self.config:
             diff = [f.name for f in fields(saved) if getattr(saved, f.name) != getattr(self.config, f.name)]
             raise ValueError(f"the checkpoint was written by another configuration (differs in {diff})")
