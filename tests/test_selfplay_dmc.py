@@ -7,6 +7,7 @@ The Monte-Carlo returns are checked on a hand-computed case and against a slow r
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from training.selfplay.dmc import DMCConfig, ReturnBook, SelfPlayDMC
 from training.selfplay.learner import SelfPlayConfig
 from training.selfplay.run import config_from_json, config_to_json
 
-TINY = {
+TINY: dict[str, Any] = {
     "num_players": 3,
     "max_pips": 6,
     "num_games": 6,
@@ -101,27 +102,27 @@ def test_returns_match_a_slow_reference_on_the_engine() -> None:
             if choice.size:
                 n = choice.size
                 book.record(choice, seat[choice], obs[choice], mask[choice], tags, np.zeros(n), np.zeros(n))
-            for g, t in zip(choice, tags, strict=True):
-                chains.setdefault((int(g), int(seat[g])), []).append([int(t), 0.0])
+            for game, t in zip(choice.tolist(), tags.tolist(), strict=True):
+                chains.setdefault((game, int(seat[game])), []).append([t, 0.0])
             obs, mask, seat, rewards, terminated, _ = env.step(actions)
             book.credit(rewards, terminated)
-            for (g, s), chain in chains.items():
+            for (game, s), chain in chains.items():
                 if chain:
-                    chain[-1][1] += float(rewards[g, s])
-            for g in np.flatnonzero(terminated):
+                    chain[-1][1] += float(rewards[game, s])
+            for game in np.flatnonzero(terminated).tolist():
                 for s in range(3):
                     ret = 0.0
-                    for t, r in reversed(chains.pop((int(g), s), [])):
+                    for done_tag, r in reversed(chains.pop((game, s), [])):
                         ret = r + gamma * ret
-                        expected[t] = ret
+                        expected[int(done_tag)] = ret
         batch = book.finish(gamma)
-        for t, ret in zip(batch.action.tolist(), batch.returns.tolist(), strict=True):
-            assert t not in trained  # trained once
-            trained[t] = ret
+        for got_tag, got in zip(batch.action.tolist(), batch.returns.tolist(), strict=True):
+            assert got_tag not in trained  # trained once
+            trained[got_tag] = got
     assert len(expected) > 50
     assert trained.keys() == expected.keys()
-    for t, ret in expected.items():
-        assert trained[t] == pytest.approx(ret, abs=1e-5)
+    for key, value in expected.items():
+        assert trained[key] == pytest.approx(value, abs=1e-5)
 
 
 def _params(learner: SelfPlayDMC) -> dict[str, th.Tensor]:

@@ -166,6 +166,7 @@ class SelfPlayDMC(SelfPlayPPO):
     """The deep Monte-Carlo learner (see the module docstring)."""
 
     config: DMCConfig
+    book: ReturnBook
 
     def __init__(self, config: DMCConfig) -> None:
         if not isinstance(config, DMCConfig):
