@@ -4,6 +4,8 @@ Env decisions per second INCLUDING the learning updates (rollout + PPO epochs), 
 
 * ``selfplay/tile`` and ``selfplay/mlp``: :class:`~training.selfplay.learner.SelfPlayPPO`
   (one batched forward pass a step over the batched engine, every seat trains);
+* ``selfplay/dmc``: :class:`~training.selfplay.dmc.SelfPlayDMC` on the ``tile`` net (the
+  same rollouts, epsilon-greedy acting, its Monte-Carlo regression as the update);
 * ``sb3/maskable``: sb3-contrib's ``MaskablePPO`` (``MlpPolicy``, the same hidden sizes as
   the MLP) through :class:`~training.batched_vec.BatchedVecEnv`, the path users know (it
   trains the acting seat only; its rollouts hold the same number of decisions);
@@ -30,10 +32,11 @@ __all__ = ["measure", "register"]
 TRAIN_REFERENCE = 470.0
 
 
-def _selfplay_path(net: str, games: int, steps: int, threads: int) -> Callable[[], int]:
-    from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
+def _selfplay_path(net: str, games: int, steps: int, threads: int, algo: str = "ppo") -> Callable[[], int]:
+    from training.selfplay.run import ALGOS, make_learner
 
-    learner = SelfPlayPPO(SelfPlayConfig(net=net, num_games=games, steps=steps, threads=threads, seed=1))
+    config = ALGOS[algo](net=net, num_games=games, steps=steps, threads=threads, seed=1)
+    learner = make_learner(config)
 
     def update() -> int:
         learner.iterate()
@@ -76,6 +79,7 @@ def measure(rounds: int, games: int, steps: int, threads: int, paths: list[str])
     builders: dict[str, Callable[[], Callable[[], int]]] = {
         "selfplay/tile": lambda: _selfplay_path("tile", games, steps, threads),
         "selfplay/mlp": lambda: _selfplay_path("mlp", games, steps, threads),
+        "selfplay/dmc": lambda: _selfplay_path("tile", games, steps, threads, algo="dmc"),
         "sb3/maskable": lambda: _sb3_path(games, steps, threads, 128),
     }
     runs = {name: builders[name]() for name in paths}
@@ -105,14 +109,14 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--paths",
         nargs="+",
-        default=["selfplay/tile", "selfplay/mlp", "sb3/maskable"],
+        default=["selfplay/tile", "selfplay/mlp", "selfplay/dmc", "sb3/maskable"],
         help="paths to measure",
     )
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    known = ("selfplay/tile", "selfplay/mlp", "sb3/maskable")
+    known = ("selfplay/tile", "selfplay/mlp", "selfplay/dmc", "sb3/maskable")
     for name in args.paths:
         if name not in known:
             print(
@@ -131,7 +135,7 @@ def main(args: argparse.Namespace) -> int:
             return 2
     rates = measure(args.rounds, args.games, args.steps, args.threads, list(args.paths))
     print(
-        f"4 players, double-12; {args.games} games x {args.steps} steps a rollout, 3 PPO epochs, "
+        f"4 players, double-12; {args.games} games x {args.steps} steps a rollout, 3 PPO epochs (dmc: 1), "
         f"{args.threads} torch thread(s); {args.rounds} timed updates per path, in turns"
     )
     base = rates.get("sb3/maskable")

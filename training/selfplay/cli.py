@@ -1,11 +1,18 @@
-"""``mtrain selfplay``: PPO self-play on the compiled batched engine (see :mod:`training.selfplay`).
+"""``mtrain selfplay``: self-play on the compiled batched engine, PPO or deep Monte-Carlo.
 
 Examples::
 
-    mtrain selfplay --out runs/sp --minutes 100                 # the structured network (tile)
+    mtrain selfplay --out runs/sp --minutes 100                 # PPO, the structured network (tile)
     mtrain selfplay --out runs/sp --resume --minutes 30         # continue it exactly
     mtrain selfplay --out runs/mlp --net mlp --steps 20000000   # the MLP baseline
     mtrain selfplay --out runs/lg --opponents planner --opponent-share 0.5  # half the games vs planner seats
+    mtrain selfplay --out runs/dmc --algo dmc --epsilon 0.05    # deep Monte-Carlo Q(s, a)
+
+--algo ppo (default; :mod:`training.selfplay.learner`) trains an actor-critic by clipped
+PPO; --algo dmc (:mod:`training.selfplay.dmc`) regresses the network's per-action scores
+as Q(s, a) on Monte-Carlo returns and acts epsilon-greedily (DouZero's recipe). The
+PPO-only options (--gae-lambda, --clip, --ent-coef, --vf-coef) are refused with --algo
+dmc, --epsilon with --algo ppo. The algorithm is part of the run's identity.
 
 One shared network acts for the seat on turn in --games games at once (one batched forward
 pass a step); every seat's decisions are trained on with that seat's own returns. The run
@@ -40,8 +47,8 @@ _LEARNER: dict[str, tuple[str, type, str]] = {
     "--pair-hidden": ("pair_hidden", int, "tile/train token width of the tile net (default 64)"),
     "--games": ("num_games", int, "games played at once (default 256)"),
     "--rollout-steps": ("steps", int, "env steps per rollout (default 64)"),
-    "--epochs": ("epochs", int, "PPO epochs per rollout (default 3)"),
-    "--minibatch": ("minibatch", int, "PPO minibatch (default 2048)"),
+    "--epochs": ("epochs", int, "passes over each rollout's decisions (default 3; dmc 1)"),
+    "--minibatch": ("minibatch", int, "decisions a gradient step (default 2048; dmc 1024)"),
     "--lr": ("lr", float, "Adam learning rate (default 3e-4)"),
     "--gamma": ("gamma", float, "discount per decision (default 1)"),
     "--gae-lambda": ("lam", float, "GAE lambda (default 0.95)"),
@@ -53,6 +60,12 @@ _LEARNER: dict[str, tuple[str, type, str]] = {
     "--init": ("init", str, "start from the weights of this self-play policy file (default: fresh)"),
     "--opponents": ("opponents", str, "league opponents: none (default) or planner (compiled, batched)"),
     "--opponent-share": ("opponent_share", float, "share of the games with 1..n-1 opponent seats (e.g. 0.5)"),
+    "--epsilon": ("epsilon", float, "dmc: probability of a random legal action (default 0.05)"),
+}
+#: options of one learner only
+_ONLY: dict[str, tuple[str, ...]] = {
+    "ppo": ("lam", "clip", "ent_coef", "vf_coef"),
+    "dmc": ("epsilon",),
 }
 #: option -> (RunOptions field, type, help)
 _RUN: dict[str, tuple[str, type, str]] = {
@@ -81,13 +94,16 @@ def register(subparsers: Any) -> None:
     """Add the ``selfplay`` subcommand to the ``mtrain`` parser."""
     p = subparsers.add_parser(
         "selfplay",
-        help="PPO self-play on the batched engine (every seat learns; tile or MLP network)",
+        help="self-play on the batched engine, PPO or deep Monte-Carlo (every seat learns)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
     p.add_argument("--out", required=True, help="the run's directory")
     learner = p.add_argument_group("learner (part of the run's identity)")
+    learner.add_argument(
+        "--algo", default=None, help="ppo (default): clipped PPO; dmc: deep Monte-Carlo Q(s, a)"
+    )
     for flag, (dest, typ, text) in _LEARNER.items():
         learner.add_argument(flag, dest=dest, type=_typed(typ, flag), default=None, help=text)
     run = p.add_argument_group("budget and evaluation")
@@ -123,14 +139,26 @@ def _first_word(message: str) -> str:
     return message.split(" ", 1)[0]
 
 
+def _check_options_of(algo: str, given: dict[str, Any]) -> None:
+    """``ValueError`` for an option given that belongs to the other learner."""
+    for other, names in _ONLY.items():
+        if other != algo:
+            for name in names:
+                if name in given:
+                    raise ValueError(
+                        f"{_flag_of(name)}: an option of --algo {other}, this run is --algo {algo}"
+                    )
+
+
 def build(args: argparse.Namespace) -> tuple[Any, Any]:
     """The run's ``(SelfPlayConfig, RunOptions)``; ``ValueError("--flag: message")`` if bad."""
-    from training.selfplay.learner import SelfPlayConfig
-    from training.selfplay.run import CONFIG_FILE, RunOptions
+    from training.selfplay.run import ALGOS, CONFIG_FILE, RunOptions, algo_of, config_from_json
 
     given = {
         dest: getattr(args, dest) for dest, _t, _h in _LEARNER.values() if getattr(args, dest) is not None
     }
+    if args.algo is not None and args.algo not in ALGOS:
+        raise ValueError(f"--algo: must be one of {', '.join(ALGOS)}, got {args.algo!r}")
     out = Path(args.out)
     saved_path = out / CONFIG_FILE
     if saved_path.is_file() and not args.resume:
@@ -139,9 +167,14 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         if not saved_path.is_file():
             raise ValueError(f"--resume: {out} holds no self-play run ({CONFIG_FILE} missing)")
         try:
-            saved = SelfPlayConfig.from_json(json.loads(saved_path.read_text()))
+            saved = config_from_json(json.loads(saved_path.read_text()))
         except (ValueError, TypeError) as err:
             raise ValueError(f"--resume: {saved_path}: {err}") from None
+        if args.algo is not None and args.algo != algo_of(saved):
+            raise ValueError(
+                f"--algo: the run in {out} was started with {algo_of(saved)!r}, got {args.algo!r}"
+            )
+        _check_options_of(algo_of(saved), given)
         for field, value in given.items():
             if getattr(saved, field) != value:
                 was = getattr(saved, field)
@@ -150,8 +183,10 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
                 )
         config = saved
     else:
+        algo = args.algo or "ppo"
+        _check_options_of(algo, given)
         try:
-            config = SelfPlayConfig(**given)
+            config = ALGOS[algo](**given)
         except ValueError as err:
             raise ValueError(f"{_flag_of(_first_word(str(err)))}: {err}") from None
     if config.init and not args.resume:

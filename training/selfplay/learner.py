@@ -212,24 +212,30 @@ class SelfPlayPPO:
             actions[games] = self.planner.act(self.env.states, games)
             self.league_moves += games.size
         if choice.size:
-            obs = th.from_numpy(self.obs[choice])
-            m = th.from_numpy(mask[choice].astype(np.bool_))
-            with th.no_grad():
-                logits, value = self.net(obs, m)
-                logp_all = th.log_softmax(logits, dim=1)
-                a = th.multinomial(logp_all.exp(), 1, generator=self.gen).squeeze(1)
-                logp = logp_all.gather(1, a[:, None]).squeeze(1)
-            actions[choice] = a.numpy()
-            self.book.record(
-                choice,
-                self.seat[choice],
-                self.obs[choice],
-                mask[choice],
-                actions[choice],
-                logp.numpy(),
-                value.numpy(),
-            )
+            self._choose(choice, actions)
         return actions, choice
+
+    def _choose(self, choice: np.ndarray, actions: np.ndarray) -> None:
+        """The learner's actions in the games ``choice`` (written into ``actions``), recorded
+        for training: a sample of the policy, with its log-probability and value."""
+        mask = self.mask
+        obs = th.from_numpy(self.obs[choice])
+        m = th.from_numpy(mask[choice].astype(np.bool_))
+        with th.no_grad():
+            logits, value = self.net(obs, m)
+            logp_all = th.log_softmax(logits, dim=1)
+            a = th.multinomial(logp_all.exp(), 1, generator=self.gen).squeeze(1)
+            logp = logp_all.gather(1, a[:, None]).squeeze(1)
+        actions[choice] = a.numpy()
+        self.book.record(
+            choice,
+            self.seat[choice],
+            self.obs[choice],
+            mask[choice],
+            actions[choice],
+            logp.numpy(),
+            value.numpy(),
+        )
 
     def collect(self) -> Batch:
         """One rollout of ``steps`` env steps in every game; its trainable decisions."""
@@ -345,7 +351,7 @@ class SelfPlayPPO:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict` (the config must be the same)."""
-        saved = SelfPlayConfig.from_json(state["config"])
+        saved = type(self.config).from_json(state["config"])  # a subclass learner's config
         if saved != self.config:
             diff = [f.name for f in fields(saved) if getattr(saved, f.name) != getattr(self.config, f.name)]
             raise ValueError(f"the checkpoint was written by another configuration (differs in {diff})")

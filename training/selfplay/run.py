@@ -1,9 +1,12 @@
 """A self-play run on disk: budget, checkpoints and exact resume, evaluation, learning curve.
 
-``run_selfplay(config, out_dir, ...)`` trains a :class:`SelfPlayPPO` until ``total_steps``
-env decisions or ``max_minutes`` of wall time, writing into ``out_dir``:
+``run_selfplay(config, out_dir, ...)`` trains a :class:`SelfPlayPPO` (a
+:class:`~training.selfplay.learner.SelfPlayConfig`) or a
+:class:`~training.selfplay.dmc.SelfPlayDMC` (a :class:`~training.selfplay.dmc.DMCConfig`)
+until ``total_steps`` env decisions or ``max_minutes`` of wall time, writing into ``out_dir``:
 
-* ``selfplay.json``: the run's configuration (a resume must match it);
+* ``selfplay.json``: the run's configuration with its ``"algo"`` (``ppo`` or ``dmc``; a
+  resume must match it);
 * ``checkpoint.pt``: the learner's whole state (every ``checkpoint_every`` updates and at
   each evaluation and at the end; :mod:`training.selfplay.checkpoint`);
 * ``policies/step_<env steps>.npz``: the policy at each evaluation, and ``policy.npz``, the
@@ -34,9 +37,21 @@ from typing import Any
 
 from agents.mexican_train.tilenet import save_selfplay_policy
 from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
+from training.selfplay.dmc import DMCConfig, SelfPlayDMC
 from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
 
-__all__ = ["CURVE_FIELDS", "CheckpointError", "RunOptions", "run_selfplay"]
+__all__ = [
+    "ALGOS",
+    "CURVE_FIELDS",
+    "CheckpointError",
+    "RunOptions",
+    "config_from_json",
+    "config_to_json",
+    "run_selfplay",
+]
+
+#: learner name -> its configuration class (``selfplay.json``'s ``"algo"``)
+ALGOS: dict[str, type[SelfPlayConfig]] = {"ppo": SelfPlayConfig, "dmc": DMCConfig}
 
 CONFIG_FILE = "selfplay.json"
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -79,6 +94,30 @@ class RunOptions:
                 raise ValueError(f"{name} must be a non-negative int, got {v!r}")
         if not isinstance(self.max_minutes, (int, float)) or not self.max_minutes >= 0:
             raise ValueError(f"max_minutes must be >= 0, got {self.max_minutes!r}")
+
+
+def algo_of(config: SelfPlayConfig) -> str:
+    """The learner a configuration is for."""
+    return "dmc" if isinstance(config, DMCConfig) else "ppo"
+
+
+def config_to_json(config: SelfPlayConfig) -> dict[str, Any]:
+    """``selfplay.json``: the learner's name and its settings."""
+    return {"algo": algo_of(config), **config.to_json()}
+
+
+def config_from_json(data: dict[str, Any]) -> SelfPlayConfig:
+    """Inverse of :func:`config_to_json` (a file without ``"algo"`` is a PPO run)."""
+    data = dict(data)
+    algo = data.pop("algo", "ppo")
+    if algo not in ALGOS:
+        raise ValueError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
+    return ALGOS[algo].from_json(data)
+
+
+def make_learner(config: SelfPlayConfig) -> SelfPlayPPO:
+    """The learner of ``config``'s algorithm."""
+    return SelfPlayDMC(config) if isinstance(config, DMCConfig) else SelfPlayPPO(config)
 
 
 def _evaluate(policy: Path, opts: RunOptions, config: SelfPlayConfig) -> list[Any]:
@@ -151,12 +190,12 @@ def run_selfplay(
     (out / "policies").mkdir(exist_ok=True)
     cfg_path = out / CONFIG_FILE
     if cfg_path.is_file():
-        saved = SelfPlayConfig.from_json(json.loads(cfg_path.read_text()))
+        saved = config_from_json(json.loads(cfg_path.read_text()))
         if saved != config:
             raise ValueError(f"{out} holds a run with another configuration ({cfg_path}); use a new --out")
     else:
-        cfg_path.write_text(json.dumps(config.to_json(), indent=1) + "\n")
-    learner = SelfPlayPPO(config)
+        cfg_path.write_text(json.dumps(config_to_json(config), indent=1) + "\n")
+    learner = make_learner(config)
     wall_before = 0.0
     ckpt = out / CHECKPOINT_FILE
     if ckpt.is_file():
@@ -242,7 +281,10 @@ def run_selfplay(
             writer.add_scalar("train/rounds", learner.rounds, step)
             if bar is not None:
                 bar.update(int(stats["decisions"]))
-                bar.set_postfix_str(f"{stats['decisions'] / dt:,.0f} dec/s, ent {stats['entropy']:.2f}")
+                shown = (
+                    f"ent {stats['entropy']:.2f}" if "entropy" in stats else f"q_loss {stats['q_loss']:.1f}"
+                )
+                bar.set_postfix_str(f"{stats['decisions'] / dt:,.0f} dec/s, {shown}")
             if step >= next_eval and opts.eval_deals:
                 checkpoint()
                 evaluate_now()
