@@ -50,8 +50,15 @@ FIELDS = (
 def run_point(
     spec: AgentSpec, out: Path, deals: int, seed: int, players: int, workers: int
 ) -> dict[str, Any]:
-    """Play (or resume) the point's tournament; its row of ``curves.csv``."""
+    """Play (or resume) the point's tournament; its row of ``curves.csv``. A point already
+    played on at least ``deals`` deals (same seed) is read as it is: a costly point can be
+    played on more deals than the rest, and a cheap one on fewer."""
     label = spec.default_label()
+    summary_path = out / label / "summary.json"
+    if summary_path.is_file():
+        played = json.loads(summary_path.read_text())["config"]
+        if played["seed"] == seed and played["num_players"] == players and played["deals"] >= deals:
+            return _row(spec, label, json.loads(summary_path.read_text()))
     config = TournamentConfig(
         agents=[spec, AgentSpec("planner")],
         game=GameConfig.make(num_players=players),
@@ -63,7 +70,11 @@ def run_point(
         plots=False,
     )
     run_tournament(config)
-    summary = json.loads((out / label / "summary.json").read_text())
+    return _row(spec, label, json.loads(summary_path.read_text()))
+
+
+def _row(spec: AgentSpec, label: str, summary: dict[str, Any]) -> dict[str, Any]:
+    """The point's row of ``curves.csv`` from its tournament's summary (ms: timed later)."""
     me = next(a for a in summary["agents"] if a["agent"] == label)
     pair = next(p for p in summary["pairwise"] if {p["a"], p["b"]} == {label, "planner"})
     sign = -1.0 if pair["a"] == label else 1.0  # gain = planner's penalty - the point's
@@ -154,14 +165,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         writer.writeheader()
         writer.writerows(rows)
     lineup = f"X + {args.players - 1} x planner"
-    title = f"{args.players} players, double-12: {lineup}, {args.deals} duplicate deals, seed {args.seed}"
+    deals = sorted({r["rounds"] // args.players for r in rows})
+    counts = f"{deals[0]}" if len(deals) == 1 else f"{deals[0]}-{deals[-1]}"
+    title = f"{args.players} players, double-12: {lineup}, {counts} duplicate deals a point, seed {args.seed}"
     plot(rows, out / "curves.png", title)
-    print(f"{'point':22s} {'ms/dec':>8s} {'pips/round better than planner [95% CI]':>40s}")
-    print(f"{'':22s} {'(timed)':>8s}")
+    print(f"{'point':34s} {'ms/dec':>8s} {'rounds':>7s} {'pips/round better than planner [95% CI]':>40s}")
+    print(f"{'':34s} {'(timed)':>8s}")
     for r in rows:
         mark = "  (cheats)" if r["cheats"] else ""
         ci = f"[{r['gain_lo']:.2f}, {r['gain_hi']:.2f}]"
-        print(f"{r['label']:22s} {r['ms_per_decision']:8.2f} {r['gain']:8.2f} {ci}{mark}")
+        print(f"{r['label']:34s} {r['ms_per_decision']:8.2f} {r['rounds']:7d} {r['gain']:8.2f} {ci}{mark}")
     print(f"wrote {out / 'curves.csv'} and {out / 'curves.png'}")
     return 0
 
