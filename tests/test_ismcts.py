@@ -179,8 +179,8 @@ def test_policy_training_fits_the_labels() -> None:
     """The cross-entropy to a fixed set of visit distributions falls with training."""
     from training.expert_iteration import label_games, train_policy
 
-    data = label_games(ISMCTSAgent(seed=0, sims=8), games=6, seed=40, players=4, progress=False)
-    net = build_net(NetSpec.make("tile", GameConfig.make(num_players=4), hidden=16, pair_hidden=8), seed=1)
+    data = label_games(ISMCTSAgent(seed=0, sims=8), games=3, seed=40, players=4, progress=False)
+    net = build_net(NetSpec.make("tile", GameConfig.make(num_players=4), hidden=32, pair_hidden=16), seed=1)
     before = train_policy(net, data, epochs=1, lr=1e-9, batch=64, seed=0)
     after = train_policy(net, data, epochs=30, lr=3e-3, batch=64, seed=0)
     floor = before["label_entropy"]

@@ -4,7 +4,8 @@ Each iteration:
 
 1. **label** — ``--games`` games (one round each) are played with the current searcher in
    every seat: iteration 0 is plain ``ismcts`` (no network yet), later ones the
-   ``champion`` with the last network as its PUCT prior. At every decision with a choice
+   ``champion`` with the last network as its PUCT prior (both with ``--c`` and
+   ``--opponents``, the champion's defaults). At every decision with a choice
    the seat's observation and action mask are kept with the search's root visit
    distribution (the label: where the search ends up spending its iterations);
 2. **train** — the self-play network (:mod:`agents.mexican_train.tilenet`, the policy head)
@@ -34,8 +35,8 @@ import torch as th
 from tqdm import tqdm
 
 from agents.mexican_train.base import decision_for
-from agents.mexican_train.champion import ChampionAgent
-from agents.mexican_train.ismcts import ISMCTSAgent
+from agents.mexican_train.champion import ChampionAgent, one_torch_thread
+from agents.mexican_train.ismcts import OPPONENTS, ISMCTSAgent
 from agents.mexican_train.tilenet import (
     NetSpec,
     TileNet,
@@ -111,6 +112,13 @@ def train_policy(
     Returns the last epoch's training cross-entropy, the labels' own entropy (its floor:
     their difference is the KL divergence), and the held-out cross-entropy and top-1
     agreement with the search's most-visited move."""
+    with one_torch_thread():
+        return _fit(net, data, epochs, lr, batch, seed)
+
+
+def _fit(
+    net: Any, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int, seed: int
+) -> dict[str, float]:
     games = np.unique(data["game"])
     held = np.isin(data["game"], games[len(games) - max(1, len(games) // 10) :])
     tensors = {k: th.as_tensor(data[k]) for k in ("obs", "mask", "target")}
@@ -164,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch", type=int_at_least(1), default=256)
     parser.add_argument("--hidden", type=int_at_least(1), default=64)
     parser.add_argument("--seed", type=int_at_least(0), default=7)
+    parser.add_argument("--c", type=positive_float, default=30.0, help="the searches' UCB constant")
+    parser.add_argument("--opponents", choices=OPPONENTS, default="chain", help="as ismcts's opponents=")
     parser.add_argument("--c-puct", type=positive_float, default=40.0, help="the champion's prior weight")
     args = parser.parse_args(argv)
     th.set_num_threads(1)

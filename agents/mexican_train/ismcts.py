@@ -33,6 +33,8 @@ __all__ = ["DEFAULT_SIMS", "ISMCTSAgent"]
 DEFAULT_SIMS = 200
 #: iterations per compiled call under a time budget (the clock is read between calls)
 CHUNK = 8
+#: how the opponents move inside the tree (``ISMCTSAgent(opponents=...)``)
+OPPONENTS = ("tree", "chain")
 #: tree nodes allotted under a time budget (the search stops early when they run out)
 MS_CAPACITY = 50_000
 
@@ -54,12 +56,20 @@ class ISMCTSAgent(Agent):
         sims: iterations per decision (default :data:`DEFAULT_SIMS` when ``ms`` is not given).
         ms: wall-clock milliseconds per decision instead (not reproducible).
         c: UCB exploration constant, in pips a round (the results' scale).
+        opponents: ``"tree"`` (default; SO-ISMCTS: the opponents' moves branch too, each
+            seat maximising its own result) or ``"chain"`` (the opponents play the chain
+            policy inside the tree as in the rollouts; only this seat's decisions branch).
     """
 
     name = "ismcts"
 
     def __init__(
-        self, seed: int | None = None, sims: int | None = None, ms: float | None = None, c: float = 10.0
+        self,
+        seed: int | None = None,
+        sims: int | None = None,
+        ms: float | None = None,
+        c: float = 10.0,
+        opponents: str = "tree",
     ) -> None:
         super().__init__(seed)
         if sims is not None and ms is not None:
@@ -72,16 +82,19 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"ms must be > 0, got {ms}")
         if c < 0:
             raise ValueError(f"c must be >= 0, got {c}")
+        if opponents not in OPPONENTS:
+            raise ValueError(f"opponents must be one of {OPPONENTS}, got {opponents!r}")
         self.sims = sims
         self.ms = ms
         self.c = float(c)
+        self.opponents = opponents
         self._modules: tuple[Any, Any] | None = None
         self._games: dict[GameConfig, tuple[Any, Any]] = {}
         self.last_iterations = 0  #: iterations run for the last decision
         self.last_visits: dict[int, tuple[float, float]] = {}  #: action -> (visits, mean result)
 
     def params(self) -> dict[str, Any]:
-        return {"sims": self.sims, "ms": self.ms, "c": self.c}
+        return {"sims": self.sims, "ms": self.ms, "c": self.c, "opponents": self.opponents}
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the compiled modules and per-config caches (rebuilt on use)."""
@@ -129,6 +142,7 @@ class ISMCTSAgent(Agent):
             None if priors is None else np.asarray(priors, np.float64)[order],
             c_uct=self.c,
             c_puct=self.c_puct(),
+            branch_opponents=self.opponents == "tree",
             sc=sc,
         )
         if self.sims is not None:

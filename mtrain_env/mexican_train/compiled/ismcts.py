@@ -16,7 +16,10 @@ with the seat's view, a function of ``(base, index)``):
    (:func:`.rollout.round_result`, the zero-sum pips of the round).
 
 Edges are public moves (a tile on a train, DRAW, PASS), so opponents' nodes merge the worlds
-in which they made the same public move, as SO-ISMCTS does. With ``priors`` the root is a
+in which they made the same public move, as SO-ISMCTS does. With ``branch_opponents=False``
+the opponents do not branch: in the tree they play the chain policy (each seat's chains
+reserved when the iteration's world is dealt), and only the searching seat's decisions are
+nodes (its later decisions merged across worlds by availability, as above). With ``priors`` the root is a
 PUCT node instead (AlphaZero's ``Q + c_puct P sqrt(N) / (1 + n)``): every root move is a
 child from the start and the prior steers the visits; the ``champion`` agent passes a
 learned policy's probabilities there.
@@ -105,6 +108,7 @@ def search(
     c_uct: float,
     priors: np.ndarray,
     c_puct: float,
+    branch_opponents: bool,
     tree_i: np.ndarray,
     tree_f: np.ndarray,
     stats: np.ndarray,
@@ -134,6 +138,8 @@ def search(
             stats[ST_FALLBACKS] += 1  # root keeps the template: a world of the exact dealer
         s[:] = root
         x = rollout._splitmix(np.uint64(base) ^ rollout._splitmix(np.uint64(index) ^ np.uint64(0xA5A5)))
+        if not branch_opponents:
+            rollout._reserve(s, tb, sc)  # the opponents' chains, for their moves in the tree
         node = 0
         plen = 0
         while s[S_PHASE] < ROUND_OVER and plen < MAX_PATH:
@@ -142,6 +148,9 @@ def search(
                 engine.apply(s, tb, moves[0])
                 continue
             p = s[S_CURRENT]
+            if p != seat and not branch_opponents:
+                engine.apply(s, tb, rollout._choose(s, tb, moves, count, sc[1], danger))
+                continue
             for i in range(count):
                 flag[moves[i]] = 1
             puct = node == 0 and c_puct > 0.0
@@ -229,6 +238,7 @@ class Tree:
         priors: np.ndarray | None = None,
         c_uct: float = 10.0,
         c_puct: float = 0.0,
+        branch_opponents: bool = True,
         danger: int = 2,
         sc: Any = None,
     ) -> None:
@@ -236,6 +246,7 @@ class Tree:
         self.base = int(base)
         self.c_uct = float(c_uct)
         self.c_puct = float(c_puct) if priors is not None else 0.0
+        self.branch_opponents = bool(branch_opponents)
         self.danger = int(danger)
         self.sc = rollout.scratch() if sc is None else sc
         size = capacity + len(root_moves) + 1
@@ -267,6 +278,7 @@ class Tree:
             self.c_uct,
             self.priors,
             self.c_puct,
+            self.branch_opponents,
             self.tree_i,
             self.tree_f,
             self.stats,
