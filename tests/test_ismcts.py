@@ -199,3 +199,12 @@ def test_champion_sees_no_hidden_information(tmp_path: Path) -> None:
     compared, differing = _leak_check(lambda: ChampionAgent(seed=3, sims=12, path=path))
     assert compared >= 3
     assert differing == 0
+
+
+def test_curves_draw_one_line_per_agent_and_non_budget_knobs() -> None:
+    from agents.tournament.curves import family
+
+    assert family("mc[sims=200]") == ("mc", "sims=200")
+    assert family("mc[ms=100]") == ("mc", "ms=100")
+    assert family("ismcts[c=30,opponents=chain,sims=200]") == ("ismcts[c=30,opponents=chain]", "sims=200")
+    assert family("oracle") == ("oracle", "")

@@ -200,7 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         seed = args.seed * 1_000_003 + k * args.games  # fresh deals every iteration
         labels = label_games(searcher, args.games, seed, args.players)
-        np.savez_compressed(labels_path, **labels)
+        np.savez_compressed(
+            labels_path, obs=labels["obs"], mask=labels["mask"], target=labels["target"], game=labels["game"]
+        )
         parts.append(labels)
         metrics = train_policy(net, _merge(parts), args.epochs, args.lr, args.batch, args.seed + k)
         save_selfplay_policy(net, policy_path)

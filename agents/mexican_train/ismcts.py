@@ -145,10 +145,10 @@ class ISMCTSAgent(Agent):
             branch_opponents=self.opponents == "tree",
             sc=sc,
         )
-        if self.sims is not None:
-            tree.grow(self.sims)
+        if self.ms is None:
+            tree.grow(capacity)
         else:
-            deadline = start + float(self.ms) / 1000.0
+            deadline = start + self.ms / 1000.0
             while True:
                 before = tree.iterations
                 tree.grow(CHUNK)

@@ -14,6 +14,10 @@ per agent name). A cheating point
 
     python -m agents.tournament.curves --out runs/curves --deals 200 --seed 2029 --workers 2 \\
         --points 'mc[sims=25]' 'mc[sims=50]' 'mc[sims=100]' 'mc[sims=200]' 'mc[sims=400]' oracle
+
+Rerun with more points (``ismcts[sims=200]``, ``champion[ms=100]``, ...) and fewer
+``--deals`` into the same ``--out``: the points already played on at least that many
+deals are read back as they are, and every point is timed again in the one timing run.
 """
 
 from __future__ import annotations
@@ -96,22 +100,38 @@ def _row(spec: AgentSpec, label: str, summary: dict[str, Any]) -> dict[str, Any]
     }
 
 
+#: the budget knobs: points differing only in these are drawn on one line
+BUDGET_KNOBS = ("sims", "ms", "rollouts")
+
+
+def family(label: str) -> tuple[str, str]:
+    """``(line, budget)`` of a point label: ``"ismcts[c=30,sims=200]"`` -> ``("ismcts[c=30]",
+    "sims=200")``; the points of one line differ only in their budget knobs."""
+    name, _, rest = label.partition("[")
+    params = [p for p in rest.rstrip("]").split(",") if p]
+    budget = [p for p in params if p.split("=")[0] in BUDGET_KNOBS]
+    other = [p for p in params if p not in budget]
+    return (f"{name}[{','.join(other)}]" if other else name), ",".join(budget)
+
+
 def plot(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
-    """Gain on planner (pips a round) against ms a decision, log x; one line per agent name."""
+    """Gain on planner (pips a round) against ms a decision, log x; one line per agent and
+    non-budget parameters (:func:`family`), each point labelled with its budget."""
     fig = _figure(7.0, 4.2)
     ax = fig.add_subplot()
-    names = sorted({r["agent"] for r in rows if not r["cheats"]})
-    for name in names:
+    lines = sorted({family(r["label"])[0] for r in rows if not r["cheats"]})
+    for line in lines:
         pts = sorted(
-            (r for r in rows if r["agent"] == name and not r["cheats"]), key=lambda r: r["ms_per_decision"]
+            (r for r in rows if family(r["label"])[0] == line and not r["cheats"]),
+            key=lambda r: r["ms_per_decision"],
         )
         xs = [r["ms_per_decision"] for r in pts]
         ys = [r["gain"] for r in pts]
         err = [[r["gain"] - r["gain_lo"] for r in pts], [r["gain_hi"] - r["gain"] for r in pts]]
-        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=name)
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=line)
         for r in pts:
             ax.annotate(
-                r["label"].removeprefix(name),
+                family(r["label"])[1],
                 (r["ms_per_decision"], r["gain"]),
                 fontsize=7,
                 textcoords="offset points",
@@ -169,12 +189,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = f"{deals[0]}" if len(deals) == 1 else f"{deals[0]}-{deals[-1]}"
     title = f"{args.players} players, double-12: {lineup}, {counts} duplicate deals a point, seed {args.seed}"
     plot(rows, out / "curves.png", title)
-    print(f"{'point':34s} {'ms/dec':>8s} {'rounds':>7s} {'pips/round better than planner [95% CI]':>40s}")
-    print(f"{'':34s} {'(timed)':>8s}")
+    w = max(len(r["label"]) for r in rows) + 1
+    print(f"{'point':{w}s} {'ms/dec':>8s} {'rounds':>7s} {'pips/round better than planner [95% CI]':>40s}")
+    print(f"{'':{w}s} {'(timed)':>8s}")
     for r in rows:
         mark = "  (cheats)" if r["cheats"] else ""
         ci = f"[{r['gain_lo']:.2f}, {r['gain_hi']:.2f}]"
-        print(f"{r['label']:34s} {r['ms_per_decision']:8.2f} {r['rounds']:7d} {r['gain']:8.2f} {ci}{mark}")
+        print(f"{r['label']:{w}s} {r['ms_per_decision']:8.2f} {r['rounds']:7d} {r['gain']:8.2f} {ci}{mark}")
     print(f"wrote {out / 'curves.csv'} and {out / 'curves.png'}")
     return 0
 
