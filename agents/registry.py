@@ -26,6 +26,9 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
         "planner": "agents.mexican_train.planner:PlannerAgent",
         "mc": "agents.mexican_train.mc:MCAgent",
         "mc_infer": "agents.mexican_train.mc_infer:MCInferAgent",
+        "ismcts": "agents.mexican_train.ismcts:ISMCTSAgent",
+        "champion": "agents.mexican_train.champion:ChampionAgent",
+        "champion_policy": "agents.mexican_train.champion:ChampionPolicyAgent",
         # CHEATS (perfect information): the headroom bound, never a fair baseline
         "oracle": "agents.mexican_train.oracle:OracleAgent",
         "ppo": "agents.mexican_train.ppo:PPOAgent",

@@ -14,6 +14,10 @@ per agent name). A cheating point
 
     python -m agents.tournament.curves --out runs/curves --deals 200 --seed 2029 --workers 2 \\
         --points 'mc[sims=25]' 'mc[sims=50]' 'mc[sims=100]' 'mc[sims=200]' 'mc[sims=400]' oracle
+
+Rerun with more points (``ismcts[sims=200]``, ``champion[ms=100]``, ...) and fewer
+``--deals`` into the same ``--out``: the points already played on at least that many
+deals are read back as they are, and every point is timed again in the one timing run.
 """
 
 from __future__ import annotations
@@ -50,8 +54,15 @@ FIELDS = (
 def run_point(
     spec: AgentSpec, out: Path, deals: int, seed: int, players: int, workers: int
 ) -> dict[str, Any]:
-    """Play (or resume) the point's tournament; its row of ``curves.csv``."""
+    """Play (or resume) the point's tournament; its row of ``curves.csv``. A point already
+    played on at least ``deals`` deals (same seed) is read as it is: a costly point can be
+    played on more deals than the rest, and a cheap one on fewer."""
     label = spec.default_label()
+    summary_path = out / label / "summary.json"
+    if summary_path.is_file():
+        played = json.loads(summary_path.read_text())["config"]
+        if played["seed"] == seed and played["num_players"] == players and played["deals"] >= deals:
+            return _row(spec, label, json.loads(summary_path.read_text()))
     config = TournamentConfig(
         agents=[spec, AgentSpec("planner")],
         game=GameConfig.make(num_players=players),
@@ -63,7 +74,11 @@ def run_point(
         plots=False,
     )
     run_tournament(config)
-    summary = json.loads((out / label / "summary.json").read_text())
+    return _row(spec, label, json.loads(summary_path.read_text()))
+
+
+def _row(spec: AgentSpec, label: str, summary: dict[str, Any]) -> dict[str, Any]:
+    """The point's row of ``curves.csv`` from its tournament's summary (ms: timed later)."""
     me = next(a for a in summary["agents"] if a["agent"] == label)
     pair = next(p for p in summary["pairwise"] if {p["a"], p["b"]} == {label, "planner"})
     sign = -1.0 if pair["a"] == label else 1.0  # gain = planner's penalty - the point's
@@ -85,22 +100,38 @@ def run_point(
     }
 
 
+#: the budget knobs: points differing only in these are drawn on one line
+BUDGET_KNOBS = ("sims", "ms", "rollouts")
+
+
+def family(label: str) -> tuple[str, str]:
+    """``(line, budget)`` of a point label: ``"ismcts[c=30,sims=200]"`` -> ``("ismcts[c=30]",
+    "sims=200")``; the points of one line differ only in their budget knobs."""
+    name, _, rest = label.partition("[")
+    params = [p for p in rest.rstrip("]").split(",") if p]
+    budget = [p for p in params if p.split("=")[0] in BUDGET_KNOBS]
+    other = [p for p in params if p not in budget]
+    return (f"{name}[{','.join(other)}]" if other else name), ",".join(budget)
+
+
 def plot(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
-    """Gain on planner (pips a round) against ms a decision, log x; one line per agent name."""
+    """Gain on planner (pips a round) against ms a decision, log x; one line per agent and
+    non-budget parameters (:func:`family`), each point labelled with its budget."""
     fig = _figure(7.0, 4.2)
     ax = fig.add_subplot()
-    names = sorted({r["agent"] for r in rows if not r["cheats"]})
-    for name in names:
+    lines = sorted({family(r["label"])[0] for r in rows if not r["cheats"]})
+    for line in lines:
         pts = sorted(
-            (r for r in rows if r["agent"] == name and not r["cheats"]), key=lambda r: r["ms_per_decision"]
+            (r for r in rows if family(r["label"])[0] == line and not r["cheats"]),
+            key=lambda r: r["ms_per_decision"],
         )
         xs = [r["ms_per_decision"] for r in pts]
         ys = [r["gain"] for r in pts]
         err = [[r["gain"] - r["gain_lo"] for r in pts], [r["gain_hi"] - r["gain"] for r in pts]]
-        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=name)
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=line)
         for r in pts:
             ax.annotate(
-                r["label"].removeprefix(name),
+                family(r["label"])[1],
                 (r["ms_per_decision"], r["gain"]),
                 fontsize=7,
                 textcoords="offset points",
@@ -154,14 +185,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         writer.writeheader()
         writer.writerows(rows)
     lineup = f"X + {args.players - 1} x planner"
-    title = f"{args.players} players, double-12: {lineup}, {args.deals} duplicate deals, seed {args.seed}"
+    deals = sorted({r["rounds"] // args.players for r in rows})
+    counts = f"{deals[0]}" if len(deals) == 1 else f"{deals[0]}-{deals[-1]}"
+    title = f"{args.players} players, double-12: {lineup}, {counts} duplicate deals a point, seed {args.seed}"
     plot(rows, out / "curves.png", title)
-    print(f"{'point':22s} {'ms/dec':>8s} {'pips/round better than planner [95% CI]':>40s}")
-    print(f"{'':22s} {'(timed)':>8s}")
+    w = max(len(r["label"]) for r in rows) + 1
+    print(f"{'point':{w}s} {'ms/dec':>8s} {'rounds':>7s} {'pips/round better than planner [95% CI]':>40s}")
+    print(f"{'':{w}s} {'(timed)':>8s}")
     for r in rows:
         mark = "  (cheats)" if r["cheats"] else ""
         ci = f"[{r['gain_lo']:.2f}, {r['gain_hi']:.2f}]"
-        print(f"{r['label']:22s} {r['ms_per_decision']:8.2f} {r['gain']:8.2f} {ci}{mark}")
+        print(f"{r['label']:{w}s} {r['ms_per_decision']:8.2f} {r['rounds']:7d} {r['gain']:8.2f} {ci}{mark}")
     print(f"wrote {out / 'curves.csv'} and {out / 'curves.png'}")
     return 0
 
