@@ -38,6 +38,7 @@ import numpy as np
 from numba import njit
 
 from mtrain_env.mexican_train.compiled import engine, rollout
+from mtrain_env.mexican_train.compiled.cache import cache_watching
 from mtrain_env.mexican_train.compiled.engine import (
     K_DRAW,
     K_MARKER_OFF_BY_OWNER_PLAY_ANYWHERE,
@@ -72,7 +73,7 @@ __all__ = ["DANGER", "BatchedPlanner", "planner_actions"]
 #: the pure planner's default: shed once an opponent holds this many tiles or fewer
 DANGER = 2
 
-_CACHE = rollout.watch_cache(__file__, engine.__file__, rollout.__file__)
+_CACHE = cache_watching(__file__, engine.__file__, rollout.__file__)
 
 # play_key field offsets (agents.mexican_train.planner.play_key)
 _COVERS = 27

@@ -26,20 +26,19 @@ Many rollouts run in one call (:func:`rollout_matrix`); nothing allocates per ro
   ``hand_pips``).
 
 Numba caches a function by the file it is defined in; these kernels inline
-:mod:`.engine`'s, so a locator (:func:`_register_locator`, :func:`watch_cache`) adds
+:mod:`.engine`'s, so a locator (:func:`.cache.cache_watching`) adds
 ``engine.py``'s hash to this file's cache stamp: editing either file recompiles them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from typing import Any
 
 import numpy as np
 from numba import njit
 
 from mtrain_env.mexican_train.compiled import engine
+from mtrain_env.mexican_train.compiled.cache import cache_watching
 from mtrain_env.mexican_train.compiled.engine import (
     K_DOUBLE_ID,
     K_DRAW,
@@ -91,7 +90,6 @@ __all__ = [
     "rollout_matrix",
     "run_rollouts",
     "scratch",
-    "watch_cache",
 ]
 
 #: expanded chain-search states after which a search keeps its best chain so far
@@ -107,70 +105,8 @@ _DAMAGE = 9
 _OFF_OWN = 8
 
 
-#: file -> the files its kernels inline; their hashes join its numba cache stamp
-_WATCHED: dict[str, tuple[str, ...]] = {}
-
-
-def _register_locator() -> bool:
-    """Make the numba cache stamp of every :data:`_WATCHED` file include its dependencies'
-    hashes; False if numba's (private) cache API is not the one expected, and the kernels
-    are then not cached."""
-    try:
-        from numba.core import caching
-    except ImportError:  # pragma: no cover - numba without its caching module
-        return False
-    impl = getattr(caching, "CacheImpl", None)
-    base_classes = list(getattr(impl, "_locator_classes", ()))
-    if impl is None or not base_classes or not hasattr(caching, "_CacheLocator"):
-        return False
-
-    class _EngineAwareLocator(caching._CacheLocator):
-        def __init__(self, inner: Any, deps: tuple[str, ...]) -> None:
-            self._inner = inner
-            self._deps = deps
-
-        def ensure_cache_path(self) -> None:
-            self._inner.ensure_cache_path()
-
-        def get_cache_path(self) -> str:
-            return str(self._inner.get_cache_path())
-
-        def get_source_stamp(self) -> Any:
-            digests = []
-            for dep in self._deps:
-                with open(dep, "rb") as f:
-                    digests.append(hashlib.sha256(f.read()).digest())
-            return (self._inner.get_source_stamp(), *digests)
-
-        def get_disambiguator(self) -> str:
-            return str(self._inner.get_disambiguator())
-
-        @classmethod
-        def from_function(cls, py_func: Any, py_file: str) -> Any:
-            deps = _WATCHED.get(os.path.abspath(py_file))
-            if deps is None:
-                return None
-            for base in base_classes:
-                inner = base.from_function(py_func, py_file)
-                if inner is not None:
-                    return cls(inner, deps)
-            return None
-
-    if not any(getattr(c, "__name__", "") == "_EngineAwareLocator" for c in impl._locator_classes):
-        impl._locator_classes.insert(0, _EngineAwareLocator)
-    return True
-
-
-def watch_cache(py_file: str, *deps: str) -> bool:
-    """Let ``py_file``'s cached kernels recompile when any of ``deps`` (files whose kernels
-    they inline) changes; the ``cache=`` flag to give them (False: numba's cache API is
-    not the expected one, do not cache)."""
-    _WATCHED[os.path.abspath(py_file)] = tuple(os.path.abspath(d) for d in deps)
-    return _CACHE
-
-
-_CACHE = _register_locator()
-watch_cache(__file__, engine.__file__)
+#: numba's cache flag; the stamp also watches the engine, whose kernels these inline
+_CACHE = cache_watching(__file__, engine.__file__)
 
 
 # ============================================================ longest chain
