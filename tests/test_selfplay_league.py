@@ -1,6 +1,6 @@
 """Self-play against league opponents (``--opponents planner --opponent-share P``).
 
-* opponent seats play the batched planner's moves and never enter the trained batch;
+* opponent seats play the batched planner's moves and never enter the trained batch (both learners);
 * the share of league games is honoured, every league game has 1..n-1 opponent seats;
 * the seat book credits a round's rewards to the learner's seats only (hand-checked);
 * a run with opponents resumes bit for bit from a checkpoint;
@@ -19,6 +19,7 @@ pytest.importorskip("numba")
 
 from training.app import main as mtrain
 from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
+from training.selfplay.dmc import DMCConfig, SelfPlayDMC
 from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
 from training.selfplay.seatbook import SeatBook
 
@@ -40,8 +41,15 @@ def _params(learner: SelfPlayPPO) -> dict[str, th.Tensor]:
     return {k: v.clone() for k, v in learner.net.state_dict().items()}
 
 
-def test_opponent_seats_play_the_planner_and_are_never_recorded() -> None:
-    learner = SelfPlayPPO(SelfPlayConfig(seed=1, **LEAGUE))
+def _learner(algo: str, **settings: Any) -> SelfPlayPPO:
+    if algo == "dmc":
+        return SelfPlayDMC(DMCConfig(**settings))
+    return SelfPlayPPO(SelfPlayConfig(**settings))
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dmc"])
+def test_opponent_seats_play_the_planner_and_are_never_recorded(algo: str) -> None:
+    learner = _learner(algo, seed=1, **LEAGUE)
     assert learner.planner is not None
     recorded: list[tuple[np.ndarray, np.ndarray]] = []
     league_moves: list[tuple[np.ndarray, np.ndarray]] = []
