@@ -26,7 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ import torch as th
 from tqdm import tqdm
 
 from agents.mexican_train.base import decision_for
-from agents.mexican_train.champion import ChampionAgent, one_torch_thread
+from agents.mexican_train.champion import ChampionAgent
 from agents.mexican_train.ismcts import OPPONENTS, ISMCTSAgent
 from agents.mexican_train.tilenet import (
     NetSpec,
@@ -52,6 +53,18 @@ __all__ = ["label_games", "train_policy"]
 
 #: the arrays of a labels file
 KEYS = ("obs", "mask", "target", "game")
+
+
+@contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Run the block on one torch thread (restored after): small passes on a busy machine
+    are many times slower on torch's thread pool than on one thread."""
+    threads = th.get_num_threads()
+    th.set_num_threads(1)
+    try:
+        yield
+    finally:
+        th.set_num_threads(threads)
 
 
 def label_games(

@@ -15,8 +15,6 @@ the fast player. Both read the shipped :data:`CHAMPION_POLICY` unless given ``pa
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,24 +24,10 @@ from agents.mexican_train.base import Decision
 from agents.mexican_train.ismcts import ISMCTSAgent
 from agents.mexican_train.ppo import PPOAgent
 
-__all__ = ["CHAMPION_POLICY", "ChampionAgent", "ChampionPolicyAgent", "one_torch_thread", "softmax_priors"]
+__all__ = ["CHAMPION_POLICY", "ChampionAgent", "ChampionPolicyAgent", "softmax_priors"]
 
 #: the expert-iteration network shipped with the package (see the README's "Search agents")
 CHAMPION_POLICY = Path(__file__).resolve().parent.parent / "policies" / "champion.npz"
-
-
-@contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Run the block on one torch thread (restored after): small passes on a busy machine
-    are many times slower on torch's thread pool than on one thread."""
-    import torch as th
-
-    threads = th.get_num_threads()
-    th.set_num_threads(1)
-    try:
-        yield
-    finally:
-        th.set_num_threads(threads)
 
 
 def softmax_priors(logits: np.ndarray, temperature: float) -> np.ndarray:
@@ -102,13 +86,9 @@ class ChampionAgent(ISMCTSAgent):
         return self._c_puct
 
     def root_priors(self, decision: Decision) -> np.ndarray:
-        """The network's policy over the legal actions (in ``decision.legal_actions`` order).
-
-        The forward pass runs on one torch thread: on a busy machine torch's thread pool
-        turns a ~1 ms pass into tens of ms (measured 1.2 against 82 ms)."""
-        policy = self._net.policy
-        with one_torch_thread():
-            logits = policy.masked_logits(decision.observation, decision.action_mask)
+        """The network's policy over the legal actions (in ``decision.legal_actions`` order),
+        from the ``ppo`` agent's numpy forward pass (no torch at play time)."""
+        logits = self._net.policy.masked_logits(decision.observation, decision.action_mask)
         legal = np.asarray(decision.legal_actions, np.int64)
         return softmax_priors(logits[legal], self.temperature)
 
