@@ -16,6 +16,7 @@ import torch as th
 from agents.mexican_train.ppo import PPOAgent, clear_cache
 from agents.mexican_train.tilenet import is_selfplay_policy, save_selfplay_policy
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
+from tests.selfplay_support import SMALL_RUN, checkpoint_round_trip
 from training.app import main as mtrain
 from training.selfplay.bench import measure
 from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
@@ -180,15 +181,8 @@ def test_resume_from_a_checkpoint_is_exact(tmp_path) -> None:
     straight = SelfPlayDMC(config)
     for _ in range(4):
         straight.iterate()
-    first = SelfPlayDMC(config)
-    first.iterate()
-    first.iterate()
-    state = first.state_dict()
-    assert len(state["book_links"]["chunks"]) > 1  # whole open chains are carried
-    save_checkpoint(state, tmp_path / "c.pt")
-    del first
-    resumed = SelfPlayDMC(config)
-    resumed.load_state_dict(load_checkpoint(tmp_path / "c.pt"))
+    first, resumed = checkpoint_round_trip(lambda: SelfPlayDMC(config), tmp_path / "c.pt", before=2)
+    assert len(first.state_dict()["book_links"]["chunks"]) > 1  # whole open chains are carried
     for _ in range(2):
         resumed.iterate()
     assert _same(_params(straight), _params(resumed))
@@ -250,8 +244,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys, argv: list[str], message: str
 
 def test_cli_runs_and_resumes_dmc(tmp_path, capsys) -> None:
     out = tmp_path / "run"
-    small = ["--players", "3", "--max-pips", "6", "--games", "6", "--rollout-steps", "12", "--hidden", "16"]
-    small += ["--pair-hidden", "8", "--minibatch", "32", "--eval-every", "0", "--no-progress"]
+    small = SMALL_RUN
     assert mtrain(["selfplay", "--out", str(out), "--algo", "dmc", "--steps", "72", *small]) == 0
     assert "72 env decisions" in capsys.readouterr().out
     saved = json.loads((out / "selfplay.json").read_text())

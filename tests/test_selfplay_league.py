@@ -17,8 +17,8 @@ import torch as th
 
 pytest.importorskip("numba")
 
+from tests.selfplay_support import checkpoint_round_trip
 from training.app import main as mtrain
-from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
 from training.selfplay.dmc import DMCConfig, SelfPlayDMC
 from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
 from training.selfplay.seatbook import SeatBook
@@ -142,12 +142,7 @@ def test_resume_with_opponents_is_exact(tmp_path) -> None:
     straight = SelfPlayPPO(config)
     for _ in range(3):
         straight.iterate()
-    first = SelfPlayPPO(config)
-    first.iterate()
-    save_checkpoint(first.state_dict(), tmp_path / "c.pt")
-    del first
-    resumed = SelfPlayPPO(config)
-    resumed.load_state_dict(load_checkpoint(tmp_path / "c.pt"))
+    _, resumed = checkpoint_round_trip(lambda: SelfPlayPPO(config), tmp_path / "c.pt")
     for _ in range(2):
         resumed.iterate()
     a, b = _params(straight), _params(resumed)

@@ -17,6 +17,7 @@ from agents.mexican_train.tilenet import (
 )
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
 from mtrain_env.mexican_train.core.config import GameConfig
+from tests.selfplay_support import SMALL_RUN, checkpoint_round_trip
 from training.app import main as mtrain
 from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
 from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
@@ -65,12 +66,7 @@ def test_resume_from_a_checkpoint_is_exact(tmp_path) -> None:
     straight = SelfPlayPPO(config)
     for _ in range(3):
         straight.iterate()
-    first = SelfPlayPPO(config)
-    first.iterate()
-    save_checkpoint(first.state_dict(), tmp_path / "c.pt")
-    del first
-    resumed = SelfPlayPPO(config)
-    resumed.load_state_dict(load_checkpoint(tmp_path / "c.pt"))
+    _, resumed = checkpoint_round_trip(lambda: SelfPlayPPO(config), tmp_path / "c.pt")
     assert resumed.env_steps == config.steps * config.num_games
     for _ in range(2):
         resumed.iterate()
@@ -175,8 +171,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys, argv: list[str], message: str
 
 def test_cli_runs_and_resumes(tmp_path, capsys) -> None:
     out = str(tmp_path / "run")
-    small = ["--players", "3", "--max-pips", "6", "--games", "6", "--rollout-steps", "12", "--hidden", "16"]
-    small += ["--pair-hidden", "8", "--minibatch", "32", "--eval-every", "0", "--no-progress"]
+    small = SMALL_RUN
     assert mtrain(["selfplay", "--out", out, "--steps", "72", *small]) == 0
     assert "72 env decisions" in capsys.readouterr().out
     assert mtrain(["selfplay", "--out", out, "--steps", "144", *small]) == 2
@@ -190,8 +185,7 @@ def test_a_checkpoint_of_the_old_batch_format_is_refused_in_one_line(tmp_path, c
     """Checkpoints written before ``BatchedMexicanTrain.state_dict`` (the learner's own
     ``ResumableBatch`` snapshot: arrays, generators, seed) are refused, not half-loaded."""
     out = tmp_path / "run"
-    small = ["--players", "3", "--max-pips", "6", "--games", "6", "--rollout-steps", "12", "--hidden", "16"]
-    small += ["--pair-hidden", "8", "--minibatch", "32", "--eval-every", "0", "--no-progress"]
+    small = SMALL_RUN
     assert mtrain(["selfplay", "--out", str(out), "--steps", "72", *small]) == 0
     capsys.readouterr()
     state = load_checkpoint(out / "checkpoint.pt")
