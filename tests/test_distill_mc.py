@@ -1,0 +1,90 @@
+"""``training.distill_mc``: mc-labelled shards, deterministic on any worker count, and a
+distilled policy the ``ppo`` agent plays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+pytest.importorskip("torch")
+
+from agents.mexican_train.base import decision_for
+from agents.registry import make_agent
+from mtrain_env.mexican_train import env as make_env
+from training import distill_mc
+from training.distill_mc import KEYS, load_labels, shard_paths
+
+STUDENT = str(Path(__file__).resolve().parent.parent / "agents" / "policies" / "champion.npz")
+
+
+def _label(out: Path, workers: int, *extra: str) -> None:
+    args = ["label", "--out", str(out), "--games", "3", "--shard", "2", "--sims", "6"]
+    assert distill_mc.main([*args, "--workers", str(workers), "--no-progress", *extra]) == 0
+
+
+def test_shards_hold_the_teachers_legal_one_hot_moves(tmp_path: Path) -> None:
+    _label(tmp_path, 1, "--student", STUDENT, "--teacher-share", "0.5")
+    assert [p.name for p in shard_paths(tmp_path)] == ["labels_00000.npz", "labels_00001.npz"]
+    data = load_labels(tmp_path)
+    n = len(data["game"])
+    assert n > 20 and all(len(data[k]) == n for k in KEYS)
+    assert set(np.unique(data["game"])) == {500_000, 500_001, 500_002}
+    np.testing.assert_array_equal(data["target"].sum(1), 1.0)
+    chosen = data["target"].argmax(1)
+    assert data["mask"][np.arange(n), chosen].all(), "a label is an illegal move"
+    assert (data["mask"].sum(1) >= 2).all(), "forced moves are not labelled"
+
+
+def test_same_shards_on_one_and_two_workers_and_resume_skips(tmp_path: Path) -> None:
+    _label(tmp_path / "one", 1, "--student", STUDENT)
+    _label(tmp_path / "two", 2, "--student", STUDENT)
+    one, two = load_labels(tmp_path / "one"), load_labels(tmp_path / "two")
+    for k in KEYS:
+        np.testing.assert_array_equal(one[k], two[k])
+    first = shard_paths(tmp_path / "one")[0]
+    before = first.stat().st_mtime_ns
+    _label(tmp_path / "one", 1, "--student", STUDENT)  # everything on disk: nothing redone
+    assert first.stat().st_mtime_ns == before
+
+
+def test_the_student_changes_the_positions(tmp_path: Path) -> None:
+    _label(tmp_path / "teacher", 1)
+    _label(tmp_path / "mixed", 1, "--student", STUDENT, "--teacher-share", "0")
+    teacher, mixed = load_labels(tmp_path / "teacher"), load_labels(tmp_path / "mixed")
+    assert len(teacher["obs"]) != len(mixed["obs"]) or not np.array_equal(teacher["obs"], mixed["obs"])
+
+
+def test_train_writes_a_policy_the_ppo_agent_plays(tmp_path: Path) -> None:
+    _label(tmp_path, 1, "--student", STUDENT)
+    assert distill_mc.main(["train", "--out", str(tmp_path), "--init", STUDENT, "--epochs", "2"]) == 0
+    data = load_labels(tmp_path)
+    agent = make_agent("ppo", path=str(tmp_path / "policy.npz"))
+    e = make_env(num_players=4)
+    e.reset(seed=3)
+    decision = decision_for(e, e.agent_selection)
+    assert agent.act(decision) in decision.legal_actions
+    assert (tmp_path / "metrics.jsonl").read_text().count("test_top1") == 1
+    assert data["obs"].shape[1] == len(decision.observation)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["label", "--teacher-share", "1.5"], "--teacher-share must be in [0, 1]"),
+        (["label", "--student", "missing.npz"], "missing.npz"),
+        (["label", "--student", STUDENT, "--players", "3"], "a policy for 4 players, the games have 3"),
+        (["train", "--init", STUDENT], "no labels_NNNNN.npz shards"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as exc:
+        distill_mc.main([argv[0], "--out", str(out), *argv[1:]])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists() or not any(out.iterdir())

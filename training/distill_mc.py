@@ -1,0 +1,231 @@
+"""``python -m training.distill_mc``: distil the ``mc`` search into a self-play network.
+
+Expert iteration with a fixed expert: ``mc`` (determinized search on the compiled
+rollouts) labels positions, and a self-play policy network (``mtrain selfplay``'s tile
+net, usually initialised from a self-play run) is fitted to its moves. The result plays
+with no search at play time (``ppo[path=...]``, numpy, ~0.2 ms a decision).
+
+Two steps, each resumable:
+
+``label`` — ``--games`` one-round games in shards of ``--shard`` games (deals
+``seed + g``), spread over ``--workers`` processes. At every decision with a choice the
+teacher (``mc[sims=--sims]``) picks a move, which is the label; the move actually played
+is the teacher's with probability ``--teacher-share`` and the student's
+(``ppo[path=--student]``) otherwise, so the positions are those the student reaches
+(DAgger's mixture; without ``--student`` the teacher plays every move). A shard is written
+atomically as ``OUT/labels_NNNNN.npz``; a rerun skips the shards on disk. The same
+``--seed`` and settings give the same shards on any number of workers.
+
+``train`` — fits the network of ``--init`` (a self-play policy file) to every shard by
+masked cross-entropy, the last 10% of the games held out, and writes ``OUT/policy.npz``
+and a line of ``OUT/metrics.jsonl`` (held-out cross-entropy and top-1 agreement with the
+teacher).
+
+    python -m training.distill_mc label --out runs/distill --games 2000 --student runs/spA/policy.npz
+    python -m training.distill_mc train --out runs/distill --init runs/spA/policy.npz --epochs 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from agents.mexican_train.base import decision_for
+from agents.mexican_train.mc import MCAgent
+from agents.mexican_train.selfplay_file import read_selfplay_file
+from agents.registry import make_agent
+from mtrain_env.cli import int_at_least, positive_float
+from mtrain_env.mexican_train import env as make_env
+
+__all__ = ["LabelJob", "label_shard", "load_labels", "shard_paths"]
+
+#: the arrays of a labels shard (``target`` is the teacher's move as a one-hot row)
+KEYS = ("obs", "mask", "target", "game")
+
+
+@dataclass(frozen=True)
+class LabelJob:
+    """One shard: games ``first .. first + games - 1`` (deal seeds ``seed + g``)."""
+
+    out: str
+    shard: int
+    first: int
+    games: int
+    seed: int
+    players: int
+    sims: int
+    student: str | None
+    teacher_share: float
+
+    @property
+    def path(self) -> Path:
+        return Path(self.out) / f"labels_{self.shard:05d}.npz"
+
+
+def label_shard(job: LabelJob) -> int:
+    """Play and label ``job``'s games and write its shard (atomically); returns the labels written."""
+    teacher = MCAgent(sims=job.sims, engine="compiled")
+    student = None if job.student is None else make_agent("ppo", path=job.student)
+    rng = np.random.default_rng([job.seed, job.shard, 11])
+    obs: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    targets: list[int] = []
+    game_ids: list[int] = []
+    e = make_env(num_players=job.players)
+    for g in range(job.first, job.first + job.games):
+        deal = job.seed + g
+        e.reset(seed=deal)
+        teacher.reset(deal)
+        if student is not None:
+            student.reset(deal)
+        for agent_id in e.agent_iter():
+            _o, _r, term, trunc, _info = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            decision = decision_for(e, agent_id)
+            legal = decision.legal_actions
+            if len(legal) == 1:
+                e.step(int(legal[0]))
+                continue
+            label = teacher.act(decision)
+            obs.append(np.asarray(decision.observation, np.float32).copy())
+            masks.append(np.asarray(decision.action_mask, bool).copy())
+            targets.append(label)
+            game_ids.append(deal)
+            played = label
+            if student is not None and rng.random() >= job.teacher_share:
+                played = student.act(decision)
+            e.step(int(played))
+    mask = np.stack(masks)
+    target = np.zeros(mask.shape, np.float32)
+    target[np.arange(len(targets)), targets] = 1.0
+    tmp = job.path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, obs=np.stack(obs), mask=mask, target=target, game=np.asarray(game_ids, np.int64))
+    tmp.replace(job.path)
+    return len(targets)
+
+
+def shard_paths(out: str | Path) -> list[Path]:
+    """The shards in ``out``, in shard order; ``ValueError`` when there is none."""
+    paths = sorted(Path(out).glob("labels_[0-9][0-9][0-9][0-9][0-9].npz"))
+    if not paths:
+        raise ValueError(f"{out}: no labels_NNNNN.npz shards (run the label step first)")
+    return paths
+
+
+def load_labels(out: str | Path) -> dict[str, np.ndarray]:
+    """Every shard of ``out``, concatenated in shard order."""
+    parts = []
+    for path in shard_paths(out):
+        with np.load(path) as f:
+            parts.append({k: f[k] for k in KEYS})
+    return {k: np.concatenate([p[k] for p in parts]) for k in KEYS}
+
+
+def _check_policy(path: str, players: int | None) -> None:
+    """``ValueError`` unless ``path`` is a self-play policy file (for ``players`` seats)."""
+    spec, _arrays = read_selfplay_file(path)
+    seats = dict(spec.game)["num_players"]
+    if players is not None and seats != players:
+        raise ValueError(f"{path}: a policy for {seats} players, the games have {players}")
+
+
+def _label(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = [
+        LabelJob(
+            str(out),
+            k,
+            k * args.shard,
+            min(args.shard, args.games - k * args.shard),
+            args.seed,
+            args.players,
+            args.sims,
+            args.student,
+            args.teacher_share,
+        )
+        for k in range(-(-args.games // args.shard))
+    ]
+    todo = [j for j in jobs if not j.path.exists()]
+    print(f"{len(jobs) - len(todo)} of {len(jobs)} shards on disk; labelling {len(todo)}")
+    bar = tqdm(total=len(todo), desc="label", unit="shard", disable=args.no_progress)
+    if args.workers == 1:
+        for job in todo:
+            label_shard(job)
+            bar.update()
+    else:
+        with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
+            for _n in pool.imap_unordered(label_shard, todo):
+                bar.update()
+    bar.close()
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    import torch as th
+
+    from agents.mexican_train.tilenet import read_selfplay_policy, save_selfplay_policy
+    from training.expert_iteration import train_policy
+
+    th.manual_seed(args.seed)
+    data = load_labels(args.out)
+    net: Any = read_selfplay_policy(args.init)
+    metrics = train_policy(net, data, args.epochs, args.lr, args.batch, args.seed)
+    path = save_selfplay_policy(net, Path(args.out) / "policy.npz")
+    row = {"init": str(args.init), "epochs": args.epochs, "lr": args.lr, "batch": args.batch, **metrics}
+    with open(Path(args.out) / "metrics.jsonl", "a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(json.dumps(row))
+    print(f"wrote {path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="distill_mc", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="step", required=True)
+    lab = sub.add_parser("label", help="label positions with mc")
+    lab.add_argument("--out", required=True, help="directory of the shards")
+    lab.add_argument("--games", type=int_at_least(1), default=2000)
+    lab.add_argument("--shard", type=int_at_least(1), default=25, help="games a shard")
+    lab.add_argument("--sims", type=int_at_least(1), default=400, help="the teacher's rollouts a decision")
+    lab.add_argument("--players", type=int_at_least(2), default=4)
+    lab.add_argument("--seed", type=int_at_least(0), default=500_000)
+    lab.add_argument("--student", default=None, help="self-play policy file that plays part of the moves")
+    lab.add_argument("--teacher-share", type=float, default=0.5, help="share of the moves the teacher plays")
+    lab.add_argument("--workers", type=int_at_least(1), default=1)
+    lab.add_argument("--no-progress", action="store_true")
+    tr = sub.add_parser("train", help="fit a self-play network to the labels")
+    tr.add_argument("--out", required=True, help="directory of the shards; policy.npz is written there")
+    tr.add_argument("--init", required=True, help="self-play policy file to start from")
+    tr.add_argument("--epochs", type=int_at_least(1), default=4)
+    tr.add_argument("--lr", type=positive_float, default=3e-4)
+    tr.add_argument("--batch", type=int_at_least(1), default=512)
+    tr.add_argument("--seed", type=int_at_least(0), default=0)
+    args = parser.parse_args(argv)
+    try:  # every input is checked before any work: one line, exit 2
+        if args.step == "label":
+            if not 0.0 <= args.teacher_share <= 1.0:
+                raise ValueError(f"--teacher-share must be in [0, 1], got {args.teacher_share}")
+            if args.student is not None:
+                _check_policy(args.student, args.players)
+        else:
+            shard_paths(args.out)
+            _check_policy(args.init, None)
+    except (ValueError, OSError) as err:
+        parser.error(str(err))
+    return _label(args) if args.step == "label" else _train(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
