@@ -19,6 +19,7 @@ import pytest
 import mtrain_env
 from agents import REGISTRY, Agent, decision_for, make_agent
 from agents.mexican_train.chains import ChainSolver, chain_ends
+from agents.mexican_train.champion import CHAMPION_POLICY
 from agents.mexican_train.greedy import GreedyAgent
 from agents.mexican_train.mc import MCAgent, round_result
 from agents.mexican_train.planner import PlannerAgent
@@ -256,6 +257,30 @@ def test_mc_overrides_its_planner_prior_only_for_a_clear_gain_r19() -> None:
     assert choose(env, PlannerAgent()) == "2-5 @mex"
     assert choose(env, MCAgent(seed=0, rollouts=40, prior="planner", z=1e9)) == "2-5 @mex"
     assert choose(env, MCAgent(seed=0, rollouts=40, prior="planner", z=1.0)) == "2-2 @0"
+
+
+def test_mc_with_a_policy_prior_keeps_the_policys_move_unless_clearly_beaten() -> None:
+    """``prior="policy"``: with an absurd ``z`` mc plays exactly the policy file's move (the
+    ``ppo`` agent's), which is not always the planner's; ``path=`` needs that prior."""
+    policy = str(CHAMPION_POLICY)
+    env = mtrain_env.raw_env(num_players=4)
+    env.reset(seed=8)
+    net, planner = make_agent("ppo", path=policy), PlannerAgent()
+    mc = MCAgent(seed=0, rollouts=12, prior="policy", path=policy, z=1e9)
+    choices = unlike_planner = 0
+    while not all(env.terminations.values()) and choices < 25:
+        decision = decision_for(env, env.agent_selection)
+        move = net.act(decision)
+        if len(decision.legal_actions) > 1:
+            assert mc.act(decision) == move
+            choices += 1
+            unlike_planner += move != planner.act(decision)
+        env.step(move)
+    assert choices >= 10 and unlike_planner >= 1
+    with pytest.raises(ValueError, match="path= is the policy of prior='policy'"):
+        MCAgent(path=policy)
+    with pytest.raises(ValueError, match="prior must be one of"):
+        MCAgent(prior="greedy")
 
 
 def _busy_position() -> mtrain_env.raw_env:

@@ -13,7 +13,9 @@ For each decision with more than one legal action:
    result), or its positive score minus the mean with ``positive_scoring``;
 4. choose the candidate with the best mean (ties: the lowest action id) — but with the
    planner as prior (default), its move stays unless the best beats it by more than ``z``
-   standard errors of their paired differences.
+   standard errors of their paired differences. ``prior="policy"`` makes a trained policy
+   (``path=``, as the ``ppo`` agent reads it: one forward pass on the seat's own
+   observation) the default instead: search on top of a learned player.
 
 Why the prior: a round's result varies far more from deal to deal than good and bad moves
 differ, and the paired difference of two candidates on one determinization hardly less
@@ -52,6 +54,7 @@ from agents.mexican_train.base import Agent, Decision
 from agents.mexican_train.chains import ChainSolver
 from agents.mexican_train.greedy import greedy_key, value_table
 from agents.mexican_train.planner import PlannerAgent, lifts_marker, play_key, sheds
+from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import sample_state
 from mtrain_env.mexican_train.core.rules import MexicanTrain
@@ -61,6 +64,8 @@ from mtrain_env.mexican_train.core.state import GameState, Phase
 DEFAULT_ROLLOUTS = 200
 #: rollout policies
 POLICIES = ("chain", "greedy")
+#: what makes the default move (``MCAgent(prior=...)``)
+PRIORS = (None, "planner", "policy")
 #: where rollouts run (``MCAgent(engine=...)``)
 ENGINES = ("auto", "compiled", "python")
 #: determinizations per compiled call under a time budget (the clock is read between calls)
@@ -259,7 +264,11 @@ class MCAgent(Agent):
         ms: wall-clock milliseconds per decision (not reproducible).
         policy: rollout policy, ``"chain"`` (default) or ``"greedy"``.
         prior: ``"planner"`` (default): the planner's move is the default, kept unless
-            another beats it significantly; ``None``: the best mean, however small the gap.
+            another beats it significantly; ``"policy"``: the move of the policy file
+            ``path`` (the ``ppo`` agent's argmax) is; ``None``: the best mean, however
+            small the gap.
+        path: the policy file of ``prior="policy"`` (default: the ``ppo`` agent's reference
+            policy); refused with any other prior.
         z: the margin, in standard errors of the paired differences, by which a move must
             beat the prior's move to be chosen instead.
         engine: where the rollouts run: ``"compiled"`` (numba,
@@ -283,6 +292,7 @@ class MCAgent(Agent):
         z: float = 1.0,
         engine: str = "auto",
         sims: int | None = None,
+        path: str | None = None,
     ) -> None:
         super().__init__(seed)
         if sims is not None:
@@ -300,13 +310,22 @@ class MCAgent(Agent):
         self.rollouts = rollouts
         self.ms = ms
         self.policy = policy
-        if prior not in (None, "planner"):
-            raise ValueError(f"prior must be None or 'planner', got {prior!r}")
+        if prior not in PRIORS:
+            raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
+        if path is not None and prior != "policy":
+            raise ValueError(f"path= is the policy of prior='policy', got prior={prior!r}")
         self.prior = prior
+        self.path = None if prior != "policy" else str(REFERENCE_POLICY if path is None else path)
         self.z = z
         self.engine = self._resolve_engine(engine, policy)
         self._rollout_module: Any = compiled_rollouts() if self.engine == "compiled" else None
-        self._prior = None if prior is None else PlannerAgent()
+        self._prior: Agent | None = (
+            None
+            if prior is None
+            else PlannerAgent()
+            if prior == "planner"
+            else PPOAgent(path=self.path)  # loads the file on first use, in every worker
+        )
         self._policies: dict[GameConfig, GreedyPolicy | ChainPolicy] = {}
         self._compiled: dict[GameConfig, tuple[Any, Any]] = {}
         self.last_rollouts = 0  #: rollouts run for the last decision
@@ -360,6 +379,7 @@ class MCAgent(Agent):
             "prior": self.prior,
             "z": self.z,
             "engine": self.engine,
+            **({"path": self.path} if self.prior == "policy" else {}),
         }
 
     def reset(self, seed: int | None = None) -> None:
