@@ -26,6 +26,7 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
         "planner": "agents.mexican_train.planner:PlannerAgent",
         "mc": "agents.mexican_train.mc:MCAgent",
         "mc_infer": "agents.mexican_train.mc_infer:MCInferAgent",
+        "mc_student": "agents.mexican_train.mc_student:MCStudentAgent",
         "ismcts": "agents.mexican_train.ismcts:ISMCTSAgent",
         "champion": "agents.mexican_train.champion:ChampionAgent",
         "champion_policy": "agents.mexican_train.champion:ChampionPolicyAgent",

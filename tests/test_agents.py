@@ -618,3 +618,32 @@ def test_agents_only_play_legal_actions(config: dict[str, Any]) -> None:
             env.step(action)
             steps += 1
         assert steps > 0
+
+
+def test_mc_student_overrules_the_planner_only_when_its_network_is_confident() -> None:
+    """``mc_student``: threshold > 1 is the planner, 0 the network's argmax (the ``ppo``
+    agent's move on the same file), and a middle threshold deviates from the planner
+    at some of the network's disagreements, never elsewhere."""
+    policy = str(CHAMPION_POLICY)
+    env = mtrain_env.raw_env(num_players=4)
+    env.reset(seed=8)
+    net, planner = make_agent("ppo", path=policy), PlannerAgent()
+    never = make_agent("mc_student", path=policy, threshold=1.01)
+    always = make_agent("mc_student", path=policy, threshold=0.0)
+    middle = make_agent("mc_student", path=policy, threshold=0.6)
+    disagreements = deviations = 0
+    for _ in range(60):
+        if all(env.terminations.values()):
+            break
+        decision = decision_for(env, env.agent_selection)
+        planned, argmax = planner.act(decision), net.act(decision)
+        assert never.act(decision) == planned and not never.last_deviated
+        assert always.act(decision) == argmax
+        move = middle.act(decision)
+        assert move in (planned, argmax) and middle.last_deviated == (move != planned)
+        disagreements += planned != argmax
+        deviations += middle.last_deviated
+        env.step(planned)
+    assert disagreements >= 3 and deviations <= disagreements
+    with pytest.raises(ValueError, match="threshold must be >= 0"):
+        make_agent("mc_student", path=policy, threshold=-0.1)

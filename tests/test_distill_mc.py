@@ -12,12 +12,14 @@ pytest.importorskip("numba")
 pytest.importorskip("torch")
 
 from agents.mexican_train.base import decision_for
+from agents.mexican_train.planner import PlannerAgent
 from agents.registry import make_agent
 from mtrain_env.mexican_train import env as make_env
 from training import distill_mc
 from training.distill_mc import KEYS, load_labels, shard_paths
 
-STUDENT = str(Path(__file__).resolve().parent.parent / "agents" / "policies" / "champion.npz")
+POLICY = str(Path(__file__).resolve().parent.parent / "agents" / "policies" / "champion.npz")
+STUDENT = f"ppo[path={POLICY}]"
 
 
 def _label(out: Path, workers: int, *extra: str) -> None:
@@ -36,6 +38,22 @@ def test_shards_hold_the_teachers_legal_one_hot_moves(tmp_path: Path) -> None:
     chosen = data["target"].argmax(1)
     assert data["mask"][np.arange(n), chosen].all(), "a label is an illegal move"
     assert (data["mask"].sum(1) >= 2).all(), "forced moves are not labelled"
+    assert data["mask"][np.arange(n), data["prior"]].all()
+
+
+def test_prior_is_the_planners_move(tmp_path: Path) -> None:
+    """The first labelled position of a deal (every move before it is forced) has the
+    planner's move as ``prior``."""
+    _label(tmp_path, 1, "--student", "planner")
+    data = load_labels(tmp_path)
+    e = make_env(num_players=4)
+    for deal in (500_000, 500_001):
+        e.reset(seed=deal)
+        while len(decision_for(e, e.agent_selection).legal_actions) == 1:
+            e.step(decision_for(e, e.agent_selection).legal_actions[0])
+        first = int(np.flatnonzero(data["game"] == deal)[0])
+        np.testing.assert_array_equal(data["obs"][first], decision_for(e, e.agent_selection).observation)
+        assert data["prior"][first] == PlannerAgent().act(decision_for(e, e.agent_selection))
 
 
 def test_same_shards_on_one_and_two_workers_and_resume_skips(tmp_path: Path) -> None:
@@ -59,7 +77,7 @@ def test_the_student_changes_the_positions(tmp_path: Path) -> None:
 
 def test_train_writes_a_policy_the_ppo_agent_plays(tmp_path: Path) -> None:
     _label(tmp_path, 1, "--student", STUDENT)
-    assert distill_mc.main(["train", "--out", str(tmp_path), "--init", STUDENT, "--epochs", "2"]) == 0
+    assert distill_mc.main(["train", "--out", str(tmp_path), "--init", POLICY, "--epochs", "2"]) == 0
     data = load_labels(tmp_path)
     agent = make_agent("ppo", path=str(tmp_path / "policy.npz"))
     e = make_env(num_players=4)
@@ -74,9 +92,10 @@ def test_train_writes_a_policy_the_ppo_agent_plays(tmp_path: Path) -> None:
     "argv, message",
     [
         (["label", "--teacher-share", "1.5"], "--teacher-share must be in [0, 1]"),
-        (["label", "--student", "missing.npz"], "missing.npz"),
-        (["label", "--student", STUDENT, "--players", "3"], "a policy for 4 players, the games have 3"),
-        (["train", "--init", STUDENT], "no labels_NNNNN.npz shards"),
+        (["label", "--student", "ppo[path=missing.npz]"], "missing.npz"),
+        (["label", "--student", "plannr"], "unknown agent 'plannr'"),
+        (["label", "--student", STUDENT, "--players", "3"], "has 457 actions, the game has 366"),
+        (["train", "--init", POLICY], "no labels_NNNNN.npz shards"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(

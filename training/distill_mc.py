@@ -10,9 +10,11 @@ Two steps, each resumable:
 ``label`` — ``--games`` one-round games in shards of ``--shard`` games (deals
 ``seed + g``), spread over ``--workers`` processes. At every decision with a choice the
 teacher (``mc[sims=--sims]``) picks a move, which is the label; the move actually played
-is the teacher's with probability ``--teacher-share`` and the student's
-(``ppo[path=--student]``) otherwise, so the positions are those the student reaches
-(DAgger's mixture; without ``--student`` the teacher plays every move). A shard is written
+is the teacher's with probability ``--teacher-share`` and the student's (``--student``, an
+agent spec such as ``planner`` or ``ppo[path=P]``) otherwise, so the positions are those
+the student reaches (DAgger's mixture; without ``--student`` the teacher plays every
+move). Each position also keeps the planner's move there (``prior``: what the
+``mc_student`` agent plays unless its network is confident ``mc`` would not). A shard is written
 atomically as ``OUT/labels_NNNNN.npz``; a rerun skips the shards on disk. The same
 ``--seed`` and settings give the same shards on any number of workers.
 
@@ -21,7 +23,7 @@ masked cross-entropy, the last 10% of the games held out, and writes ``OUT/polic
 and a line of ``OUT/metrics.jsonl`` (held-out cross-entropy and top-1 agreement with the
 teacher).
 
-    python -m training.distill_mc label --out runs/distill --games 2000 --student runs/spA/policy.npz
+    python -m training.distill_mc label --out runs/distill --games 2000 --student planner
     python -m training.distill_mc train --out runs/distill --init runs/spA/policy.npz --epochs 4
 """
 
@@ -43,13 +45,15 @@ from agents.mexican_train.base import decision_for
 from agents.mexican_train.mc import MCAgent
 from agents.mexican_train.selfplay_file import read_selfplay_file
 from agents.registry import make_agent
+from agents.tournament.harness import AgentSpec
 from mtrain_env.cli import int_at_least, positive_float
 from mtrain_env.mexican_train import env as make_env
 
 __all__ = ["LabelJob", "label_shard", "load_labels", "shard_paths"]
 
-#: the arrays of a labels shard (``target`` is the teacher's move as a one-hot row)
-KEYS = ("obs", "mask", "target", "game")
+#: the arrays of a labels shard (``target``: the teacher's move as a one-hot row; ``prior``:
+#: the planner's move)
+KEYS = ("obs", "mask", "target", "prior", "game")
 
 
 @dataclass(frozen=True)
@@ -74,11 +78,13 @@ class LabelJob:
 def label_shard(job: LabelJob) -> int:
     """Play and label ``job``'s games and write its shard (atomically); returns the labels written."""
     teacher = MCAgent(sims=job.sims, engine="compiled")
-    student = None if job.student is None else make_agent("ppo", path=job.student)
+    student = None if job.student is None else _make(job.student)
+    planner = make_agent("planner")
     rng = np.random.default_rng([job.seed, job.shard, 11])
     obs: list[np.ndarray] = []
     masks: list[np.ndarray] = []
     targets: list[int] = []
+    priors: list[int] = []
     game_ids: list[int] = []
     e = make_env(num_players=job.players)
     for g in range(job.first, job.first + job.games):
@@ -101,6 +107,7 @@ def label_shard(job: LabelJob) -> int:
             obs.append(np.asarray(decision.observation, np.float32).copy())
             masks.append(np.asarray(decision.action_mask, bool).copy())
             targets.append(label)
+            priors.append(planner.act(decision))
             game_ids.append(deal)
             played = label
             if student is not None and rng.random() >= job.teacher_share:
@@ -110,7 +117,14 @@ def label_shard(job: LabelJob) -> int:
     target = np.zeros(mask.shape, np.float32)
     target[np.arange(len(targets)), targets] = 1.0
     tmp = job.path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, obs=np.stack(obs), mask=mask, target=target, game=np.asarray(game_ids, np.int64))
+    np.savez_compressed(
+        tmp,
+        obs=np.stack(obs),
+        mask=mask,
+        target=target,
+        prior=np.asarray(priors, np.int64),
+        game=np.asarray(game_ids, np.int64),
+    )
     tmp.replace(job.path)
     return len(targets)
 
@@ -130,6 +144,49 @@ def load_labels(out: str | Path) -> dict[str, np.ndarray]:
         with np.load(path) as f:
             parts.append({k: f[k] for k in KEYS})
     return {k: np.concatenate([p[k] for p in parts]) for k in KEYS}
+
+
+def _make(spec: str) -> Any:
+    """The agent of a spec such as ``planner`` or ``ppo[path=P]``."""
+    parsed = AgentSpec.parse(spec)
+    return make_agent(parsed.name, **dict(parsed.params))
+
+
+#: thresholds of ``mc_student`` whose held-out agreement with the teacher ``train`` reports
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def student_agreement(net: Any, data: dict[str, np.ndarray]) -> dict[str, float]:
+    """On the held-out positions: how often the planner, and ``mc_student`` at each of
+    :data:`THRESHOLDS`, plays the teacher's move, and how often the student deviates."""
+    import torch as th
+
+    from training.expert_iteration import held_out
+
+    held = held_out(data["game"])
+    teacher = data["target"][held].argmax(1)
+    prior = data["prior"][held]
+    with th.no_grad():
+        logits, _value = net(th.as_tensor(data["obs"][held]), th.as_tensor(data["mask"][held]))
+    p = th.softmax(logits, dim=1).numpy()
+    best = p.argmax(1)
+    confident = p[np.arange(len(best)), best]
+    out = {"planner_agrees": round(float((prior == teacher).mean()), 4)}
+    for t in THRESHOLDS:
+        move = np.where((best != prior) & (confident >= t), best, prior)
+        out[f"student_agrees@{t}"] = round(float((move == teacher).mean()), 4)
+        out[f"student_deviates@{t}"] = round(float((move != prior).mean()), 4)
+    return out
+
+
+def _check_student(spec: str, players: int) -> None:
+    """``ValueError``/``OSError`` unless ``spec`` is an agent that can play these games:
+    it is asked for one move (a policy file is read, its table size checked)."""
+    e = make_env(num_players=players)
+    e.reset(seed=0)
+    decision = decision_for(e, e.agent_selection)
+    if _make(spec).act(decision) not in decision.legal_actions:
+        raise ValueError(f"--student {spec}: plays an illegal move")
 
 
 def _check_policy(path: str, players: int | None) -> None:
@@ -182,6 +239,7 @@ def _train(args: argparse.Namespace) -> int:
     data = load_labels(args.out)
     net: Any = read_selfplay_policy(args.init)
     metrics = train_policy(net, data, args.epochs, args.lr, args.batch, args.seed)
+    metrics.update(student_agreement(net, data))
     path = save_selfplay_policy(net, Path(args.out) / "policy.npz")
     row = {"init": str(args.init), "epochs": args.epochs, "lr": args.lr, "batch": args.batch, **metrics}
     with open(Path(args.out) / "metrics.jsonl", "a") as f:
@@ -201,7 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     lab.add_argument("--sims", type=int_at_least(1), default=400, help="the teacher's rollouts a decision")
     lab.add_argument("--players", type=int_at_least(2), default=4)
     lab.add_argument("--seed", type=int_at_least(0), default=500_000)
-    lab.add_argument("--student", default=None, help="self-play policy file that plays part of the moves")
+    lab.add_argument(
+        "--student", default=None, help="agent spec that plays part of the moves (planner, ppo[path=P])"
+    )
     lab.add_argument("--teacher-share", type=float, default=0.5, help="share of the moves the teacher plays")
     lab.add_argument("--workers", type=int_at_least(1), default=1)
     lab.add_argument("--no-progress", action="store_true")
@@ -218,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not 0.0 <= args.teacher_share <= 1.0:
                 raise ValueError(f"--teacher-share must be in [0, 1], got {args.teacher_share}")
             if args.student is not None:
-                _check_policy(args.student, args.players)
+                _check_student(args.student, args.players)
         else:
             shard_paths(args.out)
             _check_policy(args.init, None)

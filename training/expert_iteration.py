@@ -49,7 +49,7 @@ from mtrain_env.cli import int_at_least, positive_float
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 
-__all__ = ["label_games", "train_policy"]
+__all__ = ["held_out", "label_games", "train_policy"]
 
 #: the arrays of a labels file
 KEYS = ("obs", "mask", "target", "game")
@@ -129,11 +129,16 @@ def train_policy(
         return _fit(net, data, epochs, lr, batch, seed)
 
 
+def held_out(games: np.ndarray) -> np.ndarray:
+    """Mask of the positions of the last 10% of the games (at least one): the held-out set."""
+    ids = np.unique(games)
+    return np.isin(games, ids[len(ids) - max(1, len(ids) // 10) :])
+
+
 def _fit(
     net: Any, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int, seed: int
 ) -> dict[str, float]:
-    games = np.unique(data["game"])
-    held = np.isin(data["game"], games[len(games) - max(1, len(games) // 10) :])
+    held = held_out(data["game"])
     tensors = {k: th.as_tensor(data[k]) for k in ("obs", "mask", "target")}
     train_idx = np.flatnonzero(~held)
     test_idx = th.as_tensor(np.flatnonzero(held))
