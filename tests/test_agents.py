@@ -277,7 +277,7 @@ def test_mc_with_a_policy_prior_keeps_the_policys_move_unless_clearly_beaten() -
             unlike_planner += move != planner.act(decision)
         env.step(move)
     assert choices >= 10 and unlike_planner >= 1
-    with pytest.raises(ValueError, match="path= is the policy of prior='policy'"):
+    with pytest.raises(ValueError, match="path= is the network of prior in"):
         MCAgent(path=policy)
     with pytest.raises(ValueError, match="prior must be one of"):
         MCAgent(prior="greedy")

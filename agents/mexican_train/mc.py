@@ -15,7 +15,9 @@ For each decision with more than one legal action:
    planner as prior (default), its move stays unless the best beats it by more than ``z``
    standard errors of their paired differences. ``prior="policy"`` makes a trained policy
    (``path=``, as the ``ppo`` agent reads it: one forward pass on the seat's own
-   observation) the default instead: search on top of a learned player.
+   observation) the default instead, ``prior="mc_student"`` the ``mc_student`` agent
+   (the planner corrected by a network fitted to ``mc``'s own choices): search on top of a
+   learned player.
 
 Why the prior: a round's result varies far more from deal to deal than good and bad moves
 differ, and the paired difference of two candidates on one determinization hardly less
@@ -53,6 +55,7 @@ import numpy as np
 from agents.mexican_train.base import Agent, Decision
 from agents.mexican_train.chains import ChainSolver
 from agents.mexican_train.greedy import greedy_key, value_table
+from agents.mexican_train.mc_student import MC_STUDENT_POLICY, MCStudentAgent
 from agents.mexican_train.planner import PlannerAgent, lifts_marker, play_key, sheds
 from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from mtrain_env.mexican_train.core.config import GameConfig
@@ -65,7 +68,9 @@ DEFAULT_ROLLOUTS = 200
 #: rollout policies
 POLICIES = ("chain", "greedy")
 #: what makes the default move (``MCAgent(prior=...)``)
-PRIORS = (None, "planner", "policy")
+PRIORS = (None, "planner", "policy", "mc_student")
+#: the priors that read a network (``path=``)
+LEARNED_PRIORS = ("policy", "mc_student")
 #: where rollouts run (``MCAgent(engine=...)``)
 ENGINES = ("auto", "compiled", "python")
 #: determinizations per compiled call under a time budget (the clock is read between calls)
@@ -265,10 +270,12 @@ class MCAgent(Agent):
         policy: rollout policy, ``"chain"`` (default) or ``"greedy"``.
         prior: ``"planner"`` (default): the planner's move is the default, kept unless
             another beats it significantly; ``"policy"``: the move of the policy file
-            ``path`` (the ``ppo`` agent's argmax) is; ``None``: the best mean, however
+            ``path`` (the ``ppo`` agent's argmax) is; ``"mc_student"``: the ``mc_student``
+            agent's move (its network: ``path``) is; ``None``: the best mean, however
             small the gap.
-        path: the policy file of ``prior="policy"`` (default: the ``ppo`` agent's reference
-            policy); refused with any other prior.
+        path: the policy file of ``prior="policy"`` or ``"mc_student"`` (default: the
+            ``ppo`` agent's reference policy, the ``mc_student`` agent's network); refused
+            with any other prior.
         z: the margin, in standard errors of the paired differences, by which a move must
             beat the prior's move to be chosen instead.
         engine: where the rollouts run: ``"compiled"`` (numba,
@@ -312,10 +319,14 @@ class MCAgent(Agent):
         self.policy = policy
         if prior not in PRIORS:
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
-        if path is not None and prior != "policy":
-            raise ValueError(f"path= is the policy of prior='policy', got prior={prior!r}")
+        if path is not None and prior not in LEARNED_PRIORS:
+            raise ValueError(f"path= is the network of prior in {LEARNED_PRIORS}, got prior={prior!r}")
         self.prior = prior
-        self.path = None if prior != "policy" else str(REFERENCE_POLICY if path is None else path)
+        self.path = (
+            None
+            if prior not in LEARNED_PRIORS
+            else str((REFERENCE_POLICY if prior == "policy" else MC_STUDENT_POLICY) if path is None else path)
+        )
         self.z = z
         self.engine = self._resolve_engine(engine, policy)
         self._rollout_module: Any = compiled_rollouts() if self.engine == "compiled" else None
@@ -325,6 +336,8 @@ class MCAgent(Agent):
             else PlannerAgent()
             if prior == "planner"
             else PPOAgent(path=self.path)  # loads the file on first use, in every worker
+            if prior == "policy"
+            else MCStudentAgent(path=self.path)
         )
         self._policies: dict[GameConfig, GreedyPolicy | ChainPolicy] = {}
         self._compiled: dict[GameConfig, tuple[Any, Any]] = {}
@@ -379,7 +392,7 @@ class MCAgent(Agent):
             "prior": self.prior,
             "z": self.z,
             "engine": self.engine,
-            **({"path": self.path} if self.prior == "policy" else {}),
+            **({"path": self.path} if self.prior in LEARNED_PRIORS else {}),
         }
 
     def reset(self, seed: int | None = None) -> None:
