@@ -47,6 +47,7 @@ from agents.mexican_train.selfplay_file import read_selfplay_file
 from agents.registry import make_agent
 from agents.tournament.harness import AgentSpec
 from mtrain_env.cli import int_at_least, positive_float
+from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 
 __all__ = ["LabelJob", "label_shard", "load_labels", "shard_paths"]
@@ -158,7 +159,8 @@ THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 def student_agreement(net: Any, data: dict[str, np.ndarray]) -> dict[str, float]:
     """On the held-out positions: how often the planner, and ``mc_student`` at each of
-    :data:`THRESHOLDS`, plays the teacher's move, and how often the student deviates."""
+    :data:`THRESHOLDS`, plays the teacher's move, how often the student deviates from the
+    planner and how often such a deviation is the teacher's move."""
     import torch as th
 
     from training.expert_iteration import held_out
@@ -175,7 +177,12 @@ def student_agreement(net: Any, data: dict[str, np.ndarray]) -> dict[str, float]
     for t in THRESHOLDS:
         move = np.where((best != prior) & (confident >= t), best, prior)
         out[f"student_agrees@{t}"] = round(float((move == teacher).mean()), 4)
-        out[f"student_deviates@{t}"] = round(float((move != prior).mean()), 4)
+        deviates = move != prior
+        out[f"student_deviates@{t}"] = round(float(deviates.mean()), 4)
+        #: of its deviations from the planner, the share that are the teacher's move
+        out[f"deviation_precision@{t}"] = (
+            round(float((move == teacher)[deviates].mean()), 4) if deviates.any() else 0.0
+        )
     return out
 
 
@@ -187,6 +194,19 @@ def _check_student(spec: str, players: int) -> None:
     decision = decision_for(e, e.agent_selection)
     if _make(spec).act(decision) not in decision.legal_actions:
         raise ValueError(f"--student {spec}: plays an illegal move")
+
+
+def _labels_config(out: str | Path) -> GameConfig:
+    """The (4-player or other) double-12 game whose observations the shards hold."""
+    with np.load(shard_paths(out)[0]) as f:
+        size = f["obs"].shape[1]
+    for players in range(2, 9):
+        config = GameConfig.make(num_players=players)
+        e = make_env(num_players=players)
+        e.reset(seed=0)
+        if len(decision_for(e, e.agent_selection).observation) == size:
+            return config
+    raise ValueError(f"{out}: observations of size {size} fit no double-12 table of 2-8 players")
 
 
 def _check_policy(path: str, players: int | None) -> None:
@@ -232,16 +252,29 @@ def _label(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     import torch as th
 
-    from agents.mexican_train.tilenet import read_selfplay_policy, save_selfplay_policy
+    from agents.mexican_train.tilenet import NetSpec, build_net, read_selfplay_policy, save_selfplay_policy
     from training.expert_iteration import train_policy
 
     th.manual_seed(args.seed)
     data = load_labels(args.out)
-    net: Any = read_selfplay_policy(args.init)
+    net: Any = (
+        read_selfplay_policy(args.init)
+        if args.init is not None
+        else build_net(
+            NetSpec.make("tile", _labels_config(args.out), hidden=args.hidden, pair_hidden=args.pair_hidden),
+            seed=args.seed,
+        )
+    )
     metrics = train_policy(net, data, args.epochs, args.lr, args.batch, args.seed)
     metrics.update(student_agreement(net, data))
     path = save_selfplay_policy(net, Path(args.out) / "policy.npz")
-    row = {"init": str(args.init), "epochs": args.epochs, "lr": args.lr, "batch": args.batch, **metrics}
+    row = {
+        "init": str(args.init or f"fresh tile {args.hidden}/{args.pair_hidden}"),
+        "epochs": args.epochs,
+        "lr": args.lr,
+        "batch": args.batch,
+        **metrics,
+    }
     with open(Path(args.out) / "metrics.jsonl", "a") as f:
         f.write(json.dumps(row) + "\n")
     print(json.dumps(row))
@@ -267,7 +300,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     lab.add_argument("--no-progress", action="store_true")
     tr = sub.add_parser("train", help="fit a self-play network to the labels")
     tr.add_argument("--out", required=True, help="directory of the shards; policy.npz is written there")
-    tr.add_argument("--init", required=True, help="self-play policy file to start from")
+    tr.add_argument(
+        "--init", default=None, help="self-play policy file to start from (default: a fresh tile net)"
+    )
+    tr.add_argument("--hidden", type=int_at_least(1), default=128, help="fresh net: trunk width")
+    tr.add_argument("--pair-hidden", type=int_at_least(1), default=64, help="fresh net: token width")
     tr.add_argument("--epochs", type=int_at_least(1), default=4)
     tr.add_argument("--lr", type=positive_float, default=3e-4)
     tr.add_argument("--batch", type=int_at_least(1), default=512)
@@ -281,7 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _check_student(args.student, args.players)
         else:
             shard_paths(args.out)
-            _check_policy(args.init, None)
+            if args.init is not None:
+                _check_policy(args.init, None)
     except (ValueError, OSError) as err:
         parser.error(str(err))
     return _label(args) if args.step == "label" else _train(args)

@@ -31,7 +31,7 @@ __all__ = ["DEFAULT_THRESHOLD", "MC_STUDENT_POLICY", "MCStudentAgent"]
 #: the network shipped with the package (see the README's "Distilling mc")
 MC_STUDENT_POLICY = Path(__file__).resolve().parent.parent / "policies" / "mc_student.npz"
 #: the network's probability on another move needed to overrule the planner
-DEFAULT_THRESHOLD = 0.6
+DEFAULT_THRESHOLD = 0.8
 
 
 class MCStudentAgent(Agent):
