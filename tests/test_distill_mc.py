@@ -75,9 +75,10 @@ def test_the_student_changes_the_positions(tmp_path: Path) -> None:
     assert len(teacher["obs"]) != len(mixed["obs"]) or not np.array_equal(teacher["obs"], mixed["obs"])
 
 
-def test_train_writes_a_policy_the_ppo_agent_plays(tmp_path: Path) -> None:
+@pytest.mark.parametrize("init", [["--init", POLICY], ["--hidden", "16", "--pair-hidden", "8"]])
+def test_train_writes_a_policy_the_ppo_agent_plays(tmp_path: Path, init: list[str]) -> None:
     _label(tmp_path, 1, "--student", STUDENT)
-    assert distill_mc.main(["train", "--out", str(tmp_path), "--init", POLICY, "--epochs", "2"]) == 0
+    assert distill_mc.main(["train", "--out", str(tmp_path), *init, "--epochs", "2"]) == 0
     data = load_labels(tmp_path)
     agent = make_agent("ppo", path=str(tmp_path / "policy.npz"))
     e = make_env(num_players=4)
