@@ -66,6 +66,9 @@ def test_same_shards_on_one_and_two_workers_and_resume_skips(tmp_path: Path) -> 
     before = first.stat().st_mtime_ns
     _label(tmp_path / "one", 1, "--student", STUDENT)  # everything on disk: nothing redone
     assert first.stat().st_mtime_ns == before
+    with pytest.raises(SystemExit) as exc:  # other settings: refused, nothing touched
+        _label(tmp_path / "one", 1, "--student", "planner")
+    assert exc.value.code == 2 and first.stat().st_mtime_ns == before
 
 
 def test_the_student_changes_the_positions(tmp_path: Path) -> None:

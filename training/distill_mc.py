@@ -217,9 +217,29 @@ def _check_policy(path: str, players: int | None) -> None:
         raise ValueError(f"{path}: a policy for {seats} players, the games have {players}")
 
 
+#: the label settings a directory's shards were made with (a rerun must match them)
+SETTINGS = ("shard", "sims", "players", "seed", "student", "teacher_share")
+
+
+def _check_settings(args: argparse.Namespace) -> None:
+    """``ValueError`` if ``--out`` holds shards labelled with other settings."""
+    path = Path(args.out) / "label.json"
+    if path.is_file():
+        saved = json.loads(path.read_text())
+        wanted = {k: getattr(args, k) for k in SETTINGS}
+        changed = [
+            f"--{k.replace('_', '-')} {saved.get(k)!r} -> {wanted[k]!r}"
+            for k in SETTINGS
+            if saved.get(k) != wanted[k]
+        ]
+        if changed:
+            raise ValueError(f"{args.out} holds labels made with other settings: {', '.join(changed)}")
+
+
 def _label(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "label.json").write_text(json.dumps({k: getattr(args, k) for k in SETTINGS}, indent=1) + "\n")
     jobs = [
         LabelJob(
             str(out),
@@ -316,6 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(f"--teacher-share must be in [0, 1], got {args.teacher_share}")
             if args.student is not None:
                 _check_student(args.student, args.players)
+            _check_settings(args)
         else:
             shard_paths(args.out)
             if args.init is not None:
