@@ -621,9 +621,9 @@ def test_agents_only_play_legal_actions(config: dict[str, Any]) -> None:
 
 
 def test_mc_student_overrules_the_planner_only_when_its_network_is_confident() -> None:
-    """``mc_student``: threshold > 1 is the planner, 0 the network's argmax (the ``ppo``
-    agent's move on the same file), and a middle threshold deviates from the planner
-    at some of the network's disagreements, never elsewhere."""
+    """``mc_student``: threshold > 1 (or a huge margin) is the planner, 0 the network's
+    argmax (the ``ppo`` agent's move on the same file), and a middle threshold deviates
+    from the planner at some of the network's disagreements, never elsewhere."""
     policy = str(CHAMPION_POLICY)
     env = mtrain_env.raw_env(num_players=4)
     env.reset(seed=8)
@@ -631,6 +631,8 @@ def test_mc_student_overrules_the_planner_only_when_its_network_is_confident() -
     never = make_agent("mc_student", path=policy, threshold=1.01)
     always = make_agent("mc_student", path=policy, threshold=0.0)
     middle = make_agent("mc_student", path=policy, threshold=0.6)
+    never_by_margin = make_agent("mc_student", path=policy, margin=1e9)
+    by_margin = make_agent("mc_student", path=policy, margin=0.0)
     disagreements = deviations = 0
     for _ in range(60):
         if all(env.terminations.values()):
@@ -639,6 +641,8 @@ def test_mc_student_overrules_the_planner_only_when_its_network_is_confident() -
         planned, argmax = planner.act(decision), net.act(decision)
         assert never.act(decision) == planned and not never.last_deviated
         assert always.act(decision) == argmax
+        assert never_by_margin.act(decision) == planned
+        assert by_margin.act(decision) == argmax  # scores tie only by accident
         move = middle.act(decision)
         assert move in (planned, argmax) and middle.last_deviated == (move != planned)
         disagreements += planned != argmax
@@ -647,3 +651,7 @@ def test_mc_student_overrules_the_planner_only_when_its_network_is_confident() -
     assert disagreements >= 3 and deviations <= disagreements
     with pytest.raises(ValueError, match="threshold must be >= 0"):
         make_agent("mc_student", path=policy, threshold=-0.1)
+    with pytest.raises(ValueError, match="margin must be >= 0"):
+        make_agent("mc_student", path=policy, margin=-1.0)
+    with pytest.raises(ValueError, match="not both"):
+        make_agent("mc_student", path=policy, threshold=0.5, margin=1.0)

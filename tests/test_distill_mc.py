@@ -39,6 +39,10 @@ def test_shards_hold_the_teachers_legal_one_hot_moves(tmp_path: Path) -> None:
     assert data["mask"][np.arange(n), chosen].all(), "a label is an illegal move"
     assert (data["mask"].sum(1) >= 2).all(), "forced moves are not labelled"
     assert data["mask"][np.arange(n), data["prior"]].all()
+    assert "values" not in data
+    with pytest.raises(SystemExit) as exc:  # move labels cannot train advantages
+        distill_mc.main(["train", "--out", str(tmp_path), "--loss", "advantage"])
+    assert exc.value.code == 2 and not (tmp_path / "policy.npz").exists()
 
 
 def test_prior_is_the_planners_move(tmp_path: Path) -> None:
@@ -92,6 +96,36 @@ def test_train_writes_a_policy_the_ppo_agent_plays(tmp_path: Path, init: list[st
     assert data["obs"].shape[1] == len(decision.observation)
 
 
+def test_value_labels_are_advantages_over_the_planners_move_and_train(tmp_path: Path) -> None:
+    _label(tmp_path, 1, "--student", "planner", "--target", "values")
+    data = load_labels(tmp_path)
+    n = len(data["game"])
+    values, mask = data["values"], data["mask"]
+    assert values.shape == mask.shape and n > 20
+    np.testing.assert_array_equal(values[np.arange(n), data["prior"]], 0.0)
+    assert not values[~mask].any(), "an illegal move has a value"
+    best = np.where(mask, values, -np.inf).argmax(1)
+    np.testing.assert_array_equal(data["target"].argmax(1), best)
+    assert (np.abs(values[mask]) > 0).any()
+    argv = ["train", "--out", str(tmp_path), "--loss", "advantage", "--epochs", "2", "--hidden", "16"]
+    assert distill_mc.main(argv) == 0
+    metrics = (tmp_path / "metrics.jsonl").read_text()
+    assert '"loss": "advantage"' in metrics and '"label_gain@1.0"' in metrics
+    agent = make_agent("mc_student", path=str(tmp_path / "policy.npz"), margin=1.0)
+    e = make_env(num_players=4)
+    e.reset(seed=3)
+    decision = decision_for(e, e.agent_selection)
+    assert agent.act(decision) in decision.legal_actions
+
+
+def test_advantage_rule_deviates_only_beyond_the_margin() -> None:
+    scores = np.array([[0.0, 3.0, 1.0], [0.0, 0.5, 9.0], [2.0, 1.0, 0.0]])
+    mask = np.array([[True, True, True], [True, True, False], [True, True, True]])
+    prior = np.array([0, 0, 0])
+    np.testing.assert_array_equal(distill_mc.advantage_moves(scores, mask, prior, 1.0), [1, 0, 0])
+    np.testing.assert_array_equal(distill_mc.advantage_moves(scores, mask, prior, 0.0), [1, 1, 0])
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -100,6 +134,7 @@ def test_train_writes_a_policy_the_ppo_agent_plays(tmp_path: Path, init: list[st
         (["label", "--student", "plannr"], "unknown agent 'plannr'"),
         (["label", "--student", STUDENT, "--players", "3"], "has 457 actions, the game has 366"),
         (["train", "--init", POLICY], "no labels_NNNNN.npz shards"),
+        (["label", "--target", "q"], "invalid choice: 'q'"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(

@@ -52,8 +52,9 @@ from mtrain_env.mexican_train import env as make_env
 
 __all__ = ["LabelJob", "label_shard", "load_labels", "shard_paths"]
 
-#: the arrays of a labels shard (``target``: the teacher's move as a one-hot row; ``prior``:
-#: the planner's move)
+#: the arrays of every labels shard (``target``: the teacher's move as a one-hot row;
+#: ``prior``: the planner's move); ``--target values`` shards add ``values``: each legal
+#: move's mean result minus the planner move's, over the same worlds (pips a round)
 KEYS = ("obs", "mask", "target", "prior", "game")
 
 
@@ -70,6 +71,7 @@ class LabelJob:
     sims: int
     student: str | None
     teacher_share: float
+    target: str = "move"
 
     @property
     def path(self) -> Path:
@@ -86,6 +88,7 @@ def label_shard(job: LabelJob) -> int:
     masks: list[np.ndarray] = []
     targets: list[int] = []
     priors: list[int] = []
+    values: list[np.ndarray] = []
     game_ids: list[int] = []
     e = make_env(num_players=job.players)
     for g in range(job.first, job.first + job.games):
@@ -104,11 +107,19 @@ def label_shard(job: LabelJob) -> int:
             if len(legal) == 1:
                 e.step(int(legal[0]))
                 continue
-            label = teacher.act(decision)
+            prior = planner.act(decision)
+            if job.target == "move":
+                label = teacher.act(decision)
+            else:  # every legal move on the same worlds: advantages over the planner's move
+                means = teacher.candidate_results(decision, max(1, job.sims // len(legal))).mean(0)
+                label = int(legal[int(np.argmax(means))])
+                row = np.zeros(len(decision.action_mask), np.float32)
+                row[np.asarray(legal)] = means - means[list(legal).index(prior)]
+                values.append(row)
             obs.append(np.asarray(decision.observation, np.float32).copy())
             masks.append(np.asarray(decision.action_mask, bool).copy())
             targets.append(label)
-            priors.append(planner.act(decision))
+            priors.append(prior)
             game_ids.append(deal)
             played = label
             if student is not None and rng.random() >= job.teacher_share:
@@ -118,14 +129,16 @@ def label_shard(job: LabelJob) -> int:
     target = np.zeros(mask.shape, np.float32)
     target[np.arange(len(targets)), targets] = 1.0
     tmp = job.path.with_suffix(".tmp.npz")
-    np.savez_compressed(
-        tmp,
-        obs=np.stack(obs),
-        mask=mask,
-        target=target,
-        prior=np.asarray(priors, np.int64),
-        game=np.asarray(game_ids, np.int64),
-    )
+    arrays = {
+        "obs": np.stack(obs),
+        "mask": mask,
+        "target": target,
+        "prior": np.asarray(priors, np.int64),
+        "game": np.asarray(game_ids, np.int64),
+    }
+    if values:
+        arrays["values"] = np.stack(values)
+    np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]
     tmp.replace(job.path)
     return len(targets)
 
@@ -143,8 +156,9 @@ def load_labels(out: str | Path) -> dict[str, np.ndarray]:
     parts = []
     for path in shard_paths(out):
         with np.load(path) as f:
-            parts.append({k: f[k] for k in KEYS})
-    return {k: np.concatenate([p[k] for p in parts]) for k in KEYS}
+            parts.append({k: f[k] for k in (*KEYS, "values") if k in f.files})
+    keys = [k for k in parts[0] if all(k in p for p in parts)]
+    return {k: np.concatenate([p[k] for p in parts]) for k in keys}
 
 
 def _make(spec: str) -> Any:
@@ -186,6 +200,85 @@ def student_agreement(net: Any, data: dict[str, np.ndarray]) -> dict[str, float]
     return out
 
 
+def _advantage_loss(net: Any, obs: Any, mask: Any, prior: Any, values: Any) -> Any:
+    """Squared error of the network's scores, relative to the planner move's, against the
+    labelled advantages, over the legal moves."""
+    import torch as th
+
+    scores, _value = net(obs, mask)
+    rows = th.arange(len(prior))
+    pred = th.where(mask, scores - scores[rows, prior].unsqueeze(1), th.zeros_like(scores))
+    return (((pred - values) ** 2) * mask).sum() / mask.sum()
+
+
+def advantage_moves(scores: np.ndarray, mask: np.ndarray, prior: np.ndarray, margin: float) -> np.ndarray:
+    """``mc_student``'s advantage rule on a batch: the best-scored legal move where it beats
+    the planner's move by more than ``margin``, else the planner's move."""
+    masked = np.where(mask, scores, -np.inf)
+    best = masked.argmax(1)
+    gain = masked[np.arange(len(best)), best] - masked[np.arange(len(best)), prior]
+    return np.where(gain > margin, best, prior)
+
+
+def fit_advantages(
+    net: Any, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int, seed: int
+) -> dict[str, float]:
+    """Fit ``net``'s scores (relative to the planner move's) to the labelled advantages (in
+    place, one torch thread, games of the last 10% held out). Returns the held-out squared
+    error, and per margin of :data:`MARGINS` how often the advantage rule deviates from the
+    planner and the labels' mean advantage of the moves it plays (pips a round a decision,
+    an estimate of its gain over the planner that the labels' noise makes optimistic)."""
+    import torch as th
+
+    from training.expert_iteration import held_out, one_torch_thread
+
+    held = held_out(data["game"])
+    tensors = {
+        "obs": th.as_tensor(data["obs"]),
+        "mask": th.as_tensor(data["mask"]),
+        "prior": th.as_tensor(data["prior"]),
+        "values": th.as_tensor(data["values"]),
+    }
+    train_idx = np.flatnonzero(~held)
+    rng = np.random.default_rng(seed)
+    with one_torch_thread():
+        net.train()
+        for param in net.parameters():
+            param.requires_grad_(True)
+        opt = th.optim.Adam(net.parameters(), lr=lr)
+        train_loss = 0.0
+        for _epoch in range(epochs):
+            order = rng.permutation(train_idx)
+            total = 0.0
+            for start in range(0, len(order), batch):
+                idx = th.as_tensor(order[start : start + batch])
+                loss = _advantage_loss(net, *(tensors[k][idx] for k in ("obs", "mask", "prior", "values")))
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                total += float(loss.detach()) * len(idx)
+            train_loss = total / max(1, len(order))
+        net.eval()
+        test = th.as_tensor(np.flatnonzero(held))
+        with th.no_grad():
+            test_loss = _advantage_loss(net, *(tensors[k][test] for k in ("obs", "mask", "prior", "values")))
+            scores, _value = net(tensors["obs"][test], tensors["mask"][test])
+    out: dict[str, float] = {
+        "train_positions": len(train_idx),
+        "test_positions": len(test),
+        "train_mse": round(train_loss, 4),
+        "test_mse": round(float(test_loss), 4),
+    }
+    mask, prior, values = data["mask"][held], data["prior"][held], data["values"][held]
+    best_label = np.where(mask, values, -np.inf).max(1)
+    out["label_best_gain"] = round(float(best_label.mean()), 4)
+    for m in MARGINS:
+        move = advantage_moves(scores.numpy(), mask, prior, m)
+        out[f"deviates@{m}"] = round(float((move != prior).mean()), 4)
+        out[f"label_gain@{m}"] = round(float(values[np.arange(len(move)), move].mean()), 4)
+    return out
+
+
 def _check_student(spec: str, players: int) -> None:
     """``ValueError``/``OSError`` unless ``spec`` is an agent that can play these games:
     it is asked for one move (a policy file is read, its table size checked)."""
@@ -217,8 +310,15 @@ def _check_policy(path: str, players: int | None) -> None:
         raise ValueError(f"{path}: a policy for {seats} players, the games have {players}")
 
 
+#: what a position is labelled with (``label --target``)
+TARGETS = ("move", "values")
+#: what the network is fitted to (``train --loss``)
+LOSSES = ("xent", "advantage")
+#: margins (pips a round) of ``mc_student``'s advantage rule that ``train`` reports on
+MARGINS = (0.0, 0.5, 1.0, 2.0, 4.0)
+
 #: the label settings a directory's shards were made with (a rerun must match them)
-SETTINGS = ("shard", "sims", "players", "seed", "student", "teacher_share")
+SETTINGS = ("shard", "sims", "players", "seed", "student", "teacher_share", "target")
 
 
 def _check_settings(args: argparse.Namespace) -> None:
@@ -251,6 +351,7 @@ def _label(args: argparse.Namespace) -> int:
             args.sims,
             args.student,
             args.teacher_share,
+            args.target,
         )
         for k in range(-(-args.games // args.shard))
     ]
@@ -285,11 +386,15 @@ def _train(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     )
-    metrics = train_policy(net, data, args.epochs, args.lr, args.batch, args.seed)
-    metrics.update(student_agreement(net, data))
+    if args.loss == "xent":
+        metrics = train_policy(net, data, args.epochs, args.lr, args.batch, args.seed)
+        metrics.update(student_agreement(net, data))
+    else:
+        metrics = fit_advantages(net, data, args.epochs, args.lr, args.batch, args.seed)
     path = save_selfplay_policy(net, Path(args.out) / "policy.npz")
     row = {
         "init": str(args.init or f"fresh tile {args.hidden}/{args.pair_hidden}"),
+        "loss": args.loss,
         "epochs": args.epochs,
         "lr": args.lr,
         "batch": args.batch,
@@ -316,6 +421,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--student", default=None, help="agent spec that plays part of the moves (planner, ppo[path=P])"
     )
     lab.add_argument("--teacher-share", type=float, default=0.5, help="share of the moves the teacher plays")
+    lab.add_argument(
+        "--target",
+        choices=TARGETS,
+        default="move",
+        help="move: mc's choice; values: every legal move's mean result over shared worlds",
+    )
     lab.add_argument("--workers", type=int_at_least(1), default=1)
     lab.add_argument("--no-progress", action="store_true")
     tr = sub.add_parser("train", help="fit a self-play network to the labels")
@@ -325,6 +436,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     tr.add_argument("--hidden", type=int_at_least(1), default=128, help="fresh net: trunk width")
     tr.add_argument("--pair-hidden", type=int_at_least(1), default=64, help="fresh net: token width")
+    tr.add_argument(
+        "--loss",
+        choices=LOSSES,
+        default="xent",
+        help="xent: cross-entropy to mc's move; advantage: squared error to the values' advantages",
+    )
     tr.add_argument("--epochs", type=int_at_least(1), default=4)
     tr.add_argument("--lr", type=positive_float, default=3e-4)
     tr.add_argument("--batch", type=int_at_least(1), default=512)
@@ -338,7 +455,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _check_student(args.student, args.players)
             _check_settings(args)
         else:
-            shard_paths(args.out)
+            first = shard_paths(args.out)[0]
+            if args.loss == "advantage":
+                with np.load(first) as f:
+                    if "values" not in f.files:
+                        raise ValueError(
+                            f"{args.out}: --loss advantage needs shards labelled with --target values"
+                        )
             if args.init is not None:
                 _check_policy(args.init, None)
     except (ValueError, OSError) as err:

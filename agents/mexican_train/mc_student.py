@@ -10,6 +10,14 @@ on one other legal move: the deviations it can predict confidently, which are th
 systematic ones (many of ``mc``'s deviations are noise its gate lets through, and a network
 cannot predict those).
 
+Two rules, one per way the network was fitted (``training/distill_mc.py train --loss``):
+
+* ``threshold=`` (networks fitted to ``mc``'s moves by cross-entropy): the network's most
+  probable move, if it is not the planner's and has at least that probability;
+* ``margin=`` (networks fitted to ``mc``'s per-move results, ``--loss advantage``: the scores
+  estimate each move's pips a round over the planner's move): the best-scored move, if it
+  beats the planner's by more than ``margin`` pips.
+
 It reads the seat's own observation and mask (one numpy forward pass of a self-play policy
 file, ``path``) and the planner's move (leak-free view): nothing hidden, no search at play
 time.
@@ -26,12 +34,12 @@ from agents.mexican_train.base import Agent, Decision
 from agents.mexican_train.planner import PlannerAgent
 from agents.mexican_train.ppo import PPOAgent
 
-__all__ = ["DEFAULT_THRESHOLD", "MC_STUDENT_POLICY", "MCStudentAgent"]
+__all__ = ["DEFAULT_RULE", "MC_STUDENT_POLICY", "MCStudentAgent"]
 
 #: the network shipped with the package (see the README's "Distilling mc")
 MC_STUDENT_POLICY = Path(__file__).resolve().parent.parent / "policies" / "mc_student.npz"
-#: the network's probability on another move needed to overrule the planner
-DEFAULT_THRESHOLD = 0.8
+#: the rule and its value the shipped network plays with (selected on seed 4242, see README)
+DEFAULT_RULE: tuple[str, float] = ("threshold", 0.8)
 
 
 class MCStudentAgent(Agent):
@@ -44,24 +52,41 @@ class MCStudentAgent(Agent):
         threshold: probability the network must put on one move other than the planner's
             for that move to be played (``> 1``: always the planner, ``0``: always the
             network's argmax).
+        margin: instead of ``threshold``: pips a round by which the network's best-scored
+            move must beat the planner's (for advantage-fitted networks).
+        Neither: the rule and value the shipped network was selected with
+        (:data:`DEFAULT_RULE`).
     """
 
     name = "mc_student"
 
     def __init__(
-        self, seed: int | None = None, path: str | Path | None = None, threshold: float = DEFAULT_THRESHOLD
+        self,
+        seed: int | None = None,
+        path: str | Path | None = None,
+        threshold: float | None = None,
+        margin: float | None = None,
     ) -> None:
         super().__init__(seed)
-        if not threshold >= 0:
+        if threshold is not None and margin is not None:
+            raise ValueError("give threshold (probability rule) or margin (advantage rule), not both")
+        if threshold is None and margin is None:
+            rule, value = DEFAULT_RULE
+            threshold, margin = (value, None) if rule == "threshold" else (None, value)
+        if threshold is not None and not threshold >= 0:
             raise ValueError(f"threshold must be >= 0, got {threshold}")
-        self.threshold = float(threshold)
+        if margin is not None and not margin >= 0:
+            raise ValueError(f"margin must be >= 0, got {margin}")
+        self.threshold = None if threshold is None else float(threshold)
+        self.margin = None if margin is None else float(margin)
         self.path = str(MC_STUDENT_POLICY if path is None else path)
         self._net = PPOAgent(path=self.path)  # loads the file on first use, in every worker
         self._planner = PlannerAgent()
         self.last_deviated = False  #: whether the last move overruled the planner
 
     def params(self) -> dict[str, Any]:
-        return {"path": self.path, "threshold": self.threshold}
+        rule = {"threshold": self.threshold} if self.margin is None else {"margin": self.margin}
+        return {"path": self.path, **rule}
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -76,10 +101,15 @@ class MCStudentAgent(Agent):
         logits = self._net.policy.masked_logits(decision.observation, decision.action_mask)
         idx = np.asarray(legal, np.int64)
         z = np.asarray(logits, np.float64)[idx]
-        p = np.exp(z - z.max())
-        p /= p.sum()
-        best = int(np.argmax(p))
-        if int(idx[best]) != planned and p[best] >= self.threshold:
+        best = int(np.argmax(z))
+        if int(idx[best]) == planned:
+            return planned
+        if self.margin is not None:
+            deviate = z[best] - z[legal.index(planned)] > self.margin
+        else:
+            p = np.exp(z - z.max())
+            deviate = p[best] / p.sum() >= self.threshold
+        if deviate:
             self.last_deviated = True
             return int(idx[best])
         return planned
