@@ -655,3 +655,23 @@ def test_mc_student_overrules_the_planner_only_when_its_network_is_confident() -
         make_agent("mc_student", path=policy, margin=-1.0)
     with pytest.raises(ValueError, match="not both"):
         make_agent("mc_student", path=policy, threshold=0.5, margin=1.0)
+
+
+def test_the_shipped_mc_student_network_plays_legally() -> None:
+    """``mc_student`` without ``path=`` reads the shipped file (a self-play policy file, no
+    pickle, a few hundred KB) with its selected rule."""
+    from agents.mexican_train.mc_student import DEFAULT_RULE, MC_STUDENT_POLICY
+    from agents.mexican_train.selfplay_file import is_selfplay_policy
+
+    assert is_selfplay_policy(MC_STUDENT_POLICY) and MC_STUDENT_POLICY.stat().st_size < 3_000_000
+    agent = make_agent("mc_student")
+    assert agent.params() == {"path": str(MC_STUDENT_POLICY), DEFAULT_RULE[0]: DEFAULT_RULE[1]}
+    env = mtrain_env.raw_env(num_players=4)
+    env.reset(seed=2)
+    for _ in range(40):
+        if all(env.terminations.values()):
+            break
+        decision = decision_for(env, env.agent_selection)
+        action = agent.act(decision)
+        assert decision.action_mask[action] == 1
+        env.step(action)
