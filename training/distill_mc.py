@@ -2,29 +2,35 @@
 
 Expert iteration with a fixed expert: ``mc`` (determinized search on the compiled
 rollouts) labels positions, and a self-play policy network (``mtrain selfplay``'s tile
-net, usually initialised from a self-play run) is fitted to its moves. The result plays
-with no search at play time (``ppo[path=...]``, numpy, ~0.2 ms a decision).
+net, fresh or from ``--init``) is fitted to the labels. The ``mc_student`` agent plays the
+result: the planner's move unless the network is confident ``mc`` would play another (no
+search at play time, numpy, ~0.1-0.3 ms a decision). Imitating ``mc`` outright, the
+network's argmax alone, plays worse than the planner (README, "Distilling mc").
 
 Two steps, each resumable:
 
 ``label`` — ``--games`` one-round games in shards of ``--shard`` games (deals
 ``seed + g``), spread over ``--workers`` processes. At every decision with a choice the
-teacher (``mc[sims=--sims]``) picks a move, which is the label; the move actually played
-is the teacher's with probability ``--teacher-share`` and the student's (``--student``, an
-agent spec such as ``planner`` or ``ppo[path=P]``) otherwise, so the positions are those
-the student reaches (DAgger's mixture; without ``--student`` the teacher plays every
-move). Each position also keeps the planner's move there (``prior``: what the
-``mc_student`` agent plays unless its network is confident ``mc`` would not). A shard is written
-atomically as ``OUT/labels_NNNNN.npz``; a rerun skips the shards on disk. The same
-``--seed`` and settings give the same shards on any number of workers.
+teacher (``mc[sims=--sims]``) labels the position: ``--target move`` (default) with its
+move, ``--target values`` with every legal move's mean result minus the planner move's over
+the same worlds (``MCAgent.candidate_results``). The move actually played is the teacher's
+with probability ``--teacher-share`` and the student's (``--student``, an agent spec such as
+``planner`` or ``ppo[path=P]``) otherwise, so the positions are those the student reaches
+(DAgger's mixture; without ``--student`` the teacher plays every move). Each position also
+keeps the planner's move (``prior``). A shard is written atomically as
+``OUT/labels_NNNNN.npz``; a rerun skips the shards on disk and refuses other settings
+(``OUT/label.json``). The same ``--seed`` and settings give the same shards on any number
+of workers.
 
-``train`` — fits the network of ``--init`` (a self-play policy file) to every shard by
-masked cross-entropy, the last 10% of the games held out, and writes ``OUT/policy.npz``
-and a line of ``OUT/metrics.jsonl`` (held-out cross-entropy and top-1 agreement with the
-teacher).
+``train`` — fits the network to every shard, the last 10% of the games held out:
+``--loss xent`` (default) by masked cross-entropy to the teacher's move (metrics: top-1
+agreement, and per ``mc_student`` threshold its agreement with the teacher, how often it
+overrules the planner and how often rightly); ``--loss advantage`` by squared error to the
+value labels (metrics per ``mc_student`` margin). Writes ``OUT/policy.npz`` and a line of
+``OUT/metrics.jsonl``.
 
-    python -m training.distill_mc label --out runs/distill --games 2000 --student planner
-    python -m training.distill_mc train --out runs/distill --init runs/spA/policy.npz --epochs 4
+    python -m training.distill_mc label --out runs/distill --games 3325 --student planner
+    python -m training.distill_mc train --out runs/distill --epochs 8 --lr 1e-3
 """
 
 from __future__ import annotations
