@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from agents.mexican_train.base import decision_for
+from agents.mexican_train.base import Decision, decision_for
 from agents.mexican_train.mc import MCAgent
 from agents.mexican_train.selfplay_file import read_selfplay_file
 from agents.registry import make_agent
@@ -55,6 +55,7 @@ from agents.tournament.harness import AgentSpec
 from mtrain_env.cli import int_at_least, positive_float
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
+from training.choices import play_choices
 
 __all__ = ["LabelJob", "label_shard", "load_labels", "shard_paths"]
 
@@ -99,20 +100,12 @@ def label_shard(job: LabelJob) -> int:
     e = make_env(num_players=job.players)
     for g in range(job.first, job.first + job.games):
         deal = job.seed + g
-        e.reset(seed=deal)
         teacher.reset(deal)
         if student is not None:
             student.reset(deal)
-        for agent_id in e.agent_iter():
-            _o, _r, term, trunc, _info = e.last()
-            if term or trunc:
-                e.step(None)
-                continue
-            decision = decision_for(e, agent_id)
+
+        def label_and_play(decision: Decision, deal: int = deal) -> int:
             legal = decision.legal_actions
-            if len(legal) == 1:
-                e.step(int(legal[0]))
-                continue
             prior = planner.act(decision)
             if job.target == "move":
                 label = teacher.act(decision)
@@ -127,10 +120,11 @@ def label_shard(job: LabelJob) -> int:
             targets.append(label)
             priors.append(prior)
             game_ids.append(deal)
-            played = label
             if student is not None and rng.random() >= job.teacher_share:
-                played = student.act(decision)
-            e.step(int(played))
+                return int(student.act(decision))
+            return label
+
+        play_choices(e, deal, label_and_play)
     mask = np.stack(masks)
     target = np.zeros(mask.shape, np.float32)
     target[np.arange(len(targets)), targets] = 1.0

@@ -35,7 +35,7 @@ import numpy as np
 import torch as th
 from tqdm import tqdm
 
-from agents.mexican_train.base import decision_for
+from agents.mexican_train.base import Decision
 from agents.mexican_train.champion import ChampionAgent
 from agents.mexican_train.ismcts import OPPONENTS, ISMCTSAgent
 from agents.mexican_train.tilenet import (
@@ -48,6 +48,7 @@ from agents.mexican_train.tilenet import (
 from mtrain_env.cli import int_at_least, positive_float
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
+from training.choices import play_choices
 
 __all__ = ["held_out", "label_games", "train_policy"]
 
@@ -78,18 +79,9 @@ def label_games(
     game_ids: list[int] = []
     e = make_env(num_players=players)
     for g in tqdm(range(games), desc="label", unit="game", disable=not progress):
-        e.reset(seed=seed + g)
         searcher.reset(seed + g)
-        for agent_id in e.agent_iter():
-            _o, _r, term, trunc, _info = e.last()
-            if term or trunc:
-                e.step(None)
-                continue
-            decision = decision_for(e, agent_id)
-            legal = decision.legal_actions
-            if len(legal) == 1:
-                e.step(int(legal[0]))
-                continue
+
+        def label(decision: Decision, deal: int = seed + g) -> int:
             action = searcher.act(decision)
             mask = np.asarray(decision.action_mask, bool)
             target = np.zeros(mask.shape[0], np.float32)
@@ -99,8 +91,10 @@ def label_games(
             obs.append(np.asarray(decision.observation, np.float32).copy())
             masks.append(mask.copy())
             targets.append(target)
-            game_ids.append(seed + g)
-            e.step(action)
+            game_ids.append(deal)
+            return action
+
+        play_choices(e, seed + g, label)
     return {
         "obs": np.stack(obs),
         "mask": np.stack(masks),
