@@ -230,7 +230,7 @@ def fit_advantages(
     an estimate of its gain over the planner that the labels' noise makes optimistic)."""
     import torch as th
 
-    from training.expert_iteration import held_out, one_torch_thread
+    from training.expert_iteration import fit_minibatches, held_out, one_torch_thread
 
     held = held_out(data["game"])
     tensors = {
@@ -240,25 +240,18 @@ def fit_advantages(
         "values": th.as_tensor(data["values"]),
     }
     train_idx = np.flatnonzero(~held)
-    rng = np.random.default_rng(seed)
     with one_torch_thread():
-        net.train()
-        for param in net.parameters():
-            param.requires_grad_(True)
-        opt = th.optim.Adam(net.parameters(), lr=lr)
-        train_loss = 0.0
-        for _epoch in range(epochs):
-            order = rng.permutation(train_idx)
-            total = 0.0
-            for start in range(0, len(order), batch):
-                idx = th.as_tensor(order[start : start + batch])
-                loss = _advantage_loss(net, *(tensors[k][idx] for k in ("obs", "mask", "prior", "values")))
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                total += float(loss.detach()) * len(idx)
-            train_loss = total / max(1, len(order))
-        net.eval()
+        train_loss = fit_minibatches(
+            net,
+            tensors,
+            train_idx,
+            lambda *b: _advantage_loss(net, *b),
+            ("obs", "mask", "prior", "values"),
+            epochs,
+            lr,
+            batch,
+            seed,
+        )
         test = th.as_tensor(np.flatnonzero(held))
         with th.no_grad():
             test_loss = _advantage_loss(net, *(tensors[k][test] for k in ("obs", "mask", "prior", "values")))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,7 @@ from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from training.choices import play_choices
 
-__all__ = ["held_out", "label_games", "train_policy"]
+__all__ = ["fit_minibatches", "held_out", "label_games", "train_policy"]
 
 #: the arrays of a labels file
 KEYS = ("obs", "mask", "target", "game")
@@ -129,13 +129,19 @@ def held_out(games: np.ndarray) -> np.ndarray:
     return np.isin(games, ids[len(ids) - max(1, len(ids) // 10) :])
 
 
-def _fit(
-    net: Any, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int, seed: int
-) -> dict[str, float]:
-    held = held_out(data["game"])
-    tensors = {k: th.as_tensor(data[k]) for k in ("obs", "mask", "target")}
-    train_idx = np.flatnonzero(~held)
-    test_idx = th.as_tensor(np.flatnonzero(held))
+def fit_minibatches(
+    net: Any,
+    tensors: dict[str, th.Tensor],
+    train_idx: np.ndarray,
+    loss_fn: Callable[..., th.Tensor],
+    keys: Sequence[str],
+    epochs: int,
+    lr: float,
+    batch: int,
+    seed: int,
+) -> float:
+    """Adam over shuffled minibatches of ``train_idx`` (``loss_fn`` of the ``keys`` tensors),
+    ``net`` left in eval mode; returns the last epoch's mean loss."""
     rng = np.random.default_rng(seed)
     net.train()
     for param in net.parameters():
@@ -147,13 +153,34 @@ def _fit(
         total = 0.0
         for start in range(0, len(order), batch):
             idx = th.as_tensor(order[start : start + batch])
-            loss, _agree = _loss(net, *(tensors[k][idx] for k in ("obs", "mask", "target")))
+            loss = loss_fn(*(tensors[k][idx] for k in keys))
             opt.zero_grad()
             loss.backward()
             opt.step()
             total += float(loss.detach()) * len(idx)
         train_loss = total / max(1, len(order))
     net.eval()
+    return train_loss
+
+
+def _fit(
+    net: Any, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int, seed: int
+) -> dict[str, float]:
+    held = held_out(data["game"])
+    tensors = {k: th.as_tensor(data[k]) for k in ("obs", "mask", "target")}
+    train_idx = np.flatnonzero(~held)
+    test_idx = th.as_tensor(np.flatnonzero(held))
+    train_loss = fit_minibatches(
+        net,
+        tensors,
+        train_idx,
+        lambda *b: _loss(net, *b)[0],
+        ("obs", "mask", "target"),
+        epochs,
+        lr,
+        batch,
+        seed,
+    )
     t = data["target"][train_idx]
     entropy = float(-(t * np.log(np.where(t > 0, t, 1.0))).sum(1).mean()) if len(t) else 0.0
     with th.no_grad():
