@@ -17,6 +17,8 @@ The full differential run (more positions) is ``slow``::
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -218,6 +220,23 @@ def test_rollout_matrix_results_are_the_rollouts_of_each_world(positive: bool) -
             assert out[d, c] == pytest.approx(-margin if positive else margin)
 
 
+def test_threaded_rollouts_are_the_one_thread_array() -> None:
+    game, comp, s = _position(11, 20, num_players=4)
+    view = public_view(s, game.config, s.current)
+    det = rollout.Determinizer(comp, view, np.random.default_rng(1))
+    candidates = [int(m) for m in game.legal_moves(s)]
+    one = rollout.run_rollouts(det, 3, 10, 9, candidates)
+    pool = rollout.ThreadPool(3)
+    try:
+        for count in (9, 2, 1):  # blocks of 3, fewer worlds than threads, one world
+            threaded = rollout.run_rollouts(det, 3, 10, count, candidates, pool=pool)
+            assert threaded.tolist() == one[:count].tolist()
+    finally:
+        pool.close()
+    with pytest.raises(ValueError, match=">= 2 threads"):
+        rollout.ThreadPool(1)
+
+
 # --------------------------------------------------------------------- the agent
 def test_mc_engine_knobs() -> None:
     assert MCAgent(rollouts=8).params()["engine"] == "compiled"
@@ -257,3 +276,44 @@ def test_compiled_mc_is_deterministic_given_its_seed() -> None:
         runs.append((agent.act(decision), agent.last_values, agent.last_rollouts))
     assert runs[0] == runs[1]
     assert 30 <= runs[0][2] <= 60
+
+
+class _Recording(MCAgent):
+    """mc that keeps what it decided and saw at every decision."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.seen: list[tuple[int, dict[int, float], int]] = []
+
+    def act(self, decision: Any) -> int:
+        move = super().act(decision)
+        self.seen.append((move, self.last_values, self.last_rollouts))
+        return move
+
+
+@pytest.mark.parametrize("budget", [{"rollouts": 90}, {"ms": 1e6, "rollouts": 90}])
+def test_mc_on_threads_decides_as_on_one(budget: dict[str, float]) -> None:
+    """threads= only spreads the same rollouts: same moves, values and rollout counts."""
+    import mtrain_env
+    from agents.play import play_game
+
+    env = mtrain_env.env(num_players=3)
+    runs = []
+    for threads in (1, 2):
+        agent = _Recording(seed=4, engine="compiled", prior=None, threads=threads, **budget)
+        play_game(env, [agent, mc_module.PlannerAgent(), mc_module.PlannerAgent()], seed=8)
+        runs.append(agent.seen)
+    assert len(runs[0]) > 5
+    assert runs[0] == runs[1]
+
+
+def test_mc_threads_knob() -> None:
+    assert MCAgent(rollouts=8, threads=2).params()["threads"] == 2
+    with pytest.raises(ValueError, match="threads must be an int >= 1"):
+        MCAgent(threads=0)
+    with pytest.raises(ValueError, match="splits the compiled rollouts"):
+        MCAgent(engine="python", threads=2)
+    from agents.mexican_train.mc_infer import MCInferAgent
+
+    with pytest.raises(ValueError, match="threads must be 1"):
+        MCInferAgent(threads=2)

@@ -285,6 +285,9 @@ class MCAgent(Agent):
             numba is installed and the policy is ``chain``, else python with a warning.
             The two engines draw different (equally distributed) determinizations, so
             their choices agree in distribution, not decision for decision.
+        threads: threads one decision's compiled rollouts are split over (default 1): the
+            same rollouts, results and choices as on one thread, in less wall time on a
+            machine with idle cores (more budget within an ``ms=``). Compiled engine only.
     """
 
     name = "mc"
@@ -300,6 +303,7 @@ class MCAgent(Agent):
         engine: str = "auto",
         sims: int | None = None,
         path: str | None = None,
+        threads: int = 1,
     ) -> None:
         super().__init__(seed)
         if sims is not None:
@@ -329,6 +333,13 @@ class MCAgent(Agent):
         )
         self.z = z
         self.engine = self._resolve_engine(engine, policy)
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+        if threads > 1 and self.engine != "compiled":
+            raise ValueError(
+                f"threads={threads} splits the compiled rollouts; this mc runs engine={self.engine!r}"
+            )
+        self.threads = threads
         self._rollout_module: Any = compiled_rollouts() if self.engine == "compiled" else None
         self._prior: Agent | None = (
             None
@@ -340,7 +351,7 @@ class MCAgent(Agent):
             else MCStudentAgent(path=self.path)
         )
         self._policies: dict[GameConfig, GreedyPolicy | ChainPolicy] = {}
-        self._compiled: dict[GameConfig, tuple[Any, Any]] = {}
+        self._compiled: dict[GameConfig, tuple[Any, Any, Any]] = {}
         self.last_rollouts = 0  #: rollouts run for the last decision
         self.last_samples = 0  #: determinizations used for the last decision
         self.last_values: dict[int, float] = {}  #: mean result per action still in the race
@@ -392,6 +403,7 @@ class MCAgent(Agent):
             "prior": self.prior,
             "z": self.z,
             "engine": self.engine,
+            "threads": self.threads,
             **({"path": self.path} if self.prior in LEARNED_PRIORS else {}),
         }
 
@@ -408,14 +420,17 @@ class MCAgent(Agent):
             policy = self._policies[game.config] = cls(game)
         return policy
 
-    def _compiled_game(self, config: GameConfig) -> tuple[Any, Any]:
-        """The compiled game of ``config`` and its rollout scratch (one per config)."""
-        pair = self._compiled.get(config)
-        if pair is None:
+    def _compiled_game(self, config: GameConfig) -> tuple[Any, Any, Any]:
+        """The compiled game of ``config``, its rollout scratch and its rollout thread pool
+        (``None`` on one thread); one of each per config."""
+        entry = self._compiled.get(config)
+        if entry is None:
             from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
 
-            pair = self._compiled[config] = (CompiledMexicanTrain(config), self._rollout_module.scratch())
-        return pair
+            module = self._rollout_module
+            pool = module.ThreadPool(self.threads) if self.threads > 1 else None
+            entry = self._compiled[config] = (CompiledMexicanTrain(config), module.scratch(), pool)
+        return entry
 
     def act(self, decision: Decision) -> int:
         legal = decision.legal_actions
@@ -529,7 +544,7 @@ class MCAgent(Agent):
         """One stage on the compiled rollouts: the quota in one call (``rollouts``), or calls of
         :data:`CHUNK` determinizations until the deadline (``ms``; at least one call a stage)."""
         rollout = self._rollout_module
-        cgame, sc = self._compiled_game(decision.game.config)
+        cgame, sc, pool = self._compiled_game(decision.game.config)
         view = decision.view
         det = None
 
@@ -540,12 +555,15 @@ class MCAgent(Agent):
             candidates = [moves[i] for i in alive]
             stage_done = 0
             while quota is None or stage_done < quota:
+                chunk = CHUNK * self.threads
                 count = (
-                    CHUNK
+                    chunk
                     if quota is None
-                    else (quota - stage_done if deadline is None else min(CHUNK, quota - stage_done))
+                    else (quota - stage_done if deadline is None else min(chunk, quota - stage_done))
                 )
-                rows = rollout.run_rollouts(det, base, first + stage_done, count, candidates, sc=sc)
+                rows = rollout.run_rollouts(
+                    det, base, first + stage_done, count, candidates, sc=sc, pool=pool
+                )
                 yield from rows.tolist()
                 stage_done += count
                 if deadline is not None and time.perf_counter() >= deadline:

@@ -50,6 +50,8 @@ class MCInferAgent(MCAgent):
         self, *args: Any, pool: int = DEFAULT_POOL, beta: float = DEFAULT_BETA, **kwargs: Any
     ) -> None:
         super().__init__(*args, **kwargs)
+        if self.threads > 1:
+            raise ValueError("mc_infer deals its weighted worlds one at a time: threads must be 1")
         if pool < 1:
             raise ValueError(f"pool must be >= 1, got {pool}")
         if not beta >= 0:
@@ -109,7 +111,7 @@ class MCInferAgent(MCAgent):
 
     def _compiled_runner(self, decision: Decision, moves: list[int]) -> Runner:
         rollout = self._rollout_module
-        cgame, sc = self._compiled_game(decision.game.config)
+        cgame, sc, _ = self._compiled_game(decision.game.config)
         view = decision.view
         seat = view.seat
         tb = cgame.tables

@@ -20,6 +20,9 @@ Many rollouts run in one call (:func:`rollout_matrix`); nothing allocates per ro
   algorithm: most-constrained opponent first, 64 shuffles) on a splitmix64 stream, so a
   determinization is a function of ``(base, index)``; when all 64 shuffles dead-end the
   call reports it and the caller deals that one with the pure sampler (its exact fallback).
+* **Threads**: the kernels release the GIL, so :func:`run_rollouts` can split one
+  decision's determinizations over a :class:`ThreadPool` (one scratch per thread); the
+  results are the same array as on one thread.
 * **Layout**: the template state (:meth:`Determinizer.template`) is a pure determinization
   converted once by ``CompiledMexicanTrain.to_compiled``; a determinization rewrites only
   the hidden fields (where each unseen tile is, the boneyard order, the opponents'
@@ -32,6 +35,7 @@ Numba caches a function by the file it is defined in; these kernels inline
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -83,6 +87,7 @@ from mtrain_env.tilegame.tiles import bits_list
 __all__ = [
     "NODE_LIMIT",
     "Determinizer",
+    "ThreadPool",
     "chain_rollout",
     "deal_hidden",
     "longest_chain",
@@ -534,7 +539,7 @@ def deal_hidden(
 
 
 # ================================================================ the batch
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def rollout_matrix(
     template: np.ndarray,
     tb: np.ndarray,
@@ -573,7 +578,7 @@ def rollout_matrix(
             out[d, c] = round_result(s, tb, seat)
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, nogil=True)
 def rollout_root(
     root: np.ndarray, tb: np.ndarray, candidates: np.ndarray, seat: int, danger: int, out: np.ndarray, sc: Any
 ) -> None:
@@ -616,6 +621,22 @@ def rollout(
             s, tb, danger, scratch() if sc is None else sc, np.empty(0, np.int64) if trace is None else trace
         )
     )
+
+
+class ThreadPool:
+    """Threads for :func:`run_rollouts` and a rollout scratch for each (one per game config:
+    a scratch's memo holds chains of one tile set)."""
+
+    def __init__(self, threads: int) -> None:
+        if threads < 2:
+            raise ValueError(f"a rollout thread pool needs >= 2 threads, got {threads}")
+        self.threads = threads
+        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="rollouts")
+        self.scratch = [scratch() for _ in range(threads)]
+
+    def close(self) -> None:
+        """Stop the threads (a pool is also stopped when it is garbage collected)."""
+        self.executor.shutdown(wait=True)
 
 
 class Determinizer:
@@ -678,9 +699,24 @@ def run_rollouts(
     candidates: list[int],
     danger: int = 2,
     sc: Any = None,
+    pool: ThreadPool | None = None,
 ) -> np.ndarray:
     """``(count, len(candidates))`` results of the view's seat: determinizations ``first ..
-    first + count - 1`` of stream ``base``, every candidate (an absolute move) on each."""
+    first + count - 1`` of stream ``base``, every candidate (an absolute move) on each.
+
+    With a ``pool``, the determinizations are split into one contiguous block per thread
+    (the kernels release the GIL), each on its thread's scratch; a determinization is a
+    function of ``(base, index)`` and the memo never changes an answer, so the result is
+    the same array as on one thread."""
+    if pool is not None and count > 1:
+        bounds = np.linspace(0, count, min(pool.threads, count) + 1).astype(np.int64).tolist()
+        blocks = pool.executor.map(
+            lambda i: run_rollouts(
+                det, base, first + bounds[i], bounds[i + 1] - bounds[i], candidates, danger, pool.scratch[i]
+            ),
+            range(len(bounds) - 1),
+        )
+        return np.concatenate(list(blocks), axis=0)
     tb = det.game.tables
     sc = scratch() if sc is None else sc
     cand = np.array(candidates, np.int64)
