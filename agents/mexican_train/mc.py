@@ -66,7 +66,9 @@ from mtrain_env.mexican_train.core.state import GameState, Phase
 #: rollouts per decision when neither ``rollouts`` nor ``ms`` is given
 DEFAULT_ROLLOUTS = 200
 #: rollout policies
-POLICIES = ("chain", "greedy")
+POLICIES = ("chain", "greedy", "lookahead")
+#: the rollout policies of the compiled engine (``greedy``: the pure one only)
+COMPILED_POLICIES = ("chain", "lookahead")
 #: what makes the default move (``MCAgent(prior=...)``)
 PRIORS = (None, "planner", "policy", "mc_student")
 #: the priors that read a network (``path=``)
@@ -377,15 +379,21 @@ class MCAgent(Agent):
     def _resolve_engine(engine: str, policy: str) -> str:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        if policy == "lookahead" and engine == "python":
+            raise ValueError("policy='lookahead' runs on the compiled engine only (numba, the 'fast' extra)")
         if engine == "python":
             return engine
-        if policy != "chain":
+        if policy not in COMPILED_POLICIES:
             if engine == "compiled":
-                raise ValueError(f"engine='compiled' runs the chain policy only, got policy={policy!r}")
+                raise ValueError(
+                    f"engine='compiled' runs the policies {COMPILED_POLICIES} only, got policy={policy!r}"
+                )
             return "python"
         if compiled_rollouts() is None:
-            if engine == "compiled":
-                raise ValueError("engine='compiled' needs numba: pip install 'mtrain_env[fast]'")
+            if engine == "compiled" or policy == "lookahead":
+                raise ValueError(
+                    f"the compiled engine (policy={policy!r}) needs numba: pip install 'mtrain_env[fast]'"
+                )
             warnings.warn(
                 "mc: numba is not installed (the 'fast' extra), so rollouts run on the pure-Python "
                 "core (~10x slower a decision); pip install 'mtrain_env[fast]' for the compiled ones",
@@ -562,7 +570,14 @@ class MCAgent(Agent):
                     else (quota - stage_done if deadline is None else min(chunk, quota - stage_done))
                 )
                 rows = rollout.run_rollouts(
-                    det, base, first + stage_done, count, candidates, sc=sc, pool=pool
+                    det,
+                    base,
+                    first + stage_done,
+                    count,
+                    candidates,
+                    sc=sc,
+                    pool=pool,
+                    lookahead=self.policy == "lookahead",
                 )
                 yield from rows.tolist()
                 stage_done += count

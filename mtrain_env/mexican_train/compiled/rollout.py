@@ -91,6 +91,7 @@ __all__ = [
     "chain_rollout",
     "deal_hidden",
     "longest_chain",
+    "lookahead_rollout",
     "rollout",
     "rollout_matrix",
     "run_rollouts",
@@ -445,6 +446,62 @@ def chain_rollout(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np
 
 
 @njit(cache=_CACHE)
+def _inner_scratch(sc: Any) -> Any:
+    """A second scratch for rollouts inside a rollout: its own work arrays, ``sc``'s memo."""
+    moves, reserved, hand, used, chains, frames, counter, memo, zobrist, limit = sc
+    return (
+        np.empty_like(moves),
+        np.zeros_like(reserved),
+        np.empty_like(hand),
+        np.zeros_like(used),
+        np.empty_like(chains),
+        np.empty_like(frames),
+        np.zeros_like(counter),
+        memo,
+        zobrist,
+        limit,
+    )
+
+
+@njit(cache=_CACHE)
+def lookahead_rollout(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any, inner: Any) -> None:
+    """Play ``s`` to the end of its round (in place): the chain policy for every seat but
+    ``seat``, whose real choices look one move ahead ON THIS FULL STATE: each legal move
+    is played out by the chain policy (on the scratch ``inner``) and the best result for
+    ``seat`` is kept (ties: the chain policy's own move, then the lowest id).
+
+    Inside a determinization this is the searching seat playing its later moves as a
+    one-ply oracle of that world (the perfect-information evaluation of PIMC, as bridge's
+    GIB does with a double-dummy solver), at ~(its choices x moves) chain rollouts each."""
+    _reserve(s, tb, sc)
+    moves = sc[0]
+    reserved = sc[1]
+    work = np.empty_like(s)
+    trace = np.empty(0, np.int64)
+    while s[S_PHASE] < ROUND_OVER:
+        count = engine.legal_moves_into(s, tb, moves)
+        m = moves[0] if count == 1 else _choose(s, tb, moves, count, reserved, danger)
+        if count > 1 and s[S_CURRENT] == seat:
+            work[:] = s
+            engine.apply(work, tb, m)
+            chain_rollout(work, tb, danger, inner, trace)
+            best = round_result(work, tb, seat)
+            chosen = m
+            for i in range(count):
+                if moves[i] == m:
+                    continue
+                work[:] = s
+                engine.apply(work, tb, moves[i])
+                chain_rollout(work, tb, danger, inner, trace)
+                value = round_result(work, tb, seat)
+                if value > best:
+                    best = value
+                    chosen = moves[i]
+            m = chosen
+        engine.apply(s, tb, m)
+
+
+@njit(cache=_CACHE)
 def round_result(s: np.ndarray, tb: np.ndarray, seat: int) -> float:
     """The finished round's zero-sum result for ``seat`` (``mc.round_result``; higher is better)."""
     n = tb[K_N]
@@ -555,16 +612,19 @@ def rollout_matrix(
     out: np.ndarray,
     dealt: np.ndarray,
     sc: Any,
+    lookahead: bool,
 ) -> None:
     """Determinizations ``first .. first + out.shape[0] - 1`` of ``template``, each with
     every candidate move played out: ``out[d, c]`` = ``seat``'s result of candidate ``c`` on
     determinization ``first + d``. ``dealt[d]`` = 0 where the greedy dealer gave up
-    (``out[d]`` untouched: the caller deals that one itself, :func:`run_rollouts`)."""
+    (``out[d]`` untouched: the caller deals that one itself, :func:`run_rollouts`).
+    ``lookahead``: the rollouts are :func:`lookahead_rollout` ones for ``seat``, not chain ones."""
     root = template.copy()
     s = np.empty(STATE_SIZE, np.int64)
     pool = np.empty(MAX_TILES, np.int64)
     owner = np.empty(MAX_TILES, np.int64)
     trace = np.empty(0, np.int64)
+    inner = _inner_scratch(sc)
     for d in range(out.shape[0]):
         root[:] = template
         if not deal_hidden(root, tb, unseen, allowed, order, need, base, first + d, pool, owner):
@@ -574,21 +634,36 @@ def rollout_matrix(
         for c in range(candidates.shape[0]):
             s[:] = root
             engine.apply(s, tb, candidates[c])
-            chain_rollout(s, tb, danger, sc, trace)
+            if lookahead:
+                lookahead_rollout(s, tb, seat, danger, sc, inner)
+            else:
+                chain_rollout(s, tb, danger, sc, trace)
             out[d, c] = round_result(s, tb, seat)
 
 
 @njit(cache=_CACHE, nogil=True)
 def rollout_root(
-    root: np.ndarray, tb: np.ndarray, candidates: np.ndarray, seat: int, danger: int, out: np.ndarray, sc: Any
+    root: np.ndarray,
+    tb: np.ndarray,
+    candidates: np.ndarray,
+    seat: int,
+    danger: int,
+    out: np.ndarray,
+    sc: Any,
+    lookahead: bool = False,
 ) -> None:
-    """Every candidate played out on one given full state: ``out[c]``."""
+    """Every candidate played out on one given full state: ``out[c]`` (``lookahead``: as
+    :func:`rollout_matrix`)."""
     s = np.empty(STATE_SIZE, np.int64)
     trace = np.empty(0, np.int64)
+    inner = _inner_scratch(sc)
     for c in range(candidates.shape[0]):
         s[:] = root
         engine.apply(s, tb, candidates[c])
-        chain_rollout(s, tb, danger, sc, trace)
+        if lookahead:
+            lookahead_rollout(s, tb, seat, danger, sc, inner)
+        else:
+            chain_rollout(s, tb, danger, sc, trace)
         out[c] = round_result(s, tb, seat)
 
 
@@ -700,6 +775,7 @@ def run_rollouts(
     danger: int = 2,
     sc: Any = None,
     pool: ThreadPool | None = None,
+    lookahead: bool = False,
 ) -> np.ndarray:
     """``(count, len(candidates))`` results of the view's seat: determinizations ``first ..
     first + count - 1`` of stream ``base``, every candidate (an absolute move) on each.
@@ -707,12 +783,20 @@ def run_rollouts(
     With a ``pool``, the determinizations are split into one contiguous block per thread
     (the kernels release the GIL), each on its thread's scratch; a determinization is a
     function of ``(base, index)`` and the memo never changes an answer, so the result is
-    the same array as on one thread."""
+    the same array as on one thread. ``lookahead``: the seat's later choices in each
+    rollout look one move ahead (:func:`lookahead_rollout`)."""
     if pool is not None and count > 1:
         bounds = np.linspace(0, count, min(pool.threads, count) + 1).astype(np.int64).tolist()
         blocks = pool.executor.map(
             lambda i: run_rollouts(
-                det, base, first + bounds[i], bounds[i + 1] - bounds[i], candidates, danger, pool.scratch[i]
+                det,
+                base,
+                first + bounds[i],
+                bounds[i + 1] - bounds[i],
+                candidates,
+                danger,
+                pool.scratch[i],
+                lookahead=lookahead,
             ),
             range(len(bounds) - 1),
         )
@@ -738,7 +822,8 @@ def run_rollouts(
         out,
         dealt,
         sc,
+        lookahead,
     )
     for d in np.flatnonzero(dealt == 0).tolist():
-        rollout_root(det.fallback(base, first + d), tb, cand, seat, danger, out[d], sc)
+        rollout_root(det.fallback(base, first + d), tb, cand, seat, danger, out[d], sc, lookahead)
     return out
