@@ -1,18 +1,20 @@
 """What earlier versions saved still loads (run state after the layout change) or plays the same
-(the reference policy, converted from a pickle to a policy file)."""
+(the MaskablePPO reference policy, converted from a pickle to a policy file)."""
 
 from __future__ import annotations
 
 import hashlib
 import pickle
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import mtrain_env
 from agents import decision_for, make_agent
-from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
+from agents.mexican_train.ppo import MASKABLE_PPO_POLICY, REFERENCE_POLICY, PPOAgent
+from agents.mexican_train.selfplay_file import read_selfplay_file
 from training import pickles
 
 
@@ -44,13 +46,23 @@ def test_run_state_pickled_with_the_old_module_paths_loads() -> None:
         assert agent.act(d) == fresh.act(d)
 
 
-def test_the_shipped_reference_policy_loads_and_plays_legally() -> None:
-    """The reference policy is a policy file (no pickle) and loads through the ppo agent."""
-    assert REFERENCE_POLICY.is_file() and REFERENCE_POLICY.suffix == ".npz"
+def test_the_shipped_reference_policy_is_a_selfplay_graph_network() -> None:
+    """The reference policy comes from self-play on the raw observation (no planner features)."""
+    spec, _arrays = read_selfplay_file(REFERENCE_POLICY)
+    assert spec.net == "graph"
+    game = dict(spec.game)
+    assert (game["num_players"], game["max_pips"]) == (4, 12)
     assert REFERENCE_POLICY.stat().st_size < 3_000_000
-    with zipfile.ZipFile(REFERENCE_POLICY) as zf:
+
+
+@pytest.mark.parametrize("path", [REFERENCE_POLICY, MASKABLE_PPO_POLICY])
+def test_the_shipped_policies_load_and_play_legally(path: Path) -> None:
+    """Both shipped policies are policy files (no pickle) and load through the ppo agent."""
+    assert path.is_file() and path.suffix == ".npz"
+    assert path.stat().st_size < 3_000_000
+    with zipfile.ZipFile(path) as zf:
         assert not any(name.endswith((".pkl", ".pth")) for name in zf.namelist())
-    agent = PPOAgent(path=REFERENCE_POLICY)
+    agent = PPOAgent(path=path)
     env = mtrain_env.raw_env(num_players=4, max_pips=12)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -61,17 +73,18 @@ def test_the_shipped_reference_policy_loads_and_plays_legally() -> None:
         action = agent.act(d) if env.agent_selection == "player_0" else int(rng.choice(d.legal_actions))
         assert d.action_mask[action] == 1
         env.step(action)
-    assert getattr(agent.policy, "features", None) == "planner"
+    if path == MASKABLE_PPO_POLICY:
+        assert getattr(agent.policy, "features", None) == "planner"
 
 
-#: the pickled reference policy (``reference.pt``, before it became a policy file) chose these
+#: the pickled MaskablePPO reference policy (``reference.pt``, before it became a policy file) chose these
 #: actions in the games of the test below: the sha256 of their comma-joined ids
 PICKLED_REFERENCE_CHOICES = (293, "b3aaaad7c58eb43a1d3703918f3c76f74371246ffba0bb450221f308e9ef9591")
 
 
-def test_the_converted_reference_policy_chooses_as_the_pickled_one_did() -> None:
+def test_the_converted_maskable_ppo_policy_chooses_as_the_pickled_one_did() -> None:
     """Every seat's decision in four seeded games (the policy and planner alternating seats)."""
-    agent = PPOAgent()
+    agent = PPOAgent(path=MASKABLE_PPO_POLICY)
     actions = []
     for seed in range(4):
         env = mtrain_env.raw_env(num_players=4, max_pips=12)

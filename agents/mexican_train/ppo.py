@@ -15,7 +15,8 @@ given); a pickle
 (SB3's ``policy.save``, ``torch.save``) or any other file is refused with a one-line
 ``ValueError`` naming it. A training run's output directory means its ``policy.npz``
 (else ``final_model.zip``). The default is the repository's reference policy
-``agents/policies/reference.npz``. A policy only fits the game configuration it was
+``agents/policies/reference.npz``, a self-play policy file (4 players, double-12);
+``agents/policies/maskable_ppo.npz`` is the earlier, MaskablePPO one. A policy only fits the game configuration it was
 trained on (same observation size and action count); a mismatch raises a ``ValueError``
 naming both.
 
@@ -37,8 +38,11 @@ import numpy as np
 from agents.mexican_train.base import Agent, Decision
 from agents.mexican_train.features import FeatureEncoder
 
-#: the repository's reference policy (default ``path``)
+#: the repository's reference policy (default ``path``): PPO self-play from scratch on the raw
+#: observation, the ``graph`` network (README, "Self-play on the batched engine")
 REFERENCE_POLICY = Path(__file__).resolve().parent.parent / "policies" / "reference.npz"
+#: the earlier reference: MaskablePPO (SB3) with planner features and a behaviour-cloning start
+MASKABLE_PPO_POLICY = Path(__file__).resolve().parent.parent / "policies" / "maskable_ppo.npz"
 #: what a training run's directory holds, in the order a directory ``path`` looks for them
 RUN_POLICY_FILES = ("policy.npz", "final_model.zip")
 
