@@ -16,9 +16,9 @@ given); a pickle
 ``ValueError`` naming it. A training run's output directory means its ``policy.npz``
 (else ``final_model.zip``). The default is the repository's reference policy
 ``agents/policies/reference.npz``, a self-play policy file (4 players, double-12);
-``agents/policies/maskable_ppo.npz`` is the earlier, MaskablePPO one. A policy only fits the game configuration it was
-trained on (same observation size and action count); a mismatch raises a ``ValueError``
-naming both.
+``agents/policies/maskable_ppo.npz`` is the earlier, MaskablePPO one. A policy only fits
+the game configuration it was trained on (same observation size and action count); a
+mismatch raises a ``ValueError`` naming both.
 
 Policies are loaded once per process and path (a small cache shared by all ``ppo``
 agents), and pickling an agent keeps its path and generator, not the network.
