@@ -256,8 +256,8 @@ def test_cli_runs_and_resumes_dmc(tmp_path, capsys) -> None:
     assert is_selfplay_policy(out / "policy.npz")
 
 
-def test_bench_measures_the_dmc_path(capsys) -> None:
-    rates = measure(rounds=1, games=4, steps=4, threads=1, paths=["selfplay/dmc"])
-    assert set(rates) == {"selfplay/dmc"} and rates["selfplay/dmc"] > 0
+def test_bench_measures_the_dmc_and_graph_paths(capsys) -> None:
+    rates = measure(rounds=1, games=4, steps=4, threads=1, paths=["selfplay/dmc", "selfplay/graph"])
+    assert set(rates) == {"selfplay/dmc", "selfplay/graph"} and min(rates.values()) > 0
     assert mtrain(["bench-selfplay", "--paths", "selfplay/a3c"]) == 2
     assert "unknown path 'selfplay/a3c'" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 Env decisions per second INCLUDING the learning updates (rollout + PPO epochs), for:
 
-* ``selfplay/tile`` and ``selfplay/mlp``: :class:`~training.selfplay.learner.SelfPlayPPO`
+* ``selfplay/tile``, ``selfplay/graph`` and ``selfplay/mlp``: :class:`~training.selfplay.learner.SelfPlayPPO`
   (one batched forward pass a step over the batched engine, every seat trains);
 * ``selfplay/dmc``: :class:`~training.selfplay.dmc.SelfPlayDMC` on the ``tile`` net (the
   same rollouts, epsilon-greedy acting, its Monte-Carlo regression as the update);
@@ -78,6 +78,7 @@ def measure(rounds: int, games: int, steps: int, threads: int, paths: list[str])
     """Decisions/s of each path (see the module docstring)."""
     builders: dict[str, Callable[[], Callable[[], int]]] = {
         "selfplay/tile": lambda: _selfplay_path("tile", games, steps, threads),
+        "selfplay/graph": lambda: _selfplay_path("graph", games, steps, threads),
         "selfplay/mlp": lambda: _selfplay_path("mlp", games, steps, threads),
         "selfplay/dmc": lambda: _selfplay_path("tile", games, steps, threads, algo="dmc"),
         "sb3/maskable": lambda: _sb3_path(games, steps, threads, 128),
@@ -116,7 +117,7 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    known = ("selfplay/tile", "selfplay/mlp", "selfplay/dmc", "sb3/maskable")
+    known = ("selfplay/tile", "selfplay/graph", "selfplay/mlp", "selfplay/dmc", "sb3/maskable")
     for name in args.paths:
         if name not in known:
             print(
