@@ -269,7 +269,10 @@ class MCAgent(Agent):
             not given either); ``sims`` is the same knob under the name every search agent
             takes (give one of the two).
         ms: wall-clock milliseconds per decision (not reproducible).
-        policy: rollout policy, ``"chain"`` (default) or ``"greedy"``.
+        policy: rollout policy, ``"chain"`` (default), ``"greedy"`` (pure engine) or
+            ``"lookahead"`` (compiled engine: the chain policy, except that this seat's
+            later choices play each legal move out and keep the best, on each world:
+            :func:`mtrain_env.mexican_train.compiled.rollout.lookahead_rollout`).
         prior: ``"planner"`` (default): the planner's move is the default, kept unless
             another beats it significantly; ``"policy"``: the move of the policy file
             ``path`` (the ``ppo`` agent's argmax) is; ``"mc_student"``: the ``mc_student``
