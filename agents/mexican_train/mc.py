@@ -564,9 +564,9 @@ class MCAgent(Agent):
             if det is None:
                 det = rollout.Determinizer(cgame, view, np.random.default_rng([base, 0, 2]))
             candidates = [moves[i] for i in alive]
+            chunk = CHUNK * self.threads  # determinizations a call under a deadline
             stage_done = 0
             while quota is None or stage_done < quota:
-                chunk = CHUNK * self.threads
                 count = (
                     chunk
                     if quota is None

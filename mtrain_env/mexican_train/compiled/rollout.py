@@ -596,6 +596,32 @@ def deal_hidden(
 
 
 # ================================================================ the batch
+@njit(cache=_CACHE)
+def _play_candidates(
+    root: np.ndarray,
+    tb: np.ndarray,
+    candidates: np.ndarray,
+    seat: int,
+    danger: int,
+    out: np.ndarray,
+    sc: Any,
+    inner: Any,
+    s: np.ndarray,
+    trace: np.ndarray,
+    lookahead: bool,
+) -> None:
+    """``out[c]`` = ``seat``'s result of candidate ``c`` applied to ``root`` and played out
+    (chain or lookahead rollouts); ``s``, ``trace`` and ``inner`` are the caller's work arrays."""
+    for c in range(candidates.shape[0]):
+        s[:] = root
+        engine.apply(s, tb, candidates[c])
+        if lookahead:
+            lookahead_rollout(s, tb, seat, danger, sc, inner)
+        else:
+            chain_rollout(s, tb, danger, sc, trace)
+        out[c] = round_result(s, tb, seat)
+
+
 @njit(cache=_CACHE, nogil=True)
 def rollout_matrix(
     template: np.ndarray,
@@ -631,14 +657,7 @@ def rollout_matrix(
             dealt[d] = 0
             continue
         dealt[d] = 1
-        for c in range(candidates.shape[0]):
-            s[:] = root
-            engine.apply(s, tb, candidates[c])
-            if lookahead:
-                lookahead_rollout(s, tb, seat, danger, sc, inner)
-            else:
-                chain_rollout(s, tb, danger, sc, trace)
-            out[d, c] = round_result(s, tb, seat)
+        _play_candidates(root, tb, candidates, seat, danger, out[d], sc, inner, s, trace, lookahead)
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -656,15 +675,7 @@ def rollout_root(
     :func:`rollout_matrix`)."""
     s = np.empty(STATE_SIZE, np.int64)
     trace = np.empty(0, np.int64)
-    inner = _inner_scratch(sc)
-    for c in range(candidates.shape[0]):
-        s[:] = root
-        engine.apply(s, tb, candidates[c])
-        if lookahead:
-            lookahead_rollout(s, tb, seat, danger, sc, inner)
-        else:
-            chain_rollout(s, tb, danger, sc, trace)
-        out[c] = round_result(s, tb, seat)
+    _play_candidates(root, tb, candidates, seat, danger, out, sc, _inner_scratch(sc), s, trace, lookahead)
 
 
 def scratch(limit: int = NODE_LIMIT) -> tuple[Any, ...]:
