@@ -73,6 +73,12 @@ COMPILED_POLICIES = ("chain", "lookahead")
 PRIORS = (None, "planner", "policy", "mc_student")
 #: the priors that read a network (``path=``)
 LEARNED_PRIORS = ("policy", "mc_student")
+#: how a candidate is valued on a world (``MCAgent(leaf=...)``)
+LEAVES = ("rollout", "policy", "value")
+#: the leaves that read a self-play network (``path=``)
+NETWORK_LEAVES = ("policy", "value")
+#: determinizations per batched network call under a time budget (a network ``leaf``)
+VALUE_CHUNK = 32
 #: where rollouts run (``MCAgent(engine=...)``)
 ENGINES = ("auto", "compiled", "python")
 #: determinizations per compiled call under a time budget (the clock is read between calls)
@@ -293,6 +299,15 @@ class MCAgent(Agent):
         threads: threads one decision's compiled rollouts are split over (default 1): the
             same rollouts, results and choices as on one thread, in less wall time on a
             machine with idle cores (more budget within an ``ms=``). Compiled engine only.
+        leaf: how a candidate is valued on a world: ``"rollout"`` (default: played to the
+            round's end by ``policy``), ``"policy"`` (played to the round's end with the
+            seat's later choices made by the self-play network ``path``, default the
+            reference policy, in batches over the worlds; the others play the chain policy)
+            or ``"value"`` (played to the seat's next real choice, then valued by that
+            network's value head): :mod:`agents.mexican_train.value_leaf`; compiled
+            engine, one thread.
+        depth: with ``leaf="value"``, the seat's own later choices the network makes
+            (argmax) before its value is read (default 0).
     """
 
     name = "mc"
@@ -309,6 +324,8 @@ class MCAgent(Agent):
         sims: int | None = None,
         path: str | None = None,
         threads: int = 1,
+        leaf: str = "rollout",
+        depth: int = 0,
     ) -> None:
         super().__init__(seed)
         if sims is not None:
@@ -328,13 +345,31 @@ class MCAgent(Agent):
         self.policy = policy
         if prior not in PRIORS:
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
-        if path is not None and prior not in LEARNED_PRIORS:
-            raise ValueError(f"path= is the network of prior in {LEARNED_PRIORS}, got prior={prior!r}")
+        if leaf not in LEAVES:
+            raise ValueError(f"leaf must be one of {LEAVES}, got {leaf!r}")
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+            raise ValueError(f"depth must be an int >= 0, got {depth!r}")
+        if depth and leaf != "value":
+            raise ValueError(f"depth= counts the network's moves before a leaf='value'; got leaf={leaf!r}")
+        if leaf in NETWORK_LEAVES and (prior == "mc_student" or policy != "chain"):
+            raise ValueError(
+                f"leaf={leaf!r} reads the network path= (a self-play policy file) with the chain policy "
+                f"for the other seats; got prior={prior!r}, policy={policy!r}"
+            )
+        if path is not None and prior not in LEARNED_PRIORS and leaf not in NETWORK_LEAVES:
+            raise ValueError(
+                f"path= is the network of prior in {LEARNED_PRIORS} or of leaf in {NETWORK_LEAVES}, "
+                f"got prior={prior!r}, leaf={leaf!r}"
+            )
         self.prior = prior
+        self.leaf = leaf
+        self.depth = depth
         self.path = (
             None
-            if prior not in LEARNED_PRIORS
-            else str((REFERENCE_POLICY if prior == "policy" else MC_STUDENT_POLICY) if path is None else path)
+            if prior not in LEARNED_PRIORS and leaf not in NETWORK_LEAVES
+            else str(
+                (MC_STUDENT_POLICY if prior == "mc_student" else REFERENCE_POLICY) if path is None else path
+            )
         )
         self.z = z
         self.engine = self._resolve_engine(engine, policy)
@@ -343,6 +378,11 @@ class MCAgent(Agent):
         if threads > 1 and self.engine != "compiled":
             raise ValueError(
                 f"threads={threads} splits the compiled rollouts; this mc runs engine={self.engine!r}"
+            )
+        if leaf in NETWORK_LEAVES and (self.engine != "compiled" or threads > 1):
+            raise ValueError(
+                f"leaf={leaf!r} runs on the compiled engine on one thread; "
+                f"got engine={self.engine!r}, threads={threads}"
             )
         self.threads = threads
         self._rollout_module: Any = compiled_rollouts() if self.engine == "compiled" else None
@@ -357,6 +397,7 @@ class MCAgent(Agent):
         )
         self._policies: dict[GameConfig, GreedyPolicy | ChainPolicy] = {}
         self._compiled: dict[GameConfig, tuple[Any, Any, Any]] = {}
+        self._leaves: dict[GameConfig, Any] = {}
         self.last_rollouts = 0  #: rollouts run for the last decision
         self.last_samples = 0  #: determinizations used for the last decision
         self.last_values: dict[int, float] = {}  #: mean result per action still in the race
@@ -366,11 +407,13 @@ class MCAgent(Agent):
         state = self.__dict__.copy()
         state["_rollout_module"] = None
         state["_compiled"] = {}
+        state["_leaves"] = {}
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._compiled = {}
+        self._leaves = {}
         if self.engine == "compiled":
             self._rollout_module = compiled_rollouts()
             if self._rollout_module is None:
@@ -415,7 +458,9 @@ class MCAgent(Agent):
             "z": self.z,
             "engine": self.engine,
             "threads": self.threads,
-            **({"path": self.path} if self.prior in LEARNED_PRIORS else {}),
+            **({"path": self.path} if self.path is not None else {}),
+            **({"leaf": self.leaf} if self.leaf != "rollout" else {}),
+            **({"depth": self.depth} if self.leaf == "value" else {}),
         }
 
     def reset(self, seed: int | None = None) -> None:
@@ -442,6 +487,16 @@ class MCAgent(Agent):
             pool = module.ThreadPool(self.threads) if self.threads > 1 else None
             entry = self._compiled[config] = (CompiledMexicanTrain(config), module.scratch(), pool)
         return entry
+
+    def _value_leaves(self, config: GameConfig) -> Any:
+        """The :class:`~agents.mexican_train.value_leaf.ValueLeaves` of ``config`` (one per config)."""
+        leaves = self._leaves.get(config)
+        if leaves is None:
+            from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
+
+            depth = None if self.leaf == "policy" else self.depth
+            leaves = self._leaves[config] = ValueLeaves(load_value_net(str(self.path)), config, depth)
+        return leaves
 
     def act(self, decision: Decision) -> int:
         legal = decision.legal_actions
@@ -558,13 +613,14 @@ class MCAgent(Agent):
         cgame, sc, pool = self._compiled_game(decision.game.config)
         view = decision.view
         det = None
+        leaves = self._value_leaves(decision.game.config) if self.leaf in NETWORK_LEAVES else None
 
         def run(base: int, first: int, alive: list[int], quota: int | None, deadline: float | None) -> Rows:
             nonlocal det
             if det is None:
                 det = rollout.Determinizer(cgame, view, np.random.default_rng([base, 0, 2]))
             candidates = [moves[i] for i in alive]
-            chunk = CHUNK * self.threads  # determinizations a call under a deadline
+            chunk = VALUE_CHUNK if leaves is not None else CHUNK * self.threads  # a call under a deadline
             stage_done = 0
             while quota is None or stage_done < quota:
                 count = (
@@ -572,15 +628,19 @@ class MCAgent(Agent):
                     if quota is None
                     else (quota - stage_done if deadline is None else min(chunk, quota - stage_done))
                 )
-                rows = rollout.run_rollouts(
-                    det,
-                    base,
-                    first + stage_done,
-                    count,
-                    candidates,
-                    sc=sc,
-                    pool=pool,
-                    lookahead=self.policy == "lookahead",
+                rows = (
+                    leaves.results(det, base, first + stage_done, count, candidates, sc)
+                    if leaves is not None
+                    else rollout.run_rollouts(
+                        det,
+                        base,
+                        first + stage_done,
+                        count,
+                        candidates,
+                        sc=sc,
+                        pool=pool,
+                        lookahead=self.policy == "lookahead",
+                    )
                 )
                 yield from rows.tolist()
                 stage_done += count

@@ -52,6 +52,12 @@ class MCInferAgent(MCAgent):
         super().__init__(*args, **kwargs)
         if self.threads > 1:
             raise ValueError("mc_infer deals its weighted worlds one at a time: threads must be 1")
+        if self.leaf != "rollout" or self.policy == "lookahead":
+            raise ValueError(
+                "mc_infer plays its weighted worlds out by chain rollouts: "
+                "leaf must be 'rollout' and policy not 'lookahead', "
+                f"got leaf={self.leaf!r}, policy={self.policy!r}"
+            )
         if pool < 1:
             raise ValueError(f"pool must be >= 1, got {pool}")
         if not beta >= 0:

@@ -88,14 +88,19 @@ __all__ = [
     "NODE_LIMIT",
     "Determinizer",
     "ThreadPool",
+    "advance_states",
+    "advance_to_choice",
     "chain_rollout",
     "deal_hidden",
     "longest_chain",
     "lookahead_rollout",
+    "observe_rows",
+    "results_rows",
     "rollout",
     "rollout_matrix",
     "run_rollouts",
     "scratch",
+    "step_rows",
 ]
 
 #: expanded chain-search states after which a search keeps its best chain so far
@@ -676,6 +681,145 @@ def rollout_root(
     s = np.empty(STATE_SIZE, np.int64)
     trace = np.empty(0, np.int64)
     _play_candidates(root, tb, candidates, seat, danger, out, sc, _inner_scratch(sc), s, trace, lookahead)
+
+
+# ================================================== leaves for a value network
+@njit(cache=_CACHE)
+def advance_to_choice(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any) -> None:
+    """Play ``s`` forward (in place) until ``seat`` has a real choice (more than one legal
+    move) or the round is over: the other seats by the chain policy (each seat's chain
+    reserved afresh), every forced move as it comes. The leaf of a search whose value
+    is read by a network at the searching seat's own decisions (``mc[leaf=value]``)."""
+    _reserve(s, tb, sc)
+    moves = sc[0]
+    reserved = sc[1]
+    while s[S_PHASE] < ROUND_OVER:
+        count = engine.legal_moves_into(s, tb, moves)
+        if count == 1:
+            engine.apply(s, tb, moves[0])
+        elif s[S_CURRENT] == seat:
+            return
+        else:
+            engine.apply(s, tb, _choose(s, tb, moves, count, reserved, danger))
+
+
+@njit(cache=_CACHE, nogil=True)
+def advance_matrix(
+    template: np.ndarray,
+    tb: np.ndarray,
+    unseen: np.ndarray,
+    allowed: np.ndarray,
+    order: np.ndarray,
+    need: np.ndarray,
+    base: int,
+    first: int,
+    candidates: np.ndarray,
+    seat: int,
+    danger: int,
+    out: np.ndarray,
+    dealt: np.ndarray,
+    sc: Any,
+) -> None:
+    """As :func:`rollout_matrix`, but each candidate is played only up to ``seat``'s next
+    real choice (:func:`advance_to_choice`): ``out[d, c]`` is that STATE (``(count, k,
+    STATE_SIZE)``), to be valued by the caller. ``dealt[d] = 0``: the dealer gave up."""
+    root = template.copy()
+    pool = np.empty(MAX_TILES, np.int64)
+    owner = np.empty(MAX_TILES, np.int64)
+    for d in range(out.shape[0]):
+        root[:] = template
+        if not deal_hidden(root, tb, unseen, allowed, order, need, base, first + d, pool, owner):
+            dealt[d] = 0
+            continue
+        dealt[d] = 1
+        for c in range(candidates.shape[0]):
+            s = out[d, c]
+            s[:] = root
+            engine.apply(s, tb, candidates[c])
+            advance_to_choice(s, tb, seat, danger, sc)
+
+
+@njit(cache=_CACHE, nogil=True)
+def observe_rows(
+    states: np.ndarray,
+    rows: np.ndarray,
+    tb: np.ndarray,
+    seat: int,
+    obs: np.ndarray,
+    masks: np.ndarray,
+    legal: np.ndarray,
+) -> None:
+    """``seat``'s observation and action mask (relative encoding, the AEC env's) of each
+    state ``states[rows[i]]`` into ``obs[i]`` / ``masks[i]``; ``seat`` is on turn in each."""
+    for i in range(rows.shape[0]):
+        s = states[rows[i]]
+        engine.encode_into(s, tb, seat, obs[i])
+        engine.mask_into(s, tb, legal, masks[i])
+
+
+@njit(cache=_CACHE, nogil=True)
+def step_rows(
+    states: np.ndarray, rows: np.ndarray, tb: np.ndarray, seat: int, actions: np.ndarray, danger: int, sc: Any
+) -> None:
+    """``seat`` plays its RELATIVE action ``actions[i]`` in ``states[rows[i]]``, which then
+    goes on to ``seat``'s next real choice or the round's end (:func:`advance_to_choice`)."""
+    for i in range(rows.shape[0]):
+        s = states[rows[i]]
+        engine.apply(s, tb, engine.to_absolute(tb, seat, actions[i]))
+        advance_to_choice(s, tb, seat, danger, sc)
+
+
+@njit(cache=_CACHE, nogil=True)
+def results_rows(states: np.ndarray, tb: np.ndarray, seat: int, over: np.ndarray, out: np.ndarray) -> None:
+    """``over[i]``: whether ``states[i]``'s round is over; where it is, ``out[i]`` = ``seat``'s result."""
+    for i in range(states.shape[0]):
+        over[i] = states[i, S_PHASE] >= ROUND_OVER
+        if over[i]:
+            out[i] = round_result(states[i], tb, seat)
+
+
+def advance_states(
+    det: Determinizer,
+    base: int,
+    first: int,
+    count: int,
+    candidates: list[int],
+    danger: int = 2,
+    sc: Any = None,
+) -> np.ndarray:
+    """``(count, len(candidates), STATE_SIZE)``: determinizations ``first .. first + count - 1``
+    of stream ``base``, each candidate applied and played to the seat's next real choice
+    or the round's end (:func:`advance_matrix`; the pure sampler deals what the greedy
+    dealer gives up on, as :func:`run_rollouts`)."""
+    tb = det.game.tables
+    sc = scratch() if sc is None else sc
+    cand = np.array(candidates, np.int64)
+    out = np.empty((count, len(candidates), STATE_SIZE), np.int64)
+    dealt = np.ones(count, np.int64)
+    seat = det.view.seat
+    advance_matrix(
+        det.template,
+        tb,
+        det.unseen,
+        det.allowed,
+        det.order,
+        det.need,
+        base,
+        first,
+        cand,
+        seat,
+        danger,
+        out,
+        dealt,
+        sc,
+    )
+    for d in np.flatnonzero(dealt == 0).tolist():
+        root = det.fallback(base, first + d)
+        for c, move in enumerate(candidates):
+            out[d, c] = root
+            engine.apply(out[d, c], tb, move)
+            advance_to_choice(out[d, c], tb, seat, danger, sc)
+    return out
 
 
 def scratch(limit: int = NODE_LIMIT) -> tuple[Any, ...]:
