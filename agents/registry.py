@@ -30,6 +30,8 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
         "ismcts": "agents.mexican_train.ismcts:ISMCTSAgent",
         "champion": "agents.mexican_train.champion:ChampionAgent",
         "champion_policy": "agents.mexican_train.champion:ChampionPolicyAgent",
+        "ismcts_puct": "agents.mexican_train.puct:PUCTAgent",
+        "ismcts_puct_policy": "agents.mexican_train.puct:PUCTPolicyAgent",
         # CHEATS (perfect information): the headroom bound, never a fair baseline
         "oracle": "agents.mexican_train.oracle:OracleAgent",
         "ppo": "agents.mexican_train.ppo:PPOAgent",

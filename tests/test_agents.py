@@ -19,10 +19,10 @@ import pytest
 import mtrain_env
 from agents import REGISTRY, Agent, decision_for, make_agent
 from agents.mexican_train.chains import ChainSolver, chain_ends
-from agents.mexican_train.champion import CHAMPION_POLICY
 from agents.mexican_train.greedy import GreedyAgent
 from agents.mexican_train.mc import MCAgent, round_result
 from agents.mexican_train.planner import PlannerAgent
+from agents.mexican_train.puct import PUCT_POLICY
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import _exact_deal, sample_state
 from mtrain_env.mexican_train.core.state import GameState
@@ -262,7 +262,7 @@ def test_mc_overrides_its_planner_prior_only_for_a_clear_gain_r19() -> None:
 def test_mc_with_a_policy_prior_keeps_the_policys_move_unless_clearly_beaten() -> None:
     """``prior="policy"``: with an absurd ``z`` mc plays exactly the policy file's move (the
     ``ppo`` agent's), which is not always the planner's; ``path=`` needs that prior."""
-    policy = str(CHAMPION_POLICY)
+    policy = str(PUCT_POLICY)
     env = mtrain_env.raw_env(num_players=4)
     env.reset(seed=8)
     net, planner = make_agent("ppo", path=policy), PlannerAgent()
@@ -624,7 +624,7 @@ def test_mc_student_overrules_the_planner_only_when_its_network_is_confident() -
     """``mc_student``: threshold > 1 (or a huge margin) is the planner, 0 the network's
     argmax (the ``ppo`` agent's move on the same file), and a middle threshold deviates
     from the planner at some of the network's disagreements, never elsewhere."""
-    policy = str(CHAMPION_POLICY)
+    policy = str(PUCT_POLICY)
     env = mtrain_env.raw_env(num_players=4)
     env.reset(seed=8)
     net, planner = make_agent("ppo", path=policy), PlannerAgent()

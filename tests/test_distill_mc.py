@@ -18,7 +18,7 @@ from mtrain_env.mexican_train import env as make_env
 from training import distill_mc
 from training.distill_mc import KEYS, load_labels, shard_paths
 
-POLICY = str(Path(__file__).resolve().parent.parent / "agents" / "policies" / "champion.npz")
+POLICY = str(Path(__file__).resolve().parent.parent / "agents" / "policies" / "ismcts_puct.npz")
 STUDENT = f"ppo[path={POLICY}]"
 
 

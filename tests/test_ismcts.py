@@ -1,4 +1,4 @@
-"""``ismcts`` and ``champion``: the compiled tree search, its PUCT root, expert iteration.
+"""``ismcts`` and ``ismcts_puct``: the compiled tree search, its PUCT root, expert iteration.
 
 * the tree: every iteration reaches the root, the root's children are our legal moves,
   visits follow the budget, same seed and ``sims`` -> same tree;
@@ -6,7 +6,7 @@
 * bad knobs are refused with a one-line error naming the parameter;
 * the agents write the same tournament CSV on 1 and 2 workers;
 * expert iteration labels positions with visit distributions, fits the policy to them and
-  resumes; the distilled ``champion_policy`` plays from the file it writes.
+  resumes; the distilled ``ismcts_puct_policy`` plays from the file it writes.
 (Leaks, determinism and legality over random games: ``tests/test_agents.py``.)
 """
 
@@ -22,15 +22,16 @@ import mtrain_env
 from agents.mexican_train.base import decision_for
 from agents.mexican_train.tilenet import NetSpec, build_net, save_selfplay_policy
 from agents.registry import make_agent
-from agents.tournament import AgentSpec, TournamentConfig, run_tournament
+from agents.tournament import AgentSpec
 from mtrain_env.mexican_train import GameConfig
+from tests.csv_workers import same_csv_on_one_and_two_workers
 from tests.scripted import act, deal_env
 from tests.test_agents import FILLER, play
 
 pytest.importorskip("numba")
 
-from agents.mexican_train.champion import ChampionAgent, ChampionPolicyAgent, softmax_priors
 from agents.mexican_train.ismcts import ISMCTSAgent
+from agents.mexican_train.puct import PUCTAgent, PUCTPolicyAgent, softmax_priors
 
 
 def _busy_decision(seed: int = 5, players: int = 4) -> tuple[mtrain_env.raw_env, object]:
@@ -43,7 +44,7 @@ def _busy_decision(seed: int = 5, players: int = 4) -> tuple[mtrain_env.raw_env,
 
 @pytest.fixture(scope="module")
 def policy_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An untrained 4-player network as a policy file (the champion's prior in these tests)."""
+    """An untrained 4-player network as a policy file (the ismcts_puct's prior in these tests)."""
     net = build_net(NetSpec.make("tile", GameConfig.make(num_players=4), hidden=16, pair_hidden=8), seed=0)
     return save_selfplay_policy(net, tmp_path_factory.mktemp("policy") / "net.npz")
 
@@ -85,7 +86,7 @@ def test_puct_root_follows_a_strong_prior(policy_file: Path) -> None:
     _env, decision = _busy_decision(seed=7)
     legal = [int(a) for a in decision.legal_actions]
 
-    class Pointed(ChampionAgent):
+    class Pointed(PUCTAgent):
         def root_priors(self, decision: object) -> np.ndarray:
             p = np.full(len(legal), 0.01)
             p[-1] = 1.0
@@ -97,14 +98,14 @@ def test_puct_root_follows_a_strong_prior(policy_file: Path) -> None:
     assert agent.act(decision) == legal[-1]
 
 
-def test_champion_priors_are_the_networks_policy(policy_file: Path) -> None:
+def test_puct_priors_are_the_networks_policy(policy_file: Path) -> None:
     _env, decision = _busy_decision(seed=3)
-    agent = ChampionAgent(seed=0, sims=20, path=policy_file)
+    agent = PUCTAgent(seed=0, sims=20, path=policy_file)
     priors = agent.root_priors(decision)
     assert priors.shape == (len(decision.legal_actions),) and abs(priors.sum() - 1) < 1e-9
     logits = agent._net.policy.masked_logits(decision.observation, decision.action_mask)
     assert np.allclose(priors, softmax_priors(logits[np.asarray(decision.legal_actions)], 1.0))
-    flat = ChampionAgent(seed=0, sims=20, path=policy_file, temperature=1e6).root_priors(decision)
+    flat = PUCTAgent(seed=0, sims=20, path=policy_file, temperature=1e6).root_priors(decision)
     assert np.allclose(flat, 1.0 / len(flat), atol=1e-4)  # a high temperature flattens it
 
 
@@ -123,8 +124,8 @@ def test_time_budget_runs_at_least_one_chunk() -> None:
         ("ismcts", {"ms": 0}, "ms"),
         ("ismcts", {"sims": 10, "ms": 10}, "sims or ms"),
         ("ismcts", {"c": -1}, "c must"),
-        ("champion", {"c_puct": 0}, "c_puct"),
-        ("champion", {"temperature": 0}, "temperature"),
+        ("ismcts_puct", {"c_puct": 0}, "c_puct"),
+        ("ismcts_puct", {"temperature": 0}, "temperature"),
     ],
 )
 def test_bad_knobs_are_refused(name: str, params: dict[str, float], match: str) -> None:
@@ -133,27 +134,12 @@ def test_bad_knobs_are_refused(name: str, params: dict[str, float], match: str) 
 
 
 def test_search_agents_same_csv_on_one_and_two_workers(tmp_path: Path, policy_file: Path) -> None:
-    champion = AgentSpec("champion", {"sims": 12, "path": str(policy_file)})
-    agents = [AgentSpec("ismcts", {"sims": 12}), champion, AgentSpec("planner")]
-    label = champion.default_label()
+    puct = AgentSpec("ismcts_puct", {"sims": 12, "path": str(policy_file)})
+    agents = [AgentSpec("ismcts", {"sims": 12}), puct, AgentSpec("planner")]
+    label = puct.default_label()
 
-    def run(out: Path, workers: int) -> bytes:
-        config = TournamentConfig(
-            agents=agents,
-            deals=2,
-            seed=13,
-            workers=workers,
-            out_dir=out,
-            plots=False,
-            progress=False,
-            lineup=["ismcts[sims=12]", label, "planner", "planner"],
-        )
-        run_tournament(config)
-        return (out / "results.csv").read_bytes()
-
-    one = run(tmp_path / "w1", 1)
-    assert one == run(tmp_path / "w2", 2)
-    assert b"ismcts" in one and b"champion" in one
+    one = same_csv_on_one_and_two_workers(tmp_path, agents, ["ismcts[sims=12]", label, "planner", "planner"])
+    assert b"ismcts" in one and b"ismcts_puct" in one
 
 
 def test_expert_iteration_labels_trains_and_resumes(tmp_path: Path) -> None:
@@ -164,14 +150,14 @@ def test_expert_iteration_labels_trains_and_resumes(tmp_path: Path) -> None:
     assert expert_iteration.main(argv) == 0
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in rows] == [0, 1]
-    assert [r["searcher"] for r in rows] == ["ismcts", "champion"]
+    assert [r["searcher"] for r in rows] == ["ismcts", "ismcts_puct"]
     with np.load(tmp_path / "labels_0.npz") as f:
         target, mask = f["target"], f["mask"]
     assert np.allclose(target.sum(1), 1.0) and not np.any(target[~mask])  # visits of legal moves only
     assert expert_iteration.main(argv) == 0  # resumed: nothing relabelled
     assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 2
     _env, decision = _busy_decision()
-    fast = ChampionPolicyAgent(path=tmp_path / "iter_1.npz")
+    fast = PUCTPolicyAgent(path=tmp_path / "iter_1.npz")
     assert decision.action_mask[fast.act(decision)] == 1
 
 
@@ -188,15 +174,15 @@ def test_policy_training_fits_the_labels() -> None:
     assert after["train_xent"] - floor < 0.7 * (before["train_xent"] - floor)  # the KL shrinks
 
 
-def test_champion_sees_no_hidden_information(tmp_path: Path) -> None:
+def test_puct_sees_no_hidden_information(tmp_path: Path) -> None:
     """The leak check of ``tests/test_agents.py`` (two deals differing only in what seat 0
-    cannot see: same views, same actions) on the champion, its network fitted to that table."""
+    cannot see: same views, same actions) on ismcts_puct, its network fitted to that table."""
     from tests.test_agents import _leak_check
 
     config = GameConfig.make(num_players=3, max_pips=6)
     net = build_net(NetSpec.make("tile", config, hidden=16, pair_hidden=8), seed=2)
     path = save_selfplay_policy(net, tmp_path / "net3.npz")
-    compared, differing = _leak_check(lambda: ChampionAgent(seed=3, sims=12, path=path))
+    compared, differing = _leak_check(lambda: PUCTAgent(seed=3, sims=12, path=path))
     assert compared >= 3
     assert differing == 0
 

@@ -24,9 +24,10 @@ from agents.mexican_train.inference import OpponentModel, Play, PlayTracker, res
 from agents.mexican_train.mc import MCAgent
 from agents.mexican_train.mc_infer import MCInferAgent
 from agents.mexican_train.planner import PlannerAgent
-from agents.tournament import AgentSpec, TournamentConfig, run_tournament
+from agents.tournament import AgentSpec
 from mtrain_env.mexican_train.core.public import sample_state
 from mtrain_env.tilegame.tiles import bits_list
+from tests.csv_workers import same_csv_on_one_and_two_workers
 
 
 def _planner_game(seed: int, players: int = 4):  # type: ignore[no-untyped-def]
@@ -190,22 +191,10 @@ def test_bad_parameters_name_themselves() -> None:
 def test_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
     pytest.importorskip("numba")
 
-    def run(out: Path, workers: int) -> bytes:
-        config = TournamentConfig(
-            agents=[AgentSpec("mc_infer", {"sims": 24}), AgentSpec("planner")],
-            deals=2,
-            seed=13,
-            workers=workers,
-            out_dir=out,
-            plots=False,
-            progress=False,
-            lineup=["mc_infer[sims=24]", "planner", "planner", "planner"],
-        )
-        run_tournament(config)
-        return (out / "results.csv").read_bytes()
-
-    first = run(tmp_path / "w1", 1)
-    assert first == run(tmp_path / "w2", 2)
+    agents = [AgentSpec("mc_infer", {"sims": 24}), AgentSpec("planner")]
+    first = same_csv_on_one_and_two_workers(
+        tmp_path, agents, ["mc_infer[sims=24]", "planner", "planner", "planner"]
+    )
     assert b"mc_infer" in first
 
 

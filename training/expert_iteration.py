@@ -1,18 +1,18 @@
-"""``python -m training.expert_iteration``: train the ``champion``'s prior by expert iteration.
+"""``python -m training.expert_iteration``: train the ``ismcts_puct``'s prior by expert iteration.
 
 Each iteration:
 
 1. **label** — ``--games`` games (one round each) are played with the current searcher in
    every seat: iteration 0 is plain ``ismcts`` (no network yet), later ones the
-   ``champion`` with the last network as its PUCT prior (both with ``--c`` and
-   ``--opponents``, the champion's defaults). At every decision with a choice
+   ``ismcts_puct`` with the last network as its PUCT prior (both with ``--c`` and
+   ``--opponents``, the ismcts_puct's defaults). At every decision with a choice
    the seat's observation and action mask are kept with the search's root visit
    distribution (the label: where the search ends up spending its iterations);
 2. **train** — the self-play network (:mod:`agents.mexican_train.tilenet`, the policy head)
    is fitted to every label so far by masked cross-entropy, games of the last 10% held out
    (accuracy: the network's argmax equals the search's most-visited move);
-3. **save** — ``OUT/iter_K.npz`` (a self-play policy file: the ``champion``'s ``path=`` and
-   the ``champion_policy`` distilled player read it), ``OUT/labels_K.npz``, and a line of
+3. **save** — ``OUT/iter_K.npz`` (a self-play policy file: the ``ismcts_puct``'s ``path=`` and
+   the ``ismcts_puct_policy`` distilled player read it), ``OUT/labels_K.npz``, and a line of
    ``OUT/metrics.jsonl``.
 
 A rerun resumes after the last saved iteration. Deterministic given ``--seed`` and the
@@ -36,8 +36,8 @@ import torch as th
 from tqdm import tqdm
 
 from agents.mexican_train.base import Decision
-from agents.mexican_train.champion import ChampionAgent
 from agents.mexican_train.ismcts import OPPONENTS, ISMCTSAgent
+from agents.mexican_train.puct import PUCTAgent
 from agents.mexican_train.tilenet import (
     NetSpec,
     TileNet,
@@ -213,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int_at_least(0), default=7)
     parser.add_argument("--c", type=positive_float, default=30.0, help="the searches' UCB constant")
     parser.add_argument("--opponents", choices=OPPONENTS, default="chain", help="as ismcts's opponents=")
-    parser.add_argument("--c-puct", type=positive_float, default=40.0, help="the champion's prior weight")
+    parser.add_argument("--c-puct", type=positive_float, default=40.0, help="the ismcts_puct's prior weight")
     args = parser.parse_args(argv)
     th.set_num_threads(1)
     out = Path(args.out)
@@ -233,9 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         searcher: ISMCTSAgent = (
             ISMCTSAgent(seed=args.seed, sims=args.sims)
             if k == 0
-            else ChampionAgent(
-                seed=args.seed, sims=args.sims, c_puct=args.c_puct, path=out / f"iter_{k - 1}.npz"
-            )
+            else PUCTAgent(seed=args.seed, sims=args.sims, c_puct=args.c_puct, path=out / f"iter_{k - 1}.npz")
         )
         seed = args.seed * 1_000_003 + k * args.games  # fresh deals every iteration
         labels = label_games(searcher, args.games, seed, args.players)

@@ -1,16 +1,21 @@
-"""``champion``: ISMCTS guided by a learned policy (PUCT priors at the root), and its distillation.
+"""``champion``: determinized search whose prior and rollouts are a self-play network.
 
-The search is :class:`~agents.mexican_train.ismcts.ISMCTSAgent`'s (worlds consistent with
-the seat's view, one shared tree, chain-policy rollouts for the values) with an
-AlphaZero-style root: every legal move starts as a child, and iterations go to
-``Q + c_puct P sqrt(N) / (1 + n)``, ``P`` being a self-play network's policy
-(:mod:`agents.mexican_train.tilenet`, one forward pass per decision on the seat's own
-observation and mask: nothing hidden). The network is trained by expert iteration on
-positions labelled with this search's root visits (``training/expert_iteration.py``), so
-the prior learns where the search ends up and the search spends its budget there.
+``champion`` is :class:`~agents.mexican_train.mc.MCAgent` with ``prior="policy"`` and
+``leaf="policy"``: at each decision the candidates are compared on the same determinized
+worlds (hidden tiles re-dealt consistently with the seat's view, common random numbers,
+successive halving), each world played to the round's end with the seat's later choices
+made by the network (batched over the worlds, float32 numpy) and the other seats by the
+chain policy; the network's own move is the default, kept unless another beats it by
+``z`` standard errors of the paired differences. Search on top of a learned policy, with
+the policy as its default player: policy improvement by rollouts (Tesauro & Galperin
+1996), the PIMC half of AlphaZe**.
 
-``champion_policy`` is the distilled network alone (argmax of the same policy, no search):
-the fast player. Both read the shipped :data:`CHAMPION_POLICY` unless given ``path=``.
+The network is the table's shipped ``graph`` self-play policy (:data:`TABLE_POLICIES`:
+2, 4 and 6 players, double-12), or ``path=``. ``champion_policy`` is that network alone
+(argmax, no search, ~0.2 ms a decision): the fast player.
+
+Deterministic given the seed and ``sims=`` (not ``ms=``); reads only the seat's view and
+its own observation (the harness's leak check covers it).
 """
 
 from __future__ import annotations
@@ -18,37 +23,81 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from agents.mexican_train.base import Agent, Decision
+from agents.mexican_train.mc import MCAgent
+from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
+from mtrain_env.mexican_train.core.config import GameConfig
 
-from agents.mexican_train.base import Decision
-from agents.mexican_train.ismcts import ISMCTSAgent
-from agents.mexican_train.ppo import PPOAgent
+__all__ = ["DEFAULT_SIMS", "TABLE_POLICIES", "ChampionAgent", "ChampionPolicyAgent", "table_policy"]
 
-__all__ = ["CHAMPION_POLICY", "ChampionAgent", "ChampionPolicyAgent", "softmax_priors"]
+_POLICIES = Path(__file__).resolve().parent.parent / "policies"
 
-#: the expert-iteration network shipped with the package (see the README's "Search agents")
-CHAMPION_POLICY = Path(__file__).resolve().parent.parent / "policies" / "champion.npz"
+#: the shipped network per table ``(players, N of double-N)``: ``graph`` self-play runs
+#: (README, "The graph network"); 4 players is the reference policy
+TABLE_POLICIES: dict[tuple[int, int], Path] = {
+    (2, 12): _POLICIES / "graph_2p.npz",
+    (4, 12): REFERENCE_POLICY,
+    (6, 12): _POLICIES / "graph_6p.npz",
+}
+
+#: rollouts per decision by default (about 10-20 ms a decision on one core, 4 players)
+DEFAULT_SIMS = 400
 
 
-def softmax_priors(logits: np.ndarray, temperature: float) -> np.ndarray:
-    """Probabilities ``softmax(logits / temperature)`` of a vector of legal actions' logits."""
-    z = np.asarray(logits, np.float64) / temperature
-    z = np.exp(z - z.max())
-    return z / z.sum()
+def table_policy(config: GameConfig) -> Path:
+    """The shipped network of ``config``'s table; ``ValueError`` naming the tables that have one."""
+    key = (config.num_players, config.max_pips)
+    if key not in TABLE_POLICIES:
+        tables = ", ".join(f"{n} players double-{p}" for n, p in TABLE_POLICIES)
+        raise ValueError(
+            f"champion ships networks for {tables}; this game has {config.num_players} players, "
+            f"double-{config.max_pips}: give path= a self-play policy file trained for it"
+        )
+    return TABLE_POLICIES[key]
 
 
-class ChampionAgent(ISMCTSAgent):
-    """ISMCTS whose root is PUCT over a learned policy's priors (see the module docstring).
+class ChampionPolicyAgent(Agent):
+    """The champion's network alone (argmax over the legal actions, no search): the fast player.
+
+    Args:
+        seed: unused (deterministic); kept for the registry's signature.
+        path: a self-play policy file; default the table's shipped one (:func:`table_policy`).
+    """
+
+    name = "champion_policy"
+
+    def __init__(self, seed: int | None = None, path: str | Path | None = None) -> None:
+        super().__init__(seed)
+        self.path = None if path is None else str(path)
+        self._players: dict[GameConfig, PPOAgent] = {}
+
+    def player(self, config: GameConfig) -> PPOAgent:
+        """The ``ppo`` agent that plays ``config``'s table (one per config)."""
+        agent = self._players.get(config)
+        if agent is None:
+            agent = self._players[config] = PPOAgent(path=self.path or table_policy(config))
+        return agent
+
+    def act(self, decision: Decision) -> int:
+        return self.player(decision.game.config).act(decision)
+
+    def params(self) -> dict[str, Any]:
+        return {"path": self.path}
+
+    def last_annotations(self) -> dict[str, Any] | None:
+        """The last table's network probabilities (as the ``ppo`` agent's)."""
+        return next(iter(self._players.values())).last_annotations() if self._players else None
+
+
+class ChampionAgent(MCAgent):
+    """``mc`` with the table's network as its prior and its rollouts (module docstring).
 
     Args:
         seed: seeds the worlds.
-        sims: iterations per decision (default 200); ``ms``: milliseconds instead.
-        c: UCB constant below the root (pips a round).
-        c_puct: weight of the prior at the root (pips a round per unit of prior).
-        temperature: softens (``> 1``) or sharpens the network's policy before use.
-        path: the policy file (default :data:`CHAMPION_POLICY`).
-        opponents: as ``ismcts``'s; default ``"chain"`` (the opponents play the chain policy
-            in the tree: measured stronger, see the README's "Search agents").
+        sims: rollouts per decision (default :data:`DEFAULT_SIMS`); ``ms``: wall-clock
+            milliseconds instead (not reproducible); with both, whichever ends first.
+        z: the margin, in standard errors, by which a move must beat the network's move.
+        path: a self-play policy file (default: the table's shipped one).
     """
 
     name = "champion"
@@ -58,47 +107,26 @@ class ChampionAgent(ISMCTSAgent):
         seed: int | None = None,
         sims: int | None = None,
         ms: float | None = None,
-        c: float = 30.0,
-        c_puct: float = 40.0,
-        temperature: float = 1.0,
+        z: float = 1.0,
         path: str | Path | None = None,
-        opponents: str = "chain",
     ) -> None:
-        super().__init__(seed, sims=sims, ms=ms, c=c, opponents=opponents)
-        if c_puct <= 0:
-            raise ValueError(f"c_puct must be > 0, got {c_puct}")
-        if temperature <= 0:
-            raise ValueError(f"temperature must be > 0, got {temperature}")
-        self._c_puct = float(c_puct)
-        self.temperature = float(temperature)
-        self.path = str(CHAMPION_POLICY if path is None else path)
-        self._net = PPOAgent(path=self.path)  # loads the file on first use, in every worker
+        if sims is None and ms is None:
+            sims = DEFAULT_SIMS
+        super().__init__(
+            seed,
+            sims=sims,
+            ms=ms,
+            z=z,
+            prior="policy",
+            leaf="policy",
+            engine="compiled",
+            path=str(REFERENCE_POLICY if path is None else path),
+        )
+        self.table_path = None if path is None else str(path)
+        self._prior = ChampionPolicyAgent(path=self.table_path)
 
     def params(self) -> dict[str, Any]:
-        return {
-            **super().params(),
-            "c_puct": self._c_puct,
-            "temperature": self.temperature,
-            "path": self.path,
-        }
+        return {"sims": self.rollouts, "ms": self.ms, "z": self.z, "path": self.table_path}
 
-    def c_puct(self) -> float:
-        return self._c_puct
-
-    def root_priors(self, decision: Decision) -> np.ndarray:
-        """The network's policy over the legal actions (in ``decision.legal_actions`` order),
-        from the ``ppo`` agent's numpy forward pass (no torch at play time)."""
-        logits = self._net.policy.masked_logits(decision.observation, decision.action_mask)
-        legal = np.asarray(decision.legal_actions, np.int64)
-        return softmax_priors(logits[legal], self.temperature)
-
-
-class ChampionPolicyAgent(PPOAgent):
-    """The champion's network alone, argmax over the legal actions (no search): the fast player."""
-
-    name = "champion_policy"
-
-    def __init__(
-        self, seed: int | None = None, path: str | Path | None = None, deterministic: bool = True
-    ) -> None:
-        super().__init__(seed, path=CHAMPION_POLICY if path is None else path, deterministic=deterministic)
+    def _network_path(self, config: GameConfig) -> str:
+        return self.table_path or str(table_policy(config))

@@ -495,8 +495,13 @@ class MCAgent(Agent):
             from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
 
             depth = None if self.leaf == "policy" else self.depth
-            leaves = self._leaves[config] = ValueLeaves(load_value_net(str(self.path)), config, depth)
+            net = load_value_net(self._network_path(config))
+            leaves = self._leaves[config] = ValueLeaves(net, config, depth)
         return leaves
+
+    def _network_path(self, config: GameConfig) -> str:
+        """The self-play policy file of a network ``leaf`` at ``config``'s table (``path``)."""
+        return str(self.path)
 
     def act(self, decision: Decision) -> int:
         legal = decision.legal_actions

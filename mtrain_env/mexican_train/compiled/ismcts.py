@@ -21,7 +21,7 @@ the opponents do not branch: in the tree they play the chain policy (each seat's
 reserved when the iteration's world is dealt), and only the searching seat's decisions are
 nodes (its later decisions merged across worlds by availability, as above). With ``priors`` the root is a
 PUCT node instead (AlphaZero's ``Q + c_puct P sqrt(N) / (1 + n)``): every root move is a
-child from the start and the prior steers the visits; the ``champion`` agent passes a
+child from the start and the prior steers the visits; the ``ismcts_puct`` agent passes a
 learned policy's probabilities there.
 
 A world the greedy dealer cannot deal (all its shuffles dead-end; rare) is replaced by the

@@ -1,0 +1,108 @@
+"""``champion``: ``mc`` with the table's self-play network as its prior and its rollouts.
+
+* it is exactly ``mc[prior=policy,leaf=policy]`` on the table's shipped network (same
+  moves, values and rollouts), 400 rollouts by default;
+* the network follows the table (2, 4 and 6 players); another table needs ``path=``;
+* ``champion_policy`` is the network alone (the ``ppo`` agent on the same file);
+* it sees no hidden information (the leak check of ``tests/test_agents.py``) and writes
+  the same tournament CSV on 1 and 2 workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mtrain_env
+from agents.mexican_train.base import decision_for
+from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
+from agents.registry import make_agent
+from agents.tournament import AgentSpec
+from mtrain_env.mexican_train import GameConfig
+from tests.csv_workers import same_csv_on_one_and_two_workers
+
+pytest.importorskip("numba")
+
+from agents.mexican_train.champion import (
+    DEFAULT_SIMS,
+    TABLE_POLICIES,
+    ChampionAgent,
+    ChampionPolicyAgent,
+    table_policy,
+)
+from agents.mexican_train.mc import MCAgent
+
+
+def _decisions(players: int, count: int, seed: int = 5) -> Iterator[tuple[Any, Any]]:
+    """``count`` decisions with a choice, of one game, with its env: a decision reads the
+    env lazily, so act on each before asking for the next."""
+    env = mtrain_env.raw_env(num_players=players)
+    env.reset(seed=seed)
+    given = 0
+    while given < count and not all(env.terminations.values()):
+        decision = decision_for(env, env.agent_selection)
+        legal = decision.legal_actions
+        if len(legal) > 1:
+            given += 1
+            yield decision, env
+        env.step(int(legal[0]))
+
+
+def test_champion_is_mc_with_the_network_as_prior_and_leaf() -> None:
+    champion = ChampionAgent(seed=1, sims=40)
+    mc = MCAgent(seed=1, sims=40, prior="policy", leaf="policy", path=str(REFERENCE_POLICY))
+    seen = 0
+    for decision, _env in _decisions(4, 6):
+        assert champion.act(decision) == mc.act(decision)
+        assert champion.last_values == mc.last_values and champion.last_rollouts == mc.last_rollouts
+        seen += 1
+    assert seen == 6
+    assert ChampionAgent().params() == {"sims": DEFAULT_SIMS, "ms": None, "z": 1.0, "path": None}
+    assert make_agent("champion", seed=0).name == "champion"
+
+
+@pytest.mark.parametrize("players", [2, 6])
+def test_the_network_follows_the_table(players: int) -> None:
+    config = GameConfig.make(num_players=players)
+    path = table_policy(config)
+    assert path == TABLE_POLICIES[(players, 12)] and path.is_file()
+    fast = ChampionPolicyAgent()
+    ppo = PPOAgent(path=path)
+    champion = ChampionAgent(seed=2, sims=16)
+    for decision, _env in _decisions(players, 4):
+        assert fast.act(decision) == ppo.act(decision)
+        assert champion.act(decision) in decision.legal_actions
+    assert champion._network_path(config) == str(path)
+
+
+def test_another_table_needs_a_path() -> None:
+    with pytest.raises(ValueError, match="champion ships networks for"):
+        table_policy(GameConfig.make(num_players=3))
+    decision, _env = next(_decisions(3, 1))
+    with pytest.raises(ValueError, match="give path="):
+        ChampionAgent(sims=8).act(decision)
+
+
+def test_champion_sees_no_hidden_information(tmp_path: Path) -> None:
+    """The leak check of ``tests/test_agents.py`` on the champion, with an untrained
+    network of that test's table (3 players, double-6) as ``path=``."""
+    pytest.importorskip("torch")
+    from agents.mexican_train.tilenet import NetSpec, build_net, save_selfplay_policy
+    from tests.test_agents import _leak_check
+
+    config = GameConfig.make(num_players=3, max_pips=6)
+    net = build_net(NetSpec.make("graph", config, hidden=16, pair_hidden=8), seed=2)
+    path = save_selfplay_policy(net, tmp_path / "net3.npz")
+    compared, differing = _leak_check(lambda: ChampionAgent(seed=3, sims=12, path=path))
+    assert compared >= 3
+    assert differing == 0
+
+
+def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
+    champion = AgentSpec("champion", {"sims": 12})
+    lineup = [champion.default_label(), "planner", "planner", "planner"]
+    one = same_csv_on_one_and_two_workers(tmp_path, [champion, AgentSpec("planner")], lineup)
+    assert b"champion" in one
