@@ -120,7 +120,7 @@ class ChampionAgent(MCAgent):
             prior="policy",
             leaf="policy",
             engine="compiled",
-            path=str(REFERENCE_POLICY if path is None else path),
+            path=str(REFERENCE_POLICY if path is None else path),  # replaced per table below
         )
         self.table_path = None if path is None else str(path)
         self._prior = ChampionPolicyAgent(path=self.table_path)

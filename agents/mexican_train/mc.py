@@ -19,6 +19,12 @@ For each decision with more than one legal action:
    (the planner corrected by a network fitted to ``mc``'s own choices): search on top of a
    learned player.
 
+``leaf="policy"`` plays step 2's rollouts with the seat's later choices made by a
+self-play network (batched over the worlds; the others keep the chain policy), and
+``leaf="value"`` stops them at the seat's next choice and reads that network's value head
+(:mod:`agents.mexican_train.value_leaf`); the ``champion`` agent is ``leaf="policy"`` with
+``prior="policy"``.
+
 Why the prior: a round's result varies far more from deal to deal than good and bad moves
 differ, and the paired difference of two candidates on one determinization hardly less
 (the games diverge after the first move: different draws, different blocks). With the
@@ -488,7 +494,7 @@ class MCAgent(Agent):
             entry = self._compiled[config] = (CompiledMexicanTrain(config), module.scratch(), pool)
         return entry
 
-    def _value_leaves(self, config: GameConfig) -> Any:
+    def _network_leaves(self, config: GameConfig) -> Any:
         """The :class:`~agents.mexican_train.value_leaf.ValueLeaves` of ``config`` (one per config)."""
         leaves = self._leaves.get(config)
         if leaves is None:
@@ -618,7 +624,7 @@ class MCAgent(Agent):
         cgame, sc, pool = self._compiled_game(decision.game.config)
         view = decision.view
         det = None
-        leaves = self._value_leaves(decision.game.config) if self.leaf in NETWORK_LEAVES else None
+        leaves = self._network_leaves(decision.game.config) if self.leaf in NETWORK_LEAVES else None
 
         def run(base: int, first: int, alive: list[int], quota: int | None, deadline: float | None) -> Rows:
             nonlocal det
