@@ -69,7 +69,7 @@ def test_the_core_dependencies_and_the_extras_are_the_documented_ones() -> None:
     assert set(extras_table) == EXTRAS
     assert {_name(r) for r in extras_table["train"]} >= {"torch", "stable-baselines3", "sb3-contrib"}
     assert [_name(r) for r in extras_table["openspiel"]] == ["open-spiel"]
-    assert [_name(r) for r in extras_table["fast"]] == ["numba"]
+    assert [_name(r) for r in extras_table["fast"]] == ["numba", "threadpoolctl"]
     assert {_name(r) for r in extras_table["docs"]} >= {"mkdocs", "mkdocs-material", "mkdocstrings"}
     assert "open-spiel" not in {_name(r) for r in extras_table["train"]}
     (everything,) = extras_table["all"]
