@@ -89,7 +89,7 @@ class ValueLeaves:
         layout = ObservationLayout(config)
         if net.size != layout.size or net.num_actions != config.num_actions:
             raise ValueError(
-                f"the value network was trained for another table ({net.size} observation floats, "
+                f"the network was trained for another table ({net.size} observation floats, "
                 f"{net.num_actions} actions); this game has {layout.size} and {config.num_actions} "
                 f"({config.num_players} players, double-{config.max_pips})"
             )
