@@ -112,7 +112,7 @@ class ValueLeaves:
         flat = states.reshape(-1, states.shape[-1])
         out = np.zeros(flat.shape[0], np.float64)
         over = np.zeros(flat.shape[0], np.bool_)
-        rollout.results_rows(flat, tb, seat, over, out)
+        rollout.results_rows(flat, np.arange(flat.shape[0]), tb, seat, over, out)
         scale = float(tb[engine.K_HAND_SIZE] * tb[engine.K_PIPS])
         legal = np.empty(engine.MAX_MOVES, np.int64)
         for step in range(self.depth + 1):
@@ -129,5 +129,5 @@ class ValueLeaves:
             if step == _TO_THE_END - 1:
                 raise RuntimeError(f"a round went on past {_TO_THE_END} choices of one seat")
             rollout.step_rows(flat, rows, tb, seat, logits.argmax(1).astype(np.int64), self.danger, sc)
-            rollout.results_rows(flat, tb, seat, over, out)
+            rollout.results_rows(flat, rows, tb, seat, over, out)  # only the rows that moved
         return out.reshape(count, len(candidates))

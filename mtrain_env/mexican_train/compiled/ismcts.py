@@ -265,12 +265,7 @@ class Tree:
         """Run ``iterations`` more iterations."""
         det = self.det
         search(
-            det.template,
-            det.game.tables,
-            det.unseen,
-            det.allowed,
-            det.order,
-            det.need,
+            *det.dealer,
             self.base,
             int(iterations),
             det.view.seat,

@@ -770,12 +770,16 @@ def step_rows(
 
 
 @njit(cache=_CACHE, nogil=True)
-def results_rows(states: np.ndarray, tb: np.ndarray, seat: int, over: np.ndarray, out: np.ndarray) -> None:
-    """``over[i]``: whether ``states[i]``'s round is over; where it is, ``out[i]`` = ``seat``'s result."""
-    for i in range(states.shape[0]):
-        over[i] = states[i, S_PHASE] >= ROUND_OVER
-        if over[i]:
-            out[i] = round_result(states[i], tb, seat)
+def results_rows(
+    states: np.ndarray, rows: np.ndarray, tb: np.ndarray, seat: int, over: np.ndarray, out: np.ndarray
+) -> None:
+    """For each ``r`` in ``rows``: ``over[r]``, whether ``states[r]``'s round is over, and
+    where it is, ``out[r]`` = ``seat``'s result."""
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        over[r] = states[r, S_PHASE] >= ROUND_OVER
+        if over[r]:
+            out[r] = round_result(states[r], tb, seat)
 
 
 def advance_states(
@@ -797,22 +801,7 @@ def advance_states(
     out = np.empty((count, len(candidates), STATE_SIZE), np.int64)
     dealt = np.ones(count, np.int64)
     seat = det.view.seat
-    advance_matrix(
-        det.template,
-        tb,
-        det.unseen,
-        det.allowed,
-        det.order,
-        det.need,
-        base,
-        first,
-        cand,
-        seat,
-        danger,
-        out,
-        dealt,
-        sc,
-    )
+    advance_matrix(*det.dealer, base, first, cand, seat, danger, out, dealt, sc)
     for d in np.flatnonzero(dealt == 0).tolist():
         root = det.fallback(base, first + d)
         for c, move in enumerate(candidates):
@@ -904,6 +893,13 @@ class Determinizer:
         self.order = np.array(order, np.int64)
         self.need = np.array([view.hand_counts[q] for q in order], np.int64)
 
+    @property
+    def dealer(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(template, tables, unseen, allowed, order, need)``: the first arguments of every
+        kernel that deals this view's worlds (:func:`rollout_matrix`, :func:`advance_matrix`,
+        the ISMCTS ``search``)."""
+        return (self.template, self.game.tables, self.unseen, self.allowed, self.order, self.need)
+
     def state(self, base: int, index: int) -> np.ndarray:
         """Determinization ``index`` of the stream ``base`` as a full compiled state (the pure
         sampler deals it when the greedy dealer gives up, as ``sample_state`` does)."""
@@ -962,23 +958,7 @@ def run_rollouts(
     out = np.zeros((count, len(candidates)), np.float64)
     dealt = np.ones(count, np.int64)
     seat = det.view.seat
-    rollout_matrix(
-        det.template,
-        tb,
-        det.unseen,
-        det.allowed,
-        det.order,
-        det.need,
-        base,
-        first,
-        cand,
-        seat,
-        danger,
-        out,
-        dealt,
-        sc,
-        lookahead,
-    )
+    rollout_matrix(*det.dealer, base, first, cand, seat, danger, out, dealt, sc, lookahead)
     for d in np.flatnonzero(dealt == 0).tolist():
         rollout_root(det.fallback(base, first + d), tb, cand, seat, danger, out[d], sc, lookahead)
     return out
