@@ -47,8 +47,7 @@ _NETS: dict[str, NumpyTileNet | NumpyMlpNet] = {}
 def _one_blas_thread() -> None:
     """numpy's BLAS on one thread for the rest of the process. The leaves' matrix products
     are small (a few hundred rows by 128); on a machine whose cores are busy, BLAS threads
-    only contend (measured: float32 forward of 400 rows 11.5 ms on one thread, 106 ms on two
-    with the other core taken)."""
+    only contend (several times slower a forward pass with the other core taken)."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, user_api="blas")
