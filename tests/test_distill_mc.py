@@ -3,6 +3,7 @@ distilled policy the ``ppo`` agent plays."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 pytest.importorskip("numba")
 pytest.importorskip("torch")
 
-from agents.mexican_train.base import decision_for
+from agents.mexican_train.base import Decision, decision_for
 from agents.mexican_train.planner import PlannerAgent
 from agents.registry import make_agent
 from mtrain_env.mexican_train import env as make_env
@@ -45,19 +46,49 @@ def test_shards_hold_the_teachers_legal_one_hot_moves(tmp_path: Path) -> None:
     assert exc.value.code == 2 and not (tmp_path / "policy.npz").exists()
 
 
+def _first_choice(deal: int) -> Decision:
+    """The first decision of ``deal`` with a choice (every move before it is forced): the
+    deal's first labelled position."""
+    e = make_env(num_players=4)
+    e.reset(seed=deal)
+    while len(decision_for(e, e.agent_selection).legal_actions) == 1:
+        e.step(decision_for(e, e.agent_selection).legal_actions[0])
+    return decision_for(e, e.agent_selection)
+
+
 def test_prior_is_the_planners_move(tmp_path: Path) -> None:
-    """The first labelled position of a deal (every move before it is forced) has the
-    planner's move as ``prior``."""
+    """The first labelled position of a deal has the planner's move as ``prior``."""
     _label(tmp_path, 1, "--student", "planner")
     data = load_labels(tmp_path)
-    e = make_env(num_players=4)
     for deal in (500_000, 500_001):
-        e.reset(seed=deal)
-        while len(decision_for(e, e.agent_selection).legal_actions) == 1:
-            e.step(decision_for(e, e.agent_selection).legal_actions[0])
+        decision = _first_choice(deal)
         first = int(np.flatnonzero(data["game"] == deal)[0])
-        np.testing.assert_array_equal(data["obs"][first], decision_for(e, e.agent_selection).observation)
-        assert data["prior"][first] == PlannerAgent().act(decision_for(e, e.agent_selection))
+        np.testing.assert_array_equal(data["obs"][first], decision.observation)
+        assert data["prior"][first] == PlannerAgent().act(decision)
+
+
+def test_champion_teacher_labels_the_champions_move(tmp_path: Path) -> None:
+    """``--teacher champion``: the first labelled position of a deal carries the move the
+    champion (network prior and rollouts, the same ``--sims``) plays there, reset to the deal."""
+    _label(tmp_path, 1, "--teacher", f"champion[path={POLICY}]")
+    data = load_labels(tmp_path)
+    for deal in (500_000, 500_001):
+        champion = make_agent("champion", sims=6, path=POLICY)
+        champion.reset(deal)
+        first = int(np.flatnonzero(data["game"] == deal)[0])
+        assert data["target"][first].argmax() == champion.act(_first_choice(deal))
+    assert '"teacher": "champion[' in (tmp_path / "label.json").read_text()
+
+
+def test_directories_labelled_before_teacher_existed_resume_as_mc(tmp_path: Path) -> None:
+    _label(tmp_path, 1)
+    settings = tmp_path / "label.json"
+    old = {k: v for k, v in json.loads(settings.read_text()).items() if k != "teacher"}
+    settings.write_text(json.dumps(old))
+    _label(tmp_path, 1)  # the old default teacher: accepted
+    with pytest.raises(SystemExit) as exc:
+        _label(tmp_path, 1, "--teacher", "champion")
+    assert exc.value.code == 2
 
 
 def test_same_shards_on_one_and_two_workers_and_resume_skips(tmp_path: Path) -> None:
@@ -135,6 +166,8 @@ def test_advantage_rule_deviates_only_beyond_the_margin() -> None:
         (["label", "--student", STUDENT, "--players", "3"], "has 457 actions, the game has 366"),
         (["train", "--init", POLICY], "no labels_NNNNN.npz shards"),
         (["label", "--target", "q"], "invalid choice: 'q'"),
+        (["label", "--teacher", "planner"], "--teacher must be one of mc, champion"),
+        (["label", "--teacher", "champion[sims=9]"], "give the budget with --sims, not sims="),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(

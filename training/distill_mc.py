@@ -11,13 +11,15 @@ Two steps, each resumable:
 
 ``label`` — ``--games`` one-round games in shards of ``--shard`` games (deals
 ``seed + g``), spread over ``--workers`` processes. At every decision with a choice the
-teacher (``mc[sims=--sims]``) labels the position: ``--target move`` (default) with its
-move, ``--target values`` with every legal move's mean result minus the planner move's over
-the same worlds (``MCAgent.candidate_results``). The move actually played is the teacher's
-with probability ``--teacher-share`` and the student's (``--student``, an agent spec such as
-``planner`` or ``ppo[path=P]``) otherwise, so the positions are those the student reaches
-(DAgger's mixture; without ``--student`` the teacher plays every move). Each position also
-keeps the planner's move (``prior``). A shard is written atomically as
+teacher (``--teacher``: ``mc`` by default, or ``champion``, the search whose prior and
+rollouts are a network, for expert iteration proper; at ``--sims`` rollouts) labels the
+position: ``--target move`` (default) with its move, ``--target values`` with every legal
+move's mean result minus the planner move's over the same worlds
+(``MCAgent.candidate_results``). The move actually played is the teacher's with probability
+``--teacher-share`` and the student's (``--student``, an agent spec such as ``planner`` or
+``ppo[path=P]``) otherwise, so the positions are those the student reaches (DAgger's mixture;
+without ``--student`` the teacher plays every move). Each position also keeps the planner's
+move (``prior``). A shard is written atomically as
 ``OUT/labels_NNNNN.npz``; a rerun skips the shards on disk and refuses other settings
 (``OUT/label.json``). The same ``--seed`` and settings give the same shards on any number
 of workers.
@@ -79,6 +81,7 @@ class LabelJob:
     student: str | None
     teacher_share: float
     target: str = "move"
+    teacher: str = "mc"
 
     @property
     def path(self) -> Path:
@@ -87,7 +90,7 @@ class LabelJob:
 
 def label_shard(job: LabelJob) -> int:
     """Play and label ``job``'s games and write its shard (atomically); returns the labels written."""
-    teacher = MCAgent(sims=job.sims, engine="compiled")
+    teacher = make_teacher(job.teacher, job.sims)
     student = None if job.student is None else _make(job.student)
     planner = make_agent("planner")
     rng = np.random.default_rng([job.seed, job.shard, 11])
@@ -159,6 +162,28 @@ def load_labels(out: str | Path) -> dict[str, np.ndarray]:
             parts.append({k: f[k] for k in (*KEYS, "values") if k in f.files})
     keys = [k for k in parts[0] if all(k in p for p in parts)]
     return {k: np.concatenate([p[k] for p in parts]) for k in keys}
+
+
+#: the search agents ``--teacher`` may name (each an :class:`MCAgent`: ``candidate_results``)
+TEACHERS = ("mc", "champion")
+
+
+def make_teacher(spec: str, sims: int) -> MCAgent:
+    """The labelling search of ``spec`` (``mc`` or ``champion``, optionally with params such as
+    ``champion[path=P]``) at ``sims`` rollouts a decision; ``ValueError`` for any other agent
+    or a ``sims``/``ms`` in the spec (the budget is ``--sims``: labels are reproducible)."""
+    parsed = AgentSpec.parse(spec)
+    if parsed.name not in TEACHERS:
+        raise ValueError(f"--teacher must be one of {', '.join(TEACHERS)} (with params), got {spec!r}")
+    params = dict(parsed.params)
+    for knob in ("sims", "ms", "rollouts"):
+        if knob in params:
+            raise ValueError(f"--teacher {spec}: give the budget with --sims, not {knob}=")
+    if parsed.name == "mc":
+        params.setdefault("engine", "compiled")
+    agent = make_agent(parsed.name, sims=sims, **params)
+    assert isinstance(agent, MCAgent)
+    return agent
 
 
 def _make(spec: str) -> Any:
@@ -311,7 +336,9 @@ LOSSES = ("xent", "advantage")
 MARGINS = (0.0, 0.5, 1.0, 2.0, 4.0)
 
 #: the label settings a directory's shards were made with (a rerun must match them)
-SETTINGS = ("shard", "sims", "players", "seed", "student", "teacher_share", "target")
+SETTINGS = ("shard", "sims", "players", "seed", "student", "teacher_share", "target", "teacher")
+#: settings added later, and their value in directories labelled before they existed
+SETTING_DEFAULTS = {"teacher": "mc"}
 
 
 def _check_settings(args: argparse.Namespace) -> None:
@@ -323,7 +350,7 @@ def _check_settings(args: argparse.Namespace) -> None:
         changed = [
             f"--{k.replace('_', '-')} {saved.get(k)!r} -> {wanted[k]!r}"
             for k in SETTINGS
-            if saved.get(k) != wanted[k]
+            if saved.get(k, SETTING_DEFAULTS.get(k)) != wanted[k]
         ]
         if changed:
             raise ValueError(f"{args.out} holds labels made with other settings: {', '.join(changed)}")
@@ -345,6 +372,7 @@ def _label(args: argparse.Namespace) -> int:
             args.student,
             args.teacher_share,
             args.target,
+            args.teacher,
         )
         for k in range(-(-args.games // args.shard))
     ]
@@ -408,6 +436,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     lab.add_argument("--games", type=int_at_least(1), default=2000)
     lab.add_argument("--shard", type=int_at_least(1), default=25, help="games a shard")
     lab.add_argument("--sims", type=int_at_least(1), default=400, help="the teacher's rollouts a decision")
+    lab.add_argument(
+        "--teacher",
+        default="mc",
+        help="the labelling search: mc (default) or champion, with params (champion[path=P])",
+    )
     lab.add_argument("--players", type=int_at_least(2), default=4)
     lab.add_argument("--seed", type=int_at_least(0), default=500_000)
     lab.add_argument(
@@ -444,6 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.step == "label":
             if not 0.0 <= args.teacher_share <= 1.0:
                 raise ValueError(f"--teacher-share must be in [0, 1], got {args.teacher_share}")
+            make_teacher(args.teacher, args.sims)
             if args.student is not None:
                 _check_student(args.student, args.players)
             _check_settings(args)

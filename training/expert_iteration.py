@@ -182,7 +182,7 @@ def _fit(
         seed,
     )
     t = data["target"][train_idx]
-    entropy = float(-(t * np.log(np.where(t > 0, t, 1.0))).sum(1).mean()) if len(t) else 0.0
+    entropy = max(0.0, float(-(t * np.log(np.where(t > 0, t, 1.0))).sum(1).mean())) if len(t) else 0.0
     with th.no_grad():
         test_loss, agree = _loss(net, *(tensors[k][test_idx] for k in ("obs", "mask", "target")))
     return {
