@@ -124,6 +124,8 @@ def test_train_writes_a_policy_the_ppo_agent_plays(tmp_path: Path, init: list[st
     decision = decision_for(e, e.agent_selection)
     assert agent.act(decision) in decision.legal_actions
     assert (tmp_path / "metrics.jsonl").read_text().count("test_top1") == 1
+    row = json.loads((tmp_path / "metrics.jsonl").read_text())
+    assert 0.0 <= row["before_top1"] <= 1.0 and row["before_xent"] > 0.0  # the net as it came
     assert data["obs"].shape[1] == len(decision.observation)
 
 

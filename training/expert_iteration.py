@@ -118,7 +118,7 @@ def train_policy(
 
     Returns the last epoch's training cross-entropy, the labels' own entropy (its floor:
     their difference is the KL divergence), and the held-out cross-entropy and top-1
-    agreement with the search's most-visited move."""
+    agreement with the search's most-visited move, after fitting and (``before_``) before."""
     with one_torch_thread():
         return _fit(net, data, epochs, lr, batch, seed)
 
@@ -170,6 +170,8 @@ def _fit(
     tensors = {k: th.as_tensor(data[k]) for k in ("obs", "mask", "target")}
     train_idx = np.flatnonzero(~held)
     test_idx = th.as_tensor(np.flatnonzero(held))
+    with th.no_grad():  # the network as it comes (fresh or --init): what fitting changed
+        before_loss, before_agree = _loss(net, *(tensors[k][test_idx] for k in ("obs", "mask", "target")))
     train_loss = fit_minibatches(
         net,
         tensors,
@@ -192,6 +194,8 @@ def _fit(
         "label_entropy": round(entropy, 4),  #: the cross-entropy's floor (xent - entropy = KL)
         "test_xent": round(float(test_loss), 4),
         "test_top1": round(float(agree), 4),
+        "before_xent": round(float(before_loss), 4),  #: held out, before fitting
+        "before_top1": round(float(before_agree), 4),
     }
 
 
