@@ -60,6 +60,51 @@ def test_oracle_values_are_the_true_states_rollouts(engine: str) -> None:
     assert oracle.last_values[action] == max(oracle.last_values.values())
 
 
+def test_hidden_boneyard_oracle_never_reads_the_draw_order() -> None:
+    """``boneyard=hidden``: reversing the true boneyard changes nothing it computes (the same
+    seed, the same values), where the full oracle's values follow the draws."""
+    pytest.importorskip("numba")
+    env, decision = _decision_with_choices(7)
+    truth = env.unwrapped.state_obj
+    assert len(truth.boneyard) > 1
+
+    def values(**params: object) -> dict[int, float]:
+        oracle = OracleAgent(seed=5, **params)  # type: ignore[arg-type]
+        oracle.act(decision)
+        return dict(oracle.last_values)
+
+    hidden, seen = values(boneyard="hidden", worlds=8), values()
+    truth.boneyard.reverse()
+    assert values(boneyard="hidden", worlds=8) == hidden
+    assert values() != seen, "this position's values should depend on the draws"
+
+
+def test_hidden_boneyard_oracle_engines_agree() -> None:
+    """The same shuffles (one seed) on the compiled and the pure rollouts: the same means."""
+    pytest.importorskip("numba")
+    _env, decision = _decision_with_choices(8)
+    means = []
+    for engine in ("compiled", "python"):
+        oracle = OracleAgent(seed=3, engine=engine, boneyard="hidden", worlds=4)
+        oracle.act(decision)
+        means.append(oracle.last_values)
+    assert means[0].keys() == means[1].keys()
+    for a in means[0]:
+        assert means[0][a] == pytest.approx(means[1][a])
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"boneyard": "peek"}, "boneyard must be one of"),
+        ({"boneyard": "hidden", "worlds": 0}, "worlds must be"),
+    ],
+)
+def test_oracle_refuses_bad_params(params: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        OracleAgent(**params)  # type: ignore[arg-type]
+
+
 def test_oracle_refuses_a_fair_decision() -> None:
     env, _ = _decision_with_choices(4)
     with pytest.raises(TypeError, match="CheatDecision"):

@@ -9,6 +9,13 @@ result is chosen (ties: the planner's move, then the lowest action id). The roll
 deterministic on a known state, so one per move is the whole search. What it scores against
 fair agents bounds what search over hidden hands can hope to gain from knowing them.
 
+``oracle[boneyard=hidden]`` splits that bound in two: it sees every hand but NOT the
+boneyard's order, which no inference from play can reveal (the draws are pure luck). Each
+move is played out on ``worlds`` copies of the true state whose boneyards are shuffled
+(from the tiles sorted, so the true order cannot leak in; deterministic given the seed),
+and the best mean wins. What it scores is the most that perfect inference of the hidden
+hands could give this search; the rest of the full oracle's margin is knowing the draws.
+
 How it gets the hidden state without breaking the house rule (nothing above the env reads
 hidden state for a fair agent): the play loop builds each agent's decision as
 ``agent.decision_class(env, agent_id)``. Fair agents get
@@ -31,7 +38,10 @@ from agents.mexican_train.planner import PlannerAgent
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.state import GameState
 
-__all__ = ["CheatDecision", "OracleAgent"]
+__all__ = ["BONEYARD", "CheatDecision", "OracleAgent"]
+
+#: what the oracle sees of the boneyard: its order too, or only its tiles
+BONEYARD = ("seen", "hidden")
 
 
 class CheatDecision(Decision):
@@ -48,8 +58,12 @@ class OracleAgent(Agent):
     """Perfect-information one-ply search with chain-policy rollouts (CHEATS: sees all hands).
 
     Args:
-        seed: unused (the search is deterministic); kept for the common interface.
+        seed: seeds the boneyard shuffles of ``boneyard="hidden"`` (unused otherwise: the
+            search on the true state is deterministic).
         engine: ``"auto"`` (compiled when numba is installed), ``"compiled"`` or ``"python"``.
+        boneyard: ``"seen"`` (default): the boneyard in its true order too; ``"hidden"``:
+            every hand, the boneyard's tiles but not their order (module docstring).
+        worlds: boneyard shuffles a move is played out on with ``boneyard="hidden"``.
     """
 
     name = "oracle"
@@ -57,10 +71,18 @@ class OracleAgent(Agent):
     cheats: ClassVar[bool] = True
     decision_class = CheatDecision
 
-    def __init__(self, seed: int | None = None, engine: str = "auto") -> None:
+    def __init__(
+        self, seed: int | None = None, engine: str = "auto", boneyard: str = "seen", worlds: int = 32
+    ) -> None:
         super().__init__(seed)
         if engine not in ("auto", "compiled", "python"):
             raise ValueError(f"engine must be one of ('auto', 'compiled', 'python'), got {engine!r}")
+        if boneyard not in BONEYARD:
+            raise ValueError(f"boneyard must be one of {BONEYARD}, got {boneyard!r}")
+        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
+            raise ValueError(f"worlds must be an int >= 1, got {worlds!r}")
+        self.boneyard = boneyard
+        self.worlds = worlds
         module = compiled_rollouts() if engine != "python" else None
         if engine == "compiled" and module is None:
             raise ValueError("engine='compiled' needs numba: pip install 'mtrain_env[fast]'")
@@ -71,7 +93,9 @@ class OracleAgent(Agent):
         self.last_values: dict[int, float] = {}  #: result of each legal action (last decision)
 
     def params(self) -> dict[str, Any]:
-        return {"engine": self.engine}
+        if self.boneyard == "seen":
+            return {"engine": self.engine}
+        return {"engine": self.engine, "boneyard": self.boneyard, "worlds": self.worlds}
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the compiled module and its per-config caches (rebuilt on use)."""
@@ -100,11 +124,25 @@ class OracleAgent(Agent):
             raise TypeError("oracle needs a CheatDecision (its decision_class): it plays on the true state")
         truth = decision.true_state()
         moves = [decision.to_move(a) for a in legal]
-        values = self._values(decision, truth, moves)
+        if self.boneyard == "seen":
+            values = self._values(decision, truth, moves)
+        else:
+            values = self._shuffled_values(decision, truth, moves)
         self.last_values = dict(zip(legal, values, strict=True))
         prior = legal.index(self._prior.act(decision))
         best = max(range(len(legal)), key=lambda i: (values[i], i == prior, -i))
         return int(legal[best])
+
+    def _shuffled_values(self, decision: Decision, truth: GameState, moves: list[int]) -> list[float]:
+        """Each move's mean result over :attr:`worlds` copies of ``truth`` with the boneyard
+        shuffled (from its tiles sorted: the true order never matters)."""
+        tiles = sorted(truth.boneyard)
+        totals = np.zeros(len(moves))
+        for _ in range(self.worlds):
+            world = truth.copy()
+            world.boneyard = [tiles[i] for i in self.rng.permutation(len(tiles))]
+            totals += self._values(decision, world, moves)
+        return [float(x) for x in totals / self.worlds]
 
     def _values(self, decision: Decision, truth: GameState, moves: list[int]) -> list[float]:
         game = decision.game
