@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,24 @@ def test_runs_on_other_deals_are_refused(tmp_path: Path) -> None:
     assert err.value.code == 2
     with pytest.raises(SystemExit):
         paired.main([str(a), str(tmp_path / "missing")])
+
+
+def test_two_player_runs_test_the_first_listed_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At 2 players both agents sit once a table: run.json's first agent is the one tested,
+    whatever the names' order ("ppo" sorts after "planner")."""
+    run = tmp_path / "two"
+    run.mkdir()
+    rows = [
+        f"{d},0,0,0,{seat},{who},{70 + d},{pen}\n"
+        for d in range(3)
+        for seat, who, pen in ((0, "ppo", 10), (1, "planner", 25))
+    ]
+    (run / "results.csv").write_text(HEADER + "".join(rows))
+    with pytest.raises(SystemExit) as err:  # no run.json: ambiguous, refused
+        paired.main([str(run), str(run)])
+    assert err.value.code == 2 and "sit equally often" in capsys.readouterr().err
+    agents = [{"label": "ppo"}, {"label": "planner"}]
+    (run / "run.json").write_text(json.dumps({"agents": agents}))
+    assert paired.deal_gains(run) == ("ppo", {(d, str(70 + d)): 15.0 for d in range(3)})

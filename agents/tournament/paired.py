@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -21,13 +22,31 @@ from pathlib import Path
 from agents.tournament.stats import mean_ci
 
 
+def lone_agent(run: Path, counts: dict[str, int]) -> str:
+    """The agent seated once a table (``counts``: seats over the run). At 2 players both
+    agents are: the agent under test is then the first of the run's ``--agents``
+    (``run.json``; ``X + 1 x baseline``); ``ValueError`` without it."""
+    fewest = min(counts.values())
+    lone = sorted(a for a, n in counts.items() if n == fewest)
+    if len(lone) == 1:
+        return lone[0]
+    path = run / "run.json"
+    if not path.is_file():
+        raise ValueError(
+            f"{run}: {' and '.join(lone)} sit equally often and no run.json says which is tested"
+        )
+    order = [a["label"] for a in json.loads(path.read_text())["agents"]]
+    return min(lone, key=lambda a: order.index(a) if a in order else len(order))
+
+
 def deal_gains(run: Path) -> tuple[str, dict[tuple[int, str], float]]:
-    """The run's lone agent and its gain per deal (keyed by deal index and deal seed)."""
+    """The run's lone agent (:func:`lone_agent`) and its gain per deal (keyed by deal index
+    and deal seed)."""
     rows = list(csv.DictReader((run / "results.csv").open()))
     counts: dict[str, int] = defaultdict(int)
     for r in rows:
         counts[r["agent"]] += 1
-    agent = min(counts, key=lambda a: (counts[a], a))  # the one seated once per table
+    agent = lone_agent(run, counts)
     mine: dict[tuple[int, str], list[float]] = defaultdict(list)
     others: dict[tuple[int, str], list[float]] = defaultdict(list)
     for r in rows:
@@ -47,8 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for run in (args.a, args.b):
         if not (run / "results.csv").is_file():
             parser.error(f"{run}: no results.csv (not a tournament directory)")
-    name_a, a = deal_gains(args.a)
-    name_b, b = deal_gains(args.b)
+    try:
+        name_a, a = deal_gains(args.a)
+        name_b, b = deal_gains(args.b)
+    except ValueError as err:
+        parser.error(str(err))
     common = sorted(a.keys() & b.keys())
     if len(common) < 2:
         parser.error("the runs share fewer than 2 deals: use the same --seed (their deal seeds differ)")
