@@ -98,6 +98,7 @@ def test_hidden_boneyard_oracle_engines_agree() -> None:
     [
         ({"boneyard": "peek"}, "boneyard must be one of"),
         ({"boneyard": "hidden", "worlds": 0}, "worlds must be"),
+        ({"worlds": 8}, "it needs boneyard=hidden"),
     ],
 )
 def test_oracle_refuses_bad_params(params: dict[str, object], message: str) -> None:

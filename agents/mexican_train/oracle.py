@@ -13,8 +13,8 @@ fair agents bounds what search over hidden hands can hope to gain from knowing t
 boneyard's order, which no inference from play can reveal (the draws are pure luck). Each
 move is played out on ``worlds`` copies of the true state whose boneyards are shuffled
 (from the tiles sorted, so the true order cannot leak in; deterministic given the seed),
-and the best mean wins. What it scores is the most that perfect inference of the hidden
-hands could give this search; the rest of the full oracle's margin is knowing the draws.
+and the best mean wins. What it scores is what perfect inference of the hidden hands
+would give this search; the rest of the full oracle's margin is knowing the draws.
 
 How it gets the hidden state without breaking the house rule (nothing above the env reads
 hidden state for a fair agent): the play loop builds each agent's decision as
@@ -38,10 +38,12 @@ from agents.mexican_train.planner import PlannerAgent
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.state import GameState
 
-__all__ = ["BONEYARD", "CheatDecision", "OracleAgent"]
+__all__ = ["BONEYARD", "WORLDS", "CheatDecision", "OracleAgent"]
 
 #: what the oracle sees of the boneyard: its order too, or only its tiles
 BONEYARD = ("seen", "hidden")
+#: boneyard shuffles a move is played out on, by default, when the order is hidden
+WORLDS = 32
 
 
 class CheatDecision(Decision):
@@ -63,7 +65,8 @@ class OracleAgent(Agent):
         engine: ``"auto"`` (compiled when numba is installed), ``"compiled"`` or ``"python"``.
         boneyard: ``"seen"`` (default): the boneyard in its true order too; ``"hidden"``:
             every hand, the boneyard's tiles but not their order (module docstring).
-        worlds: boneyard shuffles a move is played out on with ``boneyard="hidden"``.
+        worlds: boneyard shuffles a move is played out on with ``boneyard="hidden"``
+            (default :data:`WORLDS`); refused with the seen boneyard, which needs none.
     """
 
     name = "oracle"
@@ -72,13 +75,16 @@ class OracleAgent(Agent):
     decision_class = CheatDecision
 
     def __init__(
-        self, seed: int | None = None, engine: str = "auto", boneyard: str = "seen", worlds: int = 32
+        self, seed: int | None = None, engine: str = "auto", boneyard: str = "seen", worlds: int | None = None
     ) -> None:
         super().__init__(seed)
         if engine not in ("auto", "compiled", "python"):
             raise ValueError(f"engine must be one of ('auto', 'compiled', 'python'), got {engine!r}")
         if boneyard not in BONEYARD:
             raise ValueError(f"boneyard must be one of {BONEYARD}, got {boneyard!r}")
+        if boneyard == "seen" and worlds is not None:
+            raise ValueError("worlds= counts boneyard shuffles: it needs boneyard=hidden")
+        worlds = WORLDS if worlds is None else worlds
         if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
             raise ValueError(f"worlds must be an int >= 1, got {worlds!r}")
         self.boneyard = boneyard
