@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agents.tournament import paired
+from agents.tournament.stats import mean_ci, ratio_ci
 
 HEADER = "deal,lineup,rotation,round,seat,agent,deal_seed,penalty\n"
 
@@ -65,3 +66,24 @@ def test_two_player_runs_test_the_first_listed_agent(
     agents = [{"label": "ppo"}, {"label": "planner"}]
     (run / "run.json").write_text(json.dumps({"agents": agents}))
     assert paired.deal_gains(run) == ("ppo", {(d, str(70 + d)): 15.0 for d in range(3)})
+
+
+def test_ratio_ci_is_the_ratio_of_means_with_a_paired_interval() -> None:
+    """Against a constant bound the share's interval is the numerator's, scaled; a bound
+    that moves with the numerator deal by deal (shared luck) narrows it."""
+    num = [4.0, 6.0, 5.0, 9.0, 1.0]
+    constant = ratio_ci(num, [10.0] * 5)
+    plain = mean_ci(num)
+    assert constant.mean == pytest.approx(0.5)
+    assert (constant.lo, constant.hi) == pytest.approx((plain.lo / 10, plain.hi / 10))
+    shared = ratio_ci(num, [2 * x for x in num])  # the bound is twice A on every deal
+    assert shared.mean == pytest.approx(0.5) and shared.hi - shared.lo == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="denominators"):
+        ratio_ci(num, [1.0])
+
+
+def test_share_prints_the_gap_closed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _run(tmp_path / "a", "champion", {0: (20, 30), 1: (25, 30), 2: (10, 20)})  # gains 10, 5, 10
+    b = _run(tmp_path / "b", "oracle", {0: (10, 30), 1: (20, 30), 2: (0, 20)})  # gains 20, 10, 20
+    assert paired.main(["--share", str(a), str(b)]) == 0
+    assert "champion closes 0.50 [0.50, 0.50] of the baseline -> oracle gap" in capsys.readouterr().out

@@ -6,7 +6,10 @@ copies of a baseline (e.g. ``mc_infer[sims=200]`` + 3 x ``planner``, then ``mc[s
 agent's gain is the baselines' mean penalty a round minus its own (the harness's pairwise
 figure); the deals being the same, the difference of the two gains is paired deal by deal,
 which cancels most of the deal luck. Prints each gain and the difference A - B with 95%
-t-intervals over deals. Exit 2 when the runs do not share their deals.
+t-intervals over deals. ``--share`` reads B as a bound (e.g. ``oracle``) and also prints the
+share of the baseline -> B gap that A closes, ``mean(gain A) / mean(gain B)``, with a
+delta-method interval over the same deals (issue 12's "closes half the gap" target).
+Exit 2 when the runs do not share their deals.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.tournament.stats import mean_ci
+from agents.tournament.stats import mean_ci, ratio_ci
 
 
 def lone_agent(run: Path, counts: dict[str, int]) -> str:
@@ -62,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("a", type=Path, help="run directory of agent A (holds results.csv)")
     parser.add_argument("b", type=Path, help="run directory of agent B, same seed and deals")
+    parser.add_argument(
+        "--share", action="store_true", help="B is a bound: print the share of its gain A reaches"
+    )
     args = parser.parse_args(argv)
     for run in (args.a, args.b):
         if not (run / "results.csv").is_file():
@@ -79,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{name_a:<28} {mean_ci([a[k] for k in common])}")
     print(f"{name_b:<28} {mean_ci([b[k] for k in common])}")
     print(f"{name_a} - {name_b}: {mean_ci(diffs)}  (paired by deal)")
+    if args.share:
+        share = ratio_ci([a[k] for k in common], [b[k] for k in common])
+        print(f"{name_a} closes {share} of the baseline -> {name_b} gap  (ratio of mean gains)")
     return 0
 
 

@@ -150,6 +150,30 @@ def mean_ci(
     return Estimate(mean, se, lo, hi, n)
 
 
+def ratio_ci(num: Sequence[float], den: Sequence[float], level: float = LEVEL) -> Estimate:
+    """``mean(num) / mean(den)`` over paired values, with a delta-method t-interval.
+
+    The share of a gap one agent closes (its gain over the bound's, deal by deal): the
+    residuals ``num - r * den`` carry the pairing, so deal luck common to both cancels.
+    ``nan`` bounds when ``n < 2`` or ``mean(den)`` is 0.
+    """
+    n = len(num)
+    if n != len(den):
+        raise ValueError(f"ratio_ci: {n} numerators but {len(den)} denominators")
+    if n == 0:
+        return Estimate(math.nan, math.nan, math.nan, math.nan, 0)
+    mean_den = math.fsum(den) / n
+    if mean_den == 0.0:
+        return Estimate(math.nan, math.nan, math.nan, math.nan, n)
+    ratio = math.fsum(num) / n / mean_den
+    if n < 2:
+        return Estimate(ratio, math.nan, math.nan, math.nan, n)
+    residuals = [a - ratio * b for a, b in zip(num, den, strict=True)]
+    se = sample_sd(residuals) / math.sqrt(n) / abs(mean_den)
+    half = t_quantile(0.5 + level / 2.0, n - 1) * se
+    return Estimate(ratio, se, ratio - half, ratio + half, n)
+
+
 def sample_sd(values: Sequence[float]) -> float:
     """Sample standard deviation (``ddof=1``; ``nan`` for fewer than two values)."""
     n = len(values)
