@@ -123,9 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             writer.writerow({k: (f"{r[k]:.3f}" if isinstance(r[k], float) else r[k]) for k in FIELDS})
     tmp.replace(csv_path)
     plot_ladder(rows, png_path, args.title)
+    wt, wa = (max(len(r[k]) for r in rows) for k in ("table", "agent"))
     for r in rows:
         gain = f"{r['gain']:6.2f} [{r['gain_lo']:.2f}, {r['gain_hi']:.2f}]"
-        print(f"{r['table']:<12} {r['agent']:<28} {gain}  ({r['deals']} deals)")
+        print(f"{r['table']:<{wt}}  {r['agent']:<{wa}}  {gain}  ({r['deals']} deals)")
     print(f"wrote {csv_path} and {png_path}")
     return 0
 
