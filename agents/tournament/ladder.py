@@ -5,8 +5,9 @@ agent against copies of a baseline each, as :mod:`agents.tournament.paired` read
 Every run's lone agent is placed by its gain over the baseline (pips a round, 95% CI over
 deals), so a ladder such as planner -> mc -> champion -> hand-seeing oracle -> oracle
 reads as one picture per table. Writes ``OUT.csv`` (table, agent, deals, gain and
-interval) and ``OUT.png``; cheating agents (``oracle``) are drawn as stars. Exit 2 on a
-directory that is not a tournament or whose lone agent cannot be told.
+interval, whether the agent cheats) and ``OUT.png``; agents whose class declares ``cheats``
+(``oracle``) are drawn as stars. Exit 2 on a directory that is not a tournament or whose
+lone agent cannot be told.
 
     python -m agents.tournament.ladder --out docs/headroom \\
         --table "2 players" runs/ex/mc200_p2_2051 runs/ex/champ_p2_2051 runs/ex/oracle_p2_2051
@@ -21,18 +22,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.registry import agent_class
+from agents.tournament.harness import AgentSpec
 from agents.tournament.paired import deal_gains
 from agents.tournament.plots import _figure
 from agents.tournament.stats import mean_ci
 
 __all__ = ["ladder_rows", "main", "plot_ladder"]
 
-FIELDS = ("table", "agent", "deals", "gain", "gain_lo", "gain_hi")
+FIELDS = ("table", "agent", "deals", "gain", "gain_lo", "gain_hi", "cheats")
 TITLE = "pips a round better than the baseline, 95% CI over duplicate deals (stars cheat)"
 
 
 def ladder_rows(tables: Sequence[tuple[str, Sequence[Path]]]) -> list[dict[str, Any]]:
-    """One row per run: its table's label, lone agent, deals and gain with its interval."""
+    """One row per run: its table's label, lone agent, deals, gain with its interval, and
+    whether the agent cheats (its registered class says so, as in ``curves``)."""
     rows = []
     for label, runs in tables:
         for run in runs:
@@ -46,13 +50,10 @@ def ladder_rows(tables: Sequence[tuple[str, Sequence[Path]]]) -> list[dict[str, 
                     "gain": est.mean,
                     "gain_lo": est.lo,
                     "gain_hi": est.hi,
+                    "cheats": bool(getattr(agent_class(AgentSpec.parse(agent).name), "cheats", False)),
                 }
             )
     return rows
-
-
-def _cheats(agent: str) -> bool:
-    return agent.split("[", 1)[0] == "oracle"
 
 
 def plot_ladder(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
@@ -68,10 +69,10 @@ def plot_ladder(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
                 [r["gain"]],
                 [y],
                 xerr=[[r["gain"] - r["gain_lo"]], [r["gain_hi"] - r["gain"]]],
-                fmt="*" if _cheats(r["agent"]) else "o",
-                markersize=10 if _cheats(r["agent"]) else 6,
+                fmt="*" if r["cheats"] else "o",
+                markersize=10 if r["cheats"] else 6,
                 capsize=3,
-                color="tab:red" if _cheats(r["agent"]) else "tab:blue",
+                color="tab:red" if r["cheats"] else "tab:blue",
             )
         ax.set_yticks(range(len(mine)), [f"{r['agent']} ({r['deals']})" for r in mine], fontsize=7)
         ax.axvline(0.0, color="grey", linewidth=0.8)
@@ -97,9 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="LABEL RUN",
         help="a label, then the run directories of that table (repeat per table)",
     )
-    parser.add_argument(
-        "--title", default="pips a round better than the baseline, 95% CI over duplicate deals (stars cheat)"
-    )
+    parser.add_argument("--title", default=TITLE, help="the figure's title")
     args = parser.parse_args(argv)
     tables: list[tuple[str, list[Path]]] = []
     for label, *runs in args.table:

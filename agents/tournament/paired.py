@@ -80,13 +80,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     common = sorted(a.keys() & b.keys())
     if len(common) < 2:
         parser.error("the runs share fewer than 2 deals: use the same --seed (their deal seeds differ)")
-    diffs = [a[k] - b[k] for k in common]
+    gains_a, gains_b = [a[k] for k in common], [b[k] for k in common]
+    diffs = [x - y for x, y in zip(gains_a, gains_b, strict=True)]
     print(f"{len(common)} deals in both runs (pips a round better than the baseline, 95% CI over deals)")
-    print(f"{name_a:<28} {mean_ci([a[k] for k in common])}")
-    print(f"{name_b:<28} {mean_ci([b[k] for k in common])}")
+    print(f"{name_a:<28} {mean_ci(gains_a)}")
+    print(f"{name_b:<28} {mean_ci(gains_b)}")
     print(f"{name_a} - {name_b}: {mean_ci(diffs)}  (paired by deal)")
     if args.share:
-        share = ratio_ci([a[k] for k in common], [b[k] for k in common])
+        share = ratio_ci(gains_a, gains_b)
         print(f"{name_a} closes {share} of the baseline -> {name_b} gap  (ratio of mean gains)")
     return 0
 
