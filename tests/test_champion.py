@@ -18,6 +18,7 @@ import pytest
 
 import mtrain_env
 from agents.mexican_train.base import decision_for
+from agents.mexican_train.planner import PlannerAgent
 from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from agents.registry import make_agent
 from agents.tournament import AgentSpec
@@ -34,6 +35,7 @@ from agents.mexican_train.champion import (
     table_policy,
 )
 from agents.mexican_train.mc import MCAgent
+from agents.mexican_train.mc_infer import MCInferAgent
 
 
 def _decisions(players: int, count: int, seed: int = 5) -> Iterator[tuple[Any, Any]]:
@@ -79,16 +81,17 @@ def test_the_network_follows_the_table(players: int) -> None:
 
 
 def test_another_table_needs_a_path() -> None:
-    with pytest.raises(ValueError, match="champion ships networks for"):
+    with pytest.raises(ValueError, match="champion's networks ship for"):
         table_policy(GameConfig.make(num_players=3))
     decision, _env = next(_decisions(3, 1))
     with pytest.raises(ValueError, match="give path="):
         ChampionAgent(sims=8).act(decision)
 
 
-def test_champion_sees_no_hidden_information(tmp_path: Path) -> None:
-    """The leak check of ``tests/test_agents.py`` on the champion, with an untrained
-    network of that test's table (3 players, double-6) as ``path=``."""
+@pytest.mark.parametrize("pool", [1, 4])
+def test_champion_sees_no_hidden_information(tmp_path: Path, pool: int) -> None:
+    """The leak check of ``tests/test_agents.py`` on the champion (with and without
+    inference), with an untrained network of that test's table (3 players, double-6) as ``path=``."""
     pytest.importorskip("torch")
     from agents.mexican_train.tilenet import NetSpec, build_net, save_selfplay_policy
     from tests.test_agents import _leak_check
@@ -96,13 +99,48 @@ def test_champion_sees_no_hidden_information(tmp_path: Path) -> None:
     config = GameConfig.make(num_players=3, max_pips=6)
     net = build_net(NetSpec.make("graph", config, hidden=16, pair_hidden=8), seed=2)
     path = save_selfplay_policy(net, tmp_path / "net3.npz")
-    compared, differing = _leak_check(lambda: ChampionAgent(seed=3, sims=12, path=path))
+    compared, differing = _leak_check(lambda: ChampionAgent(seed=3, sims=12, path=path, pool=pool))
     assert compared >= 3
     assert differing == 0
 
 
-def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
-    champion = AgentSpec("champion", {"sims": 12})
+@pytest.mark.parametrize("params", [{"sims": 12}, {"sims": 12, "pool": 4}])
+def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path, params: dict[str, Any]) -> None:
+    champion = AgentSpec("champion", params)
     lineup = [champion.default_label(), "planner", "planner", "planner"]
     one = same_csv_on_one_and_two_workers(tmp_path, [champion, AgentSpec("planner")], lineup)
     assert b"champion" in one
+
+
+def test_inference_reweights_the_champions_worlds() -> None:
+    """With a pool, the champion's worlds are ``mc_infer``'s (resampled by the opponents'
+    attributed plays): once plays are attributed its values move; before any, it is the
+    plain champion decision for decision; every move is legal."""
+    env = mtrain_env.raw_env(num_players=4)
+    env.reset(seed=4)
+    plain = ChampionAgent(seed=5, sims=48)
+    infer = ChampionAgent(seed=5, sims=48, pool=8)
+    planners = [PlannerAgent() for _ in range(4)]
+    before = differ = 0
+    while not all(env.terminations.values()):
+        decision = decision_for(env, env.agent_selection)
+        if decision.seat == 0:
+            action = plain.act(decision)
+            chosen = infer.act(decision)
+            assert chosen in decision.legal_actions
+            if not infer.tracker.plays:
+                assert chosen == action and infer.last_values == plain.last_values
+                before += bool(plain.last_values)
+            differ += infer.tracker.plays != [] and infer.last_values != plain.last_values
+        else:
+            action = planners[decision.seat].act(decision)
+        env.step(action)
+    assert before >= 1 and differ >= 1
+    assert infer.params()["pool"] == 8 and "pool" not in plain.params()
+
+
+def test_inference_keeps_network_leaves_only_for_rollouts_to_the_end() -> None:
+    with pytest.raises(ValueError, match="leaf='rollout' or 'policy'"):
+        MCInferAgent(leaf="value", prior="policy")
+    with pytest.raises(ValueError, match="pool"):
+        ChampionAgent(pool=0)

@@ -219,3 +219,22 @@ def test_fit_and_placement_command(capsys: pytest.CaptureFixture[str]) -> None:
     lls = [float(line.split()[1]) for line in out[2:4]]
     assert all(ll < 0 for ll in lls)
     assert out[-1].startswith("hidden tiles in the right hand (beta=3.0): prior ")
+
+
+def test_determinizer_states_are_its_single_states() -> None:
+    """``Determinizer.states`` (one compiled call for many worlds) deals exactly the worlds
+    ``state`` deals one at a time, which ``mc_infer``'s pools are drawn from."""
+    pytest.importorskip("numba")
+    from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
+    from mtrain_env.mexican_train.compiled.rollout import Determinizer
+
+    for decision, _move, _state in _planner_game(3):
+        if decision.seat == 0 and decision.view.table.bit_count() > 12:
+            game = CompiledMexicanTrain(decision.game.config)
+            det = Determinizer(game, decision.view, np.random.default_rng(1))
+            indices = np.arange(40, 80)
+            many = det.states(77, indices)
+            assert all((many[i] == det.state(77, int(j))).all() for i, j in enumerate(indices))
+            assert len({row.tobytes() for row in many}) > 30  # different worlds
+            return
+    raise AssertionError("no decision of seat 0 after 12 tiles were laid")

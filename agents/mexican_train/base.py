@@ -8,14 +8,16 @@ to and from the rules core's absolute moves (for search agents that simulate).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from agents.base import BaseAgent, SeatDecision
 from mtrain_env.mexican_train.codec import ActionCodec
+from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import PublicView
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 
-__all__ = ["Agent", "Decision", "decision_for"]
+__all__ = ["Agent", "Decision", "decision_for", "table_file"]
 
 
 class Decision(SeatDecision):
@@ -51,3 +53,16 @@ def decision_for(env: Any, agent_id: str) -> Decision:
     It reads the env lazily: use it for the current position only (before the next step).
     """
     return Decision(env, agent_id)
+
+
+def table_file(files: dict[tuple[int, int], Path], config: GameConfig, what: str, remedy: str) -> Path:
+    """The shipped file of ``config``'s table (``files`` keyed by ``(players, N of double-N)``);
+    ``ValueError`` naming the tables ``what`` ships for and the ``remedy``."""
+    key = (config.num_players, config.max_pips)
+    if key not in files:
+        tables = ", ".join(f"{n} players double-{p}" for n, p in files)
+        raise ValueError(
+            f"{what} ship for {tables}; this game has {config.num_players} players, "
+            f"double-{config.max_pips}: {remedy}"
+        )
+    return files[key]

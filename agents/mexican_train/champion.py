@@ -14,6 +14,11 @@ The network is the table's shipped ``graph`` self-play policy (:data:`TABLE_POLI
 2, 4 and 6 players, double-12), or ``path=``. ``champion_policy`` is that network alone
 (argmax, no search, ~0.2 ms a decision): the fast player.
 
+With ``pool=`` > 1 the worlds carry inference: each is resampled from ``pool`` samples by
+how likely the opponents' attributed plays were in it (``mc_infer``'s chain-keeping
+opponent model, :mod:`agents.mexican_train.inference`); ``pool=1`` (default) is the
+plain champion, decision for decision.
+
 Deterministic given the seed and ``sims=`` (not ``ms=``); reads only the seat's view and
 its own observation (the harness's leak check covers it).
 """
@@ -23,8 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents.mexican_train.base import Agent, Decision
-from agents.mexican_train.mc import MCAgent
+from agents.mexican_train.base import Agent, Decision, table_file
+from agents.mexican_train.mc_infer import DEFAULT_ALPHA, DEFAULT_BETA, MCInferAgent
 from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from mtrain_env.mexican_train.core.config import GameConfig
 
@@ -46,14 +51,9 @@ DEFAULT_SIMS = 400
 
 def table_policy(config: GameConfig) -> Path:
     """The shipped network of ``config``'s table; ``ValueError`` naming the tables that have one."""
-    key = (config.num_players, config.max_pips)
-    if key not in TABLE_POLICIES:
-        tables = ", ".join(f"{n} players double-{p}" for n, p in TABLE_POLICIES)
-        raise ValueError(
-            f"champion ships networks for {tables}; this game has {config.num_players} players, "
-            f"double-{config.max_pips}: give path= a self-play policy file trained for it"
-        )
-    return TABLE_POLICIES[key]
+    return table_file(
+        TABLE_POLICIES, config, "champion's networks", "give path= a self-play policy file trained for it"
+    )
 
 
 class ChampionPolicyAgent(Agent):
@@ -89,8 +89,9 @@ class ChampionPolicyAgent(Agent):
         return next(iter(self._players.values())).last_annotations() if self._players else None
 
 
-class ChampionAgent(MCAgent):
-    """``mc`` with the table's network as its prior and its rollouts (module docstring).
+class ChampionAgent(MCInferAgent):
+    """``mc`` with the table's network as its prior and its rollouts (module docstring),
+    optionally on worlds weighted by the opponents' plays (``pool`` > 1: ``mc_infer``'s).
 
     Args:
         seed: seeds the worlds.
@@ -98,6 +99,11 @@ class ChampionAgent(MCAgent):
             milliseconds instead (not reproducible); with both, whichever ends first.
         z: the margin, in standard errors, by which a move must beat the network's move.
         path: a self-play policy file (default: the table's shipped one).
+        pool: samples each world is resampled from by the opponents' attributed plays
+            (:mod:`agents.mexican_train.inference`); 1 (default): the prior's worlds, no inference.
+        beta: the opponent model's continuation weight (with ``pool`` > 1).
+        model, alpha, hands: what weights the worlds (``"chain"`` or ``"learned"``), as
+            :class:`~agents.mexican_train.mc_infer.MCInferAgent`'s.
     """
 
     name = "champion"
@@ -109,6 +115,11 @@ class ChampionAgent(MCAgent):
         ms: float | None = None,
         z: float = 1.0,
         path: str | Path | None = None,
+        pool: int = 1,
+        beta: float = DEFAULT_BETA,
+        model: str = "chain",
+        alpha: float = DEFAULT_ALPHA,
+        hands: str | None = None,
     ) -> None:
         if sims is None and ms is None:
             sims = DEFAULT_SIMS
@@ -121,12 +132,18 @@ class ChampionAgent(MCAgent):
             leaf="policy",
             engine="compiled",
             path=str(REFERENCE_POLICY if path is None else path),  # replaced per table below
+            pool=pool,
+            beta=beta,
+            model=model,
+            alpha=alpha,
+            hands=hands,
         )
         self.table_path = None if path is None else str(path)
         self._prior = ChampionPolicyAgent(path=self.table_path)
 
     def params(self) -> dict[str, Any]:
-        return {"sims": self.rollouts, "ms": self.ms, "z": self.z, "path": self.table_path}
+        inference = self._inference_params() if self.pool > 1 else {}
+        return {"sims": self.rollouts, "ms": self.ms, "z": self.z, "path": self.table_path, **inference}
 
     def _network_path(self, config: GameConfig) -> str:
         return self.table_path or str(table_policy(config))

@@ -105,9 +105,22 @@ class ValueLeaves:
         """``(count, len(candidates))`` values for the view's seat, in pips: determinizations
         ``first .. first + count - 1`` of stream ``base`` (those of ``run_rollouts``), every
         candidate on each."""
-        tb = det.game.tables
-        seat = det.view.seat
         states = rollout.advance_states(det, base, first, count, candidates, self.danger, sc)
+        return self._values(states, det.game.tables, det.view.seat, sc)
+
+    def results_on(
+        self, roots: np.ndarray, tb: np.ndarray, seat: int, candidates: list[int], sc: Any
+    ) -> np.ndarray:
+        """``(len(roots), len(candidates))`` values for ``seat``, in pips, on worlds the caller
+        dealt (``roots``: full compiled states, ``seat`` on turn), every candidate on each."""
+        states = np.empty((roots.shape[0], len(candidates), roots.shape[1]), np.int64)
+        cand = np.array(candidates, np.int64)
+        rollout.advance_roots(roots, tb, cand, seat, self.danger, states, sc)
+        return self._values(states, tb, seat, sc)
+
+    def _values(self, states: np.ndarray, tb: np.ndarray, seat: int, sc: Any) -> np.ndarray:
+        """The ``(count, k)`` values of advanced states ``(count, k, STATE_SIZE)`` (in place)."""
+        count, k = states.shape[:2]
         flat = states.reshape(-1, states.shape[-1])
         out = np.zeros(flat.shape[0], np.float64)
         over = np.zeros(flat.shape[0], np.bool_)
@@ -129,4 +142,4 @@ class ValueLeaves:
                 raise RuntimeError(f"a round went on past {_TO_THE_END} choices of one seat")
             rollout.step_rows(flat, rows, tb, seat, logits.argmax(1).astype(np.int64), self.danger, sc)
             rollout.results_rows(flat, rows, tb, seat, over, out)  # only the rows that moved
-        return out.reshape(count, len(candidates))
+        return out.reshape(count, k)

@@ -1,0 +1,241 @@
+"""Train and measure the hand model (:mod:`agents.mexican_train.hand_model`).
+
+``python -m training.hand_model --players 4 --out agents/policies/hands_4p.npz``
+plays planner games (every seat a planner, the pure env), records at every decision of
+every seat the public features of each hidden tile and place with the tile's TRUE place
+(offline labels: the truth is read here to train, never at play), fits the network by
+full-batch Adam on the per-tile cross-entropy (torch), and reports on held-out games
+(other seeds):
+
+* the per-tile log-loss of the model against the counts-only prior (``p`` proportional to
+  the places' tile counts among the places the voids allow: what uniform deals give);
+* placement: how many of the opponents' hidden tiles a world puts in the right hand, on
+  average, for the prior's worlds (``sample_state``) and for the same pool of worlds
+  resampled by the model at each ``alpha`` (the posterior mean; as
+  :func:`agents.mexican_train.inference.placement` does for the chain-keeping model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from tqdm import tqdm
+
+import mtrain_env
+from agents.mexican_train.base import decision_for
+from agents.mexican_train.hand_model import (
+    HandModel,
+    LearnedModel,
+    count_offset,
+    feature_count,
+    tile_features,
+)
+from agents.mexican_train.inference import OpponentModel, Play, PlayTracker
+from agents.mexican_train.planner import PlannerAgent
+from mtrain_env.cli import int_at_least
+from mtrain_env.mexican_train.core.public import PublicView, sample_state
+from mtrain_env.mexican_train.core.rules import MexicanTrain
+from mtrain_env.mexican_train.core.state import GameState
+
+
+class Position(NamedTuple):
+    """One decision of a planner game: the deciding seat's view and attributed plays, the
+    game, and the true state (a copy; for labels and scoring only, never for play)."""
+
+    view: PublicView
+    plays: list[Play]
+    game: MexicanTrain
+    truth: GameState
+
+
+def planner_positions(players: int, seeds: Sequence[int], desc: str) -> Iterator[Position]:
+    """Every decision of planner games (one round each, env seeds ``seeds``)."""
+    for seed in tqdm(seeds, desc=desc, leave=False):
+        env = mtrain_env.raw_env(num_players=players)
+        env.reset(seed=seed)
+        planners = [PlannerAgent() for _ in range(players)]
+        trackers = [PlayTracker() for _ in range(players)]
+        while not all(env.terminations.values()):
+            decision = decision_for(env, env.agent_selection)
+            view = decision.view
+            trackers[decision.seat].update(view)
+            yield Position(view, list(trackers[decision.seat].plays), env.game, env.state_obj.copy())
+            env.step(planners[decision.seat].act(decision))
+
+
+def true_places(state: GameState, seat: int, unseen: list[int]) -> np.ndarray:
+    """The place index (opponents in absolute order, the observer skipped, then the
+    boneyard) of each hidden tile in the true state."""
+    n = len(state.hands)
+    opponents = [q for q in range(n) if q != seat]
+    out = np.full(len(unseen), n - 1, np.int64)
+    for col, q in enumerate(opponents):
+        hand = state.hands[q]
+        for u, t in enumerate(unseen):
+            if hand >> t & 1:
+                out[u] = col
+    return out
+
+
+def dataset(players: int, seeds: Sequence[int], desc: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(features (N, L, F), allowed (N, L), labels (N,))`` over every hidden tile of every decision."""
+    xs, masks, ys = [], [], []
+    for view, plays, _game, truth in planner_positions(players, seeds, desc):
+        feats, allowed, unseen = tile_features(view, plays)
+        if not unseen:
+            continue
+        labels = true_places(truth, view.seat, unseen)
+        if not allowed[np.arange(len(unseen)), labels].all():
+            raise AssertionError("a tile's true place is not allowed by the shown voids: a feature bug")
+        xs.append(feats)
+        masks.append(allowed)
+        ys.append(labels)
+    return np.concatenate(xs), np.concatenate(masks), np.concatenate(ys)
+
+
+def fit(
+    x: np.ndarray,
+    allowed: np.ndarray,
+    y: np.ndarray,
+    players: int,
+    max_pips: int,
+    hidden: int,
+    epochs: int,
+    seed: int,
+    batch: int = 4096,
+) -> HandModel:
+    """Minibatch Adam on the masked per-tile cross-entropy; the fitted :class:`HandModel`
+    (its logits start from the counts-only prior, :func:`count_offset`)."""
+    import torch
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(1)
+    f = feature_count(players)
+    first, last = torch.nn.Linear(f, hidden), torch.nn.Linear(hidden, 1)
+    net = torch.nn.Sequential(first, torch.nn.ReLU(), last)
+    torch.nn.init.zeros_(last.weight)  # the prior to begin with
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    xt = torch.from_numpy(x)
+    ot = torch.from_numpy(count_offset(x).astype(np.float32))
+    mt = torch.from_numpy(allowed)
+    yt = torch.from_numpy(y)
+    order = np.random.default_rng(seed)
+    for _epoch in tqdm(range(epochs), desc="fit (epochs)", leave=False):
+        perm = torch.from_numpy(order.permutation(len(y)))
+        for start in range(0, len(y), batch):
+            idx = perm[start : start + batch]
+            logits = (net(xt[idx]).squeeze(-1) + ot[idx]).masked_fill(~mt[idx], -1e9)
+            loss = torch.nn.functional.cross_entropy(logits, yt[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return HandModel(
+        {
+            "w1": first.weight.detach().numpy().T,
+            "b1": first.bias.detach().numpy(),
+            "w2": last.weight.detach().numpy()[0],
+            "b2": last.bias.detach().numpy()[0],
+            "players": np.array(players, np.int64),
+            "max_pips": np.array(max_pips, np.int64),
+        }
+    )
+
+
+def log_losses(model: HandModel, x: np.ndarray, allowed: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Mean per-tile cross-entropy (nats) of the model and of the counts-only prior."""
+    rows = np.arange(len(y))
+    model_loss = -float(model.log_probs(x, allowed)[rows, y].mean())
+    counts = np.where(allowed, x[:, :, 8], 0.0).astype(np.float64)  # hand_share: the place's tiles
+    prior = counts / counts.sum(axis=1, keepdims=True)
+    return model_loss, -float(np.log(prior[rows, y]).mean())
+
+
+def placement(
+    models: dict[str, LearnedModel | OpponentModel], players: int, seeds: Sequence[int], pool: int = 64
+) -> tuple[float, dict[str, float]]:
+    """Share of the opponents' hidden tiles a world puts in the right hand: the prior's
+    worlds, and the same pool resampled by each model (posterior mean), over seat 0's
+    decisions of planner games."""
+    prior = 0.0
+    posterior = dict.fromkeys(models, 0.0)
+    count = 0
+    rng = np.random.default_rng(0)
+    for view, plays, game, state in planner_positions(players, seeds, "placement"):
+        if view.seat != 0:
+            continue
+        truth = state.hands
+        hidden = sum(truth[q].bit_count() for q in range(1, players))
+        if not hidden:
+            continue
+        unseen = view.unseen
+        tiles = [t for t in range(view.config.num_tiles) if unseen >> t & 1]
+        worlds = [sample_state(game, view, rng) for _ in range(pool)]
+        owners = np.array(
+            [[next((q for q in range(1, players) if w.hands[q] >> t & 1), -1) for t in tiles] for w in worlds]
+        )
+        right = np.array(
+            [sum((w.hands[q] & truth[q]).bit_count() for q in range(1, players)) / hidden for w in worlds]
+        )
+        prior += float(right.mean())
+        for name, model in models.items():
+            logw = model.scorer(view, plays)(owners)
+            w = np.exp(logw - logw.max())
+            posterior[name] += float((w * right).sum() / w.sum())
+        count += 1
+    return prior / max(count, 1), {k: v / max(count, 1) for k, v in posterior.items()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m training.hand_model",
+        description="Fit the hand model on planner games and measure it on held-out games.",
+    )
+    parser.add_argument("--players", type=int_at_least(2), default=4)
+    parser.add_argument("--games", type=int_at_least(1), default=2000, help="training games (default 2000)")
+    parser.add_argument("--seed", type=int_at_least(0), default=50_000, help="first training env seed")
+    parser.add_argument("--eval-games", type=int_at_least(1), default=40, help="held-out games (default 40)")
+    parser.add_argument("--hidden", type=int_at_least(1), default=64, help="hidden units (default 64)")
+    parser.add_argument("--epochs", type=int_at_least(1), default=4, help="passes over the data")
+    parser.add_argument(
+        "--alphas", type=float, nargs="+", default=[1.0, 2.0, 3.0], help="tempers whose placement is reported"
+    )
+    parser.add_argument("--out", type=Path, required=True, help="the model file (.npz)")
+    args = parser.parse_args(argv)
+    if args.out.suffix != ".npz":
+        parser.error(f"--out must end in .npz, got {args.out}")
+    players = args.players
+    max_pips = mtrain_env.raw_env(num_players=players).config.max_pips
+    train_seeds = range(args.seed, args.seed + args.games)
+    eval_seeds = range(args.seed + args.games, args.seed + args.games + args.eval_games)
+    x, allowed, y = dataset(players, train_seeds, "training games")
+    print(f"{len(y)} hidden tiles of {args.games} planner games (seeds {train_seeds[0]}..{train_seeds[-1]})")
+    model = fit(x, allowed, y, players, max_pips, args.hidden, args.epochs, args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_name(args.out.stem + ".partial.npz")
+    model.save(tmp)
+    tmp.replace(args.out)
+    ex, eallowed, ey = dataset(players, eval_seeds, "held-out games")
+    model_loss, prior_loss = log_losses(model, ex, eallowed, ey)
+    print(f"held out ({args.eval_games} games, seeds {eval_seeds[0]}..{eval_seeds[-1]}, {len(ey)} tiles):")
+    print(f"  per-tile log-loss: model {model_loss:.4f}, counts-only prior {prior_loss:.4f} nats")
+    config = mtrain_env.raw_env(num_players=players).config
+    models: dict[str, LearnedModel | OpponentModel] = {
+        f"learned alpha={a}": LearnedModel(model, a) for a in args.alphas
+    }
+    models["chain-keeping beta=3"] = OpponentModel(config, 3.0)
+    prior, posterior = placement(models, players, eval_seeds[: min(20, len(eval_seeds))])
+    print("  hidden tiles in the right hand (seat 0's decisions):")
+    print(f"    prior worlds            {prior:.2%}")
+    for name, share in posterior.items():
+        print(f"    {name:<24}{share:.2%}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
