@@ -15,9 +15,11 @@ The network is the table's shipped ``graph`` self-play policy (:data:`TABLE_POLI
 (argmax, no search, ~0.2 ms a decision): the fast player.
 
 With ``pool=`` > 1 the worlds carry inference: each is resampled from ``pool`` samples by
-how likely the opponents' attributed plays were in it (``mc_infer``'s chain-keeping
-opponent model, :mod:`agents.mexican_train.inference`); ``pool=1`` (default) is the
-plain champion, decision for decision.
+how likely they are given what the table shows (``mc_infer``'s weights: the chain-keeping
+model of the opponents' attributed plays, :mod:`agents.mexican_train.inference`, or with
+``model="learned"`` the table's hand model, :mod:`agents.mexican_train.hand_model`).
+``pool=1`` (default) is the plain champion, decision for decision; neither weighting made
+it measurably stronger (README, step 7).
 
 Deterministic given the seed and ``sims=`` (not ``ms=``); reads only the seat's view and
 its own observation (the harness's leak check covers it).
