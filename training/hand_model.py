@@ -150,8 +150,8 @@ def log_losses(model: HandModel, x: np.ndarray, allowed: np.ndarray, y: np.ndarr
     """Mean per-tile cross-entropy (nats) of the model and of the counts-only prior."""
     rows = np.arange(len(y))
     model_loss = -float(model.log_probs(x, allowed)[rows, y].mean())
-    counts = np.where(allowed, x[:, :, 8], 0.0).astype(np.float64)  # hand_share: the place's tiles
-    prior = counts / counts.sum(axis=1, keepdims=True)
+    shares = np.where(allowed, np.exp(count_offset(x)), 0.0)  # each place's share of the hidden tiles
+    prior = shares / shares.sum(axis=1, keepdims=True)
     return model_loss, -float(np.log(prior[rows, y]).mean())
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from agents.mexican_train.base import table_file
 from agents.mexican_train.inference import Play
 from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.mexican_train.core.public import PublicView
+from mtrain_env.mexican_train.core.public import PublicView, banned_tiles
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = [
@@ -116,51 +116,45 @@ def tile_features(view: PublicView, plays: list[Play]) -> tuple[np.ndarray, np.n
     for p in plays:
         laid[p.seat] = laid.get(p.seat, 0) | 1 << p.end | 1 << tiles.other_end[p.tile * width + p.end]
         seen[p.seat] = seen.get(p.seat, 0) + 1
-    engine_hidden = not view.engine_placed
-    engine_tile = tiles.double_id(view.engine)
+    column = {name: i for i, name in enumerate(FEATURE_NAMES)}
+    shared = {  # the tile's own features, the same in every place
+        "matches_mexican_end": mexican,
+        "open_ends_matched": open_ends,
+        "double": double,
+        "value": value,
+        "boneyard_share": boneyard_share,
+        "table_share": table_share,
+    }
 
     feats = np.zeros((len(unseen), n, feature_count(n)), np.float32)
     allowed = np.ones((len(unseen), n), np.bool_)
     for col, q in enumerate(opponents):
-        f = feats[:, col]
         own = matches[:, q].astype(np.float32)
         started = float(len(view.trains[q]) > 0)
-        f[:, 1] = own
-        f[:, 2] = started
-        f[:, 3] = own * started
-        f[:, 4] = mexican
-        f[:, 5] = open_ends
-        f[:, 6] = double
-        f[:, 7] = value
-        f[:, 8] = view.hand_counts[q] / hidden
-        f[:, 9] = boneyard_share
-        f[:, 10] = float(view.markers[q])
-        f[:, 11] = own.sum() / 10.0
-        f[:, 12] = seen.get(q, 0) / 5.0
+        opened = float(view.first_turn_done[q])
         mask = laid.get(q, 0)
-        f[:, 13] = ((mask >> lo & 1) | (mask >> hi & 1)).astype(np.float32)
-        f[:, 14] = table_share
-        f[:, 15] = len(view.trains[q]) / 10.0
-        f[:, 16] = float(view.first_turn_done[q])
-        f[:, 17] = own * float(view.first_turn_done[q])
-        f[:, len(FEATURE_NAMES) + (q - seat) % n - 1] = 1.0
-        banned = 0
-        for v in bits_list(view.voids[q]):
-            banned |= tiles.match[v]
-        if engine_hidden:
-            banned |= 1 << engine_tile
-        allowed[:, col] = [not banned >> t & 1 for t in unseen]
-        if view.hand_counts[q] == 0:
-            allowed[:, col] = False
-    bone = feats[:, n - 1]
-    bone[:, 0] = 1.0
-    bone[:, 4] = mexican
-    bone[:, 5] = open_ends
-    bone[:, 6] = double
-    bone[:, 7] = value
-    bone[:, 8] = boneyard_share
-    bone[:, 9] = boneyard_share
-    bone[:, 14] = table_share
+        values = {
+            **shared,
+            "matches_own_end": own,
+            "own_started": started,
+            "matches_started_own_end": own * started,
+            "hand_share": view.hand_counts[q] / hidden,
+            "marked": float(view.markers[q]),
+            "rivals_on_own_end": own.sum() / 10.0,
+            "plays_seen": seen.get(q, 0) / 5.0,
+            "matches_laid_pips": ((mask >> lo & 1) | (mask >> hi & 1)).astype(np.float32),
+            "own_length": len(view.trains[q]) / 10.0,
+            "first_turn_done": opened,
+            "matches_own_end_after_opening": own * opened,
+        }
+        for name, v in values.items():
+            feats[:, col, column[name]] = v
+        feats[:, col, len(FEATURE_NAMES) + (q - seat) % n - 1] = 1.0
+        banned = banned_tiles(view, q)
+        allowed[:, col] = [not banned >> t & 1 for t in unseen] if view.hand_counts[q] else False
+    boneyard = {**shared, "boneyard": 1.0, "hand_share": boneyard_share}
+    for name, v in boneyard.items():
+        feats[:, n - 1, column[name]] = v
     allowed[:, n - 1] = view.boneyard_count > 0
     return feats, allowed, unseen
 

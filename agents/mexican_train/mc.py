@@ -94,6 +94,9 @@ CHUNK = 4
 Rows = Iterator[list[float]]
 #: ``run(base, first, alive, quota, deadline)``: the rows of one successive-halving stage
 Runner = Callable[[int, int, list[int], "int | None", "float | None"], Rows]
+#: ``(determinizer, base, first, count, candidates) -> (count, k)`` results: what a compiled
+#: runner's stages evaluate (``MCAgent._staged_runner``)
+RowsOf = Callable[[Any, int, int, int, list[int]], np.ndarray]
 
 _ROUND_OVER = Phase.ROUND_OVER
 
@@ -621,17 +624,34 @@ class MCAgent(Agent):
         """One stage on the compiled rollouts: the quota in one call (``rollouts``), or calls of
         :data:`CHUNK` determinizations until the deadline (``ms``; at least one call a stage)."""
         rollout = self._rollout_module
-        cgame, sc, pool = self._compiled_game(decision.game.config)
+        _, sc, pool = self._compiled_game(decision.game.config)
+        leaves = self._network_leaves(decision.game.config) if self.leaf in NETWORK_LEAVES else None
+
+        def rows(det: Any, base: int, first: int, count: int, candidates: list[int]) -> np.ndarray:
+            if leaves is not None:
+                return leaves.results(det, base, first, count, candidates, sc)
+            lookahead = self.policy == "lookahead"
+            return rollout.run_rollouts(
+                det, base, first, count, candidates, sc=sc, pool=pool, lookahead=lookahead
+            )
+
+        chunk = VALUE_CHUNK if leaves is not None else CHUNK * self.threads  # a call under a deadline
+        return self._staged_runner(decision, moves, rows, chunk)
+
+    def _staged_runner(self, decision: Decision, moves: list[int], rows: RowsOf, chunk: int) -> Runner:
+        """The stage loop of a compiled runner: ``rows(det, base, first, count, candidates)``
+        gives the ``(count, k)`` results of determinizations ``first ..`` of the decision's
+        :class:`~mtrain_env.mexican_train.compiled.rollout.Determinizer` (made on first use);
+        the quota in one call, or ``chunk`` determinizations a call under a deadline."""
+        cgame = self._compiled_game(decision.game.config)[0]
         view = decision.view
         det = None
-        leaves = self._network_leaves(decision.game.config) if self.leaf in NETWORK_LEAVES else None
 
         def run(base: int, first: int, alive: list[int], quota: int | None, deadline: float | None) -> Rows:
             nonlocal det
             if det is None:
-                det = rollout.Determinizer(cgame, view, np.random.default_rng([base, 0, 2]))
+                det = self._rollout_module.Determinizer(cgame, view, np.random.default_rng([base, 0, 2]))
             candidates = [moves[i] for i in alive]
-            chunk = VALUE_CHUNK if leaves is not None else CHUNK * self.threads  # a call under a deadline
             stage_done = 0
             while quota is None or stage_done < quota:
                 count = (
@@ -639,21 +659,7 @@ class MCAgent(Agent):
                     if quota is None
                     else (quota - stage_done if deadline is None else min(chunk, quota - stage_done))
                 )
-                rows = (
-                    leaves.results(det, base, first + stage_done, count, candidates, sc)
-                    if leaves is not None
-                    else rollout.run_rollouts(
-                        det,
-                        base,
-                        first + stage_done,
-                        count,
-                        candidates,
-                        sc=sc,
-                        pool=pool,
-                        lookahead=self.policy == "lookahead",
-                    )
-                )
-                yield from rows.tolist()
+                yield from rows(det, base, first + stage_done, count, candidates).tolist()
                 stage_done += count
                 if deadline is not None and time.perf_counter() >= deadline:
                     return

@@ -22,7 +22,6 @@ and ``sims``: sample ``i`` depends only on the decision's stream and ``i``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +30,7 @@ import numpy as np
 from agents.mexican_train.base import Decision
 from agents.mexican_train.hand_model import HandModel, LearnedModel, hand_model_path
 from agents.mexican_train.inference import OpponentModel, PlayTracker, resample
-from agents.mexican_train.mc import NETWORK_LEAVES, VALUE_CHUNK, MCAgent, Rows, Runner
+from agents.mexican_train.mc import NETWORK_LEAVES, VALUE_CHUNK, MCAgent, Runner
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import sample_state
 from mtrain_env.mexican_train.core.state import GameState
@@ -140,7 +139,7 @@ class MCInferAgent(MCAgent):
     def _picker(self, decision: Decision) -> Callable[[int, int, np.ndarray], int]:
         """``(base, index, owners) ->`` which of the pool's samples determinization ``index`` is (SIR)."""
         score = self._model(decision.game.config).scorer(decision.view, self.tracker.plays)
-        return lambda base, index, owners: resample(score(owners), np.random.default_rng([base, index, 3]))
+        return lambda base, index, owners: _pick(base, index, score(owners))
 
     def _python_world(self, decision: Decision) -> Callable[[int, int], GameState]:
         """Determinization ``index``: one of ``pool`` pure-core samples, picked by how likely the
@@ -176,47 +175,36 @@ class MCInferAgent(MCAgent):
         config = decision.game.config
         cgame, sc, _ = self._compiled_game(config)
         leaves = self._network_leaves(config) if self.leaf in NETWORK_LEAVES else None
-        view = decision.view
-        seat = view.seat
+        seat = decision.view.seat
         tb = cgame.tables
-        unseen = np.array(bits_list(view.unseen), np.int64)
-        score = self._model(config).scorer(view, self.tracker.plays)
-        det: Any = None
+        unseen = np.array(bits_list(decision.view.unseen), np.int64)
+        score = self._model(config).scorer(decision.view, self.tracker.plays)
         from mtrain_env.mexican_train.compiled import engine as ce  # numba: the 'fast' extra
 
-        def worlds(base: int, first: int, count: int) -> np.ndarray:
+        def worlds(det: Any, base: int, first: int, count: int) -> np.ndarray:
             """Determinizations ``first .. first + count - 1``: each one of its ``pool``
             samples, resampled by the opponents' likelihood (scored in one batch)."""
             samples = det.states(base, np.arange(first * pool, (first + count) * pool))
             loc = samples[:, ce.S_LOC + unseen]
             logw = score(np.where(loc == ce.LOC_BONEYARD, -1, loc)).reshape(count, pool)
-            picks = [resample(logw[d], np.random.default_rng([base, first + d, 3])) for d in range(count)]
+            picks = [_pick(base, first + d, logw[d]) for d in range(count)]
             return samples.reshape(count, pool, -1)[np.arange(count), picks]
 
-        def run(base: int, first: int, alive: list[int], quota: int | None, deadline: float | None) -> Rows:
-            nonlocal det
-            if det is None:
-                det = rollout.Determinizer(cgame, view, np.random.default_rng([base, 0, 2]))
-            candidates = [moves[i] for i in alive]
+        def rows(det: Any, base: int, first: int, count: int, candidates: list[int]) -> np.ndarray:
+            roots = worlds(det, base, first, count)
+            if leaves is not None:
+                return leaves.results_on(roots, tb, seat, candidates, sc)
             cand = np.array(candidates, np.int64)
-            out = np.zeros(len(alive), np.float64)
-            chunk = VALUE_CHUNK if leaves is not None else 1  # determinizations a call under a deadline
-            stage_done = 0
-            while quota is None or stage_done < quota:
-                count = (
-                    chunk
-                    if quota is None
-                    else (quota - stage_done if deadline is None else min(chunk, quota - stage_done))
-                )
-                roots = worlds(base, first + stage_done, count)
-                if leaves is not None:
-                    yield from leaves.results_on(roots, tb, seat, candidates, sc).tolist()
-                else:
-                    for root in roots:
-                        rollout.rollout_root(root, tb, cand, seat, 2, out, sc)
-                        yield out.tolist()
-                stage_done += count
-                if deadline is not None and time.perf_counter() >= deadline:
-                    return
+            out = np.zeros((count, len(candidates)), np.float64)
+            for root, row in zip(roots, out, strict=True):
+                rollout.rollout_root(root, tb, cand, seat, 2, row, sc)
+            return out
 
-        return run
+        chunk = VALUE_CHUNK if leaves is not None else 1  # determinizations a call under a deadline
+        return self._staged_runner(decision, moves, rows, chunk)
+
+
+def _pick(base: int, index: int, log_weights: np.ndarray) -> int:
+    """Which of determinization ``index``'s pool samples it is: drawn by the weights
+    (sampling importance resampling), from a stream of ``base`` and ``index`` only."""
+    return resample(log_weights, np.random.default_rng([base, index, 3]))

@@ -81,7 +81,7 @@ from mtrain_env.mexican_train.compiled.engine import (
     STATE_SIZE,
 )
 from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
-from mtrain_env.mexican_train.core.public import PublicView, sample_state
+from mtrain_env.mexican_train.core.public import PublicView, banned_tiles, sample_state
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = [
@@ -728,6 +728,19 @@ def advance_to_choice(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc:
 
 
 @njit(cache=_CACHE, nogil=True)
+def _advance_candidates(
+    root: np.ndarray, tb: np.ndarray, candidates: np.ndarray, seat: int, danger: int, out: np.ndarray, sc: Any
+) -> None:
+    """``out[c]`` = ``root`` with candidate ``c`` applied and played to ``seat``'s next real
+    choice or the round's end (:func:`advance_to_choice`)."""
+    for c in range(candidates.shape[0]):
+        s = out[c]
+        s[:] = root
+        engine.apply(s, tb, candidates[c])
+        advance_to_choice(s, tb, seat, danger, sc)
+
+
+@njit(cache=_CACHE, nogil=True)
 def advance_matrix(
     template: np.ndarray,
     tb: np.ndarray,
@@ -756,11 +769,7 @@ def advance_matrix(
             dealt[d] = 0
             continue
         dealt[d] = 1
-        for c in range(candidates.shape[0]):
-            s = out[d, c]
-            s[:] = root
-            engine.apply(s, tb, candidates[c])
-            advance_to_choice(s, tb, seat, danger, sc)
+        _advance_candidates(root, tb, candidates, seat, danger, out[d], sc)
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -777,11 +786,7 @@ def advance_roots(
     candidate ``c`` applied and played to ``seat``'s next real choice or the round's end
     (for worlds chosen in Python, e.g. weighted by inference: ``mc_infer``)."""
     for d in range(roots.shape[0]):
-        for c in range(candidates.shape[0]):
-            s = out[d, c]
-            s[:] = roots[d]
-            engine.apply(s, tb, candidates[c])
-            advance_to_choice(s, tb, seat, danger, sc)
+        _advance_candidates(roots[d], tb, candidates, seat, danger, out[d], sc)
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -915,21 +920,15 @@ class Determinizer:
         self.game = game
         self.view = view
         reference = game.reference
-        tiles = reference.tiles
         n = game.n
         self.template = game.to_compiled(sample_state(reference, view, rng))
         unseen_list = bits_list(view.unseen)
         self.unseen = np.array(unseen_list, np.int64)
         allowed = np.zeros((MAX_SEATS, MAX_TILES), np.bool_)
-        engine_id = tiles.double_id(view.engine)
         opponents = [q for q in range(n) if q != view.seat]
         counts: dict[int, int] = {}
         for q in opponents:
-            banned = 0
-            for v in bits_list(view.voids[q]):
-                banned |= tiles.match[v]
-            if not view.engine_placed:
-                banned |= 1 << engine_id  # still in the boneyard (R5 variant)
+            banned = banned_tiles(view, q)
             ok = [i for i in unseen_list if not banned >> i & 1]
             allowed[q, ok] = True
             counts[q] = len(ok)
@@ -961,7 +960,7 @@ class Determinizer:
         the one :meth:`state` gives (dealt in one compiled call)."""
         out = np.empty((indices.shape[0], self.template.shape[0]), np.int64)
         dealt = np.ones(indices.shape[0], np.bool_)
-        deal_many(*self.dealer[:6], base, indices.astype(np.int64), out, dealt)
+        deal_many(*self.dealer, base, indices.astype(np.int64), out, dealt)
         for i in np.flatnonzero(~dealt).tolist():
             out[i] = self.fallback(base, int(indices[i]))
         return out

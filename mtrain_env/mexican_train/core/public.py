@@ -100,6 +100,17 @@ def public_view(s: GameState, config: GameConfig, seat: int) -> PublicView:
     )
 
 
+def banned_tiles(view: PublicView, seat: int) -> int:
+    """Tiles (bitmask) ``seat``'s hand cannot hold, as far as ``view`` shows: every tile with
+    a pip the seat has shown it lacks (it drew or passed where a tile with that pip was
+    playable, R15/R16), and the engine while it is still in the boneyard (R5 variant)."""
+    tiles = view.config.tiles
+    banned = 0 if view.engine_placed else 1 << tiles.double_id(view.engine)
+    for v in bits_list(view.voids[seat]):
+        banned |= tiles.match[v]
+    return banned
+
+
 def sample_state(game: MexicanTrain, view: PublicView, rng: np.random.Generator) -> GameState:
     """A full state consistent with ``view``: unseen tiles dealt at random (determinization).
 
@@ -110,19 +121,10 @@ def sample_state(game: MexicanTrain, view: PublicView, rng: np.random.Generator)
     :func:`_exact_deal` deals by Hall's condition, which cannot fail. ``ValueError`` if
     the view admits no deal at all (its voids contradict its hand counts).
     """
-    tiles = game.tiles
     n = game.n
     unseen = bits_list(view.unseen)
-    engine_id = tiles.double_id(view.engine)
     opponents = [q for q in range(n) if q != view.seat]
-    allowed: dict[int, int] = {}
-    for q in opponents:
-        banned = 0
-        for v in bits_list(view.voids[q]):
-            banned |= tiles.match[v]
-        if not view.engine_placed:
-            banned |= 1 << engine_id  # the engine is still in the boneyard (R5 variant)
-        allowed[q] = ~banned
+    allowed = {q: ~banned_tiles(view, q) for q in opponents}
     order = sorted(
         opponents, key=lambda q: sum(1 for i in unseen if allowed[q] >> i & 1) - view.hand_counts[q]
     )
@@ -157,16 +159,9 @@ def _exact_deal(game: MexicanTrain, view: PublicView, rng: np.random.Generator) 
     allow (R16: a seat that drew or passed lacked every tile matching the ends it could play);
     the boneyard gets the rest, in random order. Slower than the greedy dealer (used only after
     it fails)."""
-    tiles = game.tiles
     unseen = view.unseen
     opponents = [q for q in range(game.n) if q != view.seat]
-    banned_all = 0 if view.engine_placed else 1 << tiles.double_id(view.engine)
-    allowed = []
-    for q in opponents:
-        banned = banned_all
-        for v in bits_list(view.voids[q]):
-            banned |= tiles.match[v]
-        allowed.append(unseen & ~banned)
+    allowed = [unseen & ~banned_tiles(view, q) for q in opponents]
     dealt, boneyard = hall_deal(unseen, [view.hand_counts[q] for q in opponents], allowed, rng)
     hands = [0] * game.n
     hands[view.seat] = view.hand
