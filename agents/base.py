@@ -72,6 +72,9 @@ class BaseAgent(abc.ABC, Generic[DecisionT]):
     #: the decision type this agent reads (its game's :class:`SeatDecision` subclass); the
     #: play loop builds one per decision as ``decision_class(env, agent_id)``
     decision_class: ClassVar[type[SeatDecision]] = SeatDecision
+    #: whether the play loop tells this agent every seat's moves (:meth:`inform`); off by
+    #: default, so agents that decide from their own decisions alone cost nothing
+    listens: ClassVar[bool] = False
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
@@ -88,6 +91,12 @@ class BaseAgent(abc.ABC, Generic[DecisionT]):
     @abc.abstractmethod
     def act(self, decision: DecisionT) -> int:
         """The chosen action; must be legal under ``decision.action_mask``."""
+
+    def inform(self, seat: int, action: int) -> None:
+        """Seat ``seat`` just took ``action`` (its own relative encoding): the public move
+        every player at the table sees (a draw says nothing of the tile drawn). The play loop
+        calls it on every agent that :attr:`listens`, after each step and in order, its own
+        moves included (OpenSpiel's ``inform_action``)."""
 
     def params(self) -> dict[str, Any]:
         """JSON values of every constructor argument (recorded in, and identifying, tournament runs)."""

@@ -16,6 +16,8 @@ scored).
 Both return a :class:`GameRecord` (per-seat returns, round results with actions per
 seat, decisions and thinking time per seat) and accept an ``observer`` called after every
 step (the demo prints through it; replays and annotations can hook in the same way).
+Agents that declare ``listens`` are told every seat's move after each step
+(:meth:`~agents.base.BaseAgent.inform`: public moves only, as every player sees them).
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ def play_until(
         raise ValueError(f"{len(agents)} agents for {n} seats")
     seat_of = raw.agent_name_mapping
     names = raw.possible_agents
+    listeners = [a for a in agents if a is not None and a.listens]
     returns = record.returns
     actions = [0] * n
     clock = time.perf_counter
@@ -142,6 +145,8 @@ def play_until(
             raise AgentError(seat, agent, err) from err
         record.steps += 1
         actions[seat] += 1
+        for listener in listeners:
+            listener.inform(seat, int(action))
         rewards = raw.rewards
         for i in range(n):
             returns[i] += rewards[names[i]]

@@ -34,6 +34,7 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
         "ismcts_puct_policy": "agents.mexican_train.puct:PUCTPolicyAgent",
         # CHEATS (perfect information): the headroom bound, never a fair baseline
         "oracle": "agents.mexican_train.oracle:OracleAgent",
+        "oracle_champion": "agents.mexican_train.oracle_champion:OracleChampionAgent",
         "ppo": "agents.mexican_train.ppo:PPOAgent",
         "openspiel_ismcts": "agents.mexican_train.openspiel_ismcts:OpenSpielISMCTSAgent",
     },

@@ -450,6 +450,8 @@ def _record(
             action = opponent.act(decision)
         history.append((seat, action))
         env.step(action)
+        if agent.listens:
+            agent.inform(seat, action)  # as the play loop does
     return history, views
 
 
@@ -504,6 +506,8 @@ def _leak_check(make: Any, pairs: int = 3) -> tuple[int, int]:
                 outcome = "dropped"  # an opponent's options changed: not comparable
                 break
             env_b.step(action)
+            if agent_b.listens:
+                agent_b.inform(seat, action)
         if outcome != "dropped":
             compared += 1
             differing += outcome == "differ"

@@ -88,8 +88,8 @@ def test_another_table_needs_a_path() -> None:
         ChampionAgent(sims=8).act(decision)
 
 
-@pytest.mark.parametrize("pool", [1, 4])
-def test_champion_sees_no_hidden_information(tmp_path: Path, pool: int) -> None:
+@pytest.mark.parametrize("params", [{}, {"pool": 4}, {"particles": 8}])
+def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, int]) -> None:
     """The leak check of ``tests/test_agents.py`` on the champion (with and without
     inference), with an untrained network of that test's table (3 players, double-6) as ``path=``."""
     pytest.importorskip("torch")
@@ -99,12 +99,12 @@ def test_champion_sees_no_hidden_information(tmp_path: Path, pool: int) -> None:
     config = GameConfig.make(num_players=3, max_pips=6)
     net = build_net(NetSpec.make("graph", config, hidden=16, pair_hidden=8), seed=2)
     path = save_selfplay_policy(net, tmp_path / "net3.npz")
-    compared, differing = _leak_check(lambda: ChampionAgent(seed=3, sims=12, path=path, pool=pool))
+    compared, differing = _leak_check(lambda: ChampionAgent(seed=3, sims=12, path=path, **params))
     assert compared >= 3
     assert differing == 0
 
 
-@pytest.mark.parametrize("params", [{"sims": 12}, {"sims": 12, "pool": 4}])
+@pytest.mark.parametrize("params", [{"sims": 12}, {"sims": 12, "pool": 4}, {"sims": 12, "particles": 8}])
 def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path, params: dict[str, Any]) -> None:
     champion = AgentSpec("champion", params)
     lineup = [champion.default_label(), "planner", "planner", "planner"]

@@ -36,6 +36,7 @@ from agents.mexican_train.hand_model import (
     tile_features,
 )
 from agents.mexican_train.inference import OpponentModel, Play, PlayTracker
+from agents.mexican_train.oracle_champion import partly_revealed
 from agents.mexican_train.planner import PlannerAgent
 from mtrain_env.cli import int_at_least
 from mtrain_env.mexican_train.core.public import PublicView, sample_state
@@ -156,13 +157,20 @@ def log_losses(model: HandModel, x: np.ndarray, allowed: np.ndarray, y: np.ndarr
 
 
 def placement(
-    models: dict[str, LearnedModel | OpponentModel], players: int, seeds: Sequence[int], pool: int = 64
+    models: dict[str, LearnedModel | OpponentModel],
+    players: int,
+    seeds: Sequence[int],
+    pool: int = 64,
+    reveals: Sequence[float] = (),
 ) -> tuple[float, dict[str, float]]:
     """Share of the opponents' hidden tiles a world puts in the right hand: the prior's
-    worlds, and the same pool resampled by each model (posterior mean), over seat 0's
-    decisions of planner games."""
+    worlds, the same pool resampled by each model (posterior mean), and, for each ``reveals``
+    probability ``f``, the cheating worlds of ``oracle_champion[reveal=f]`` (each hidden tile
+    kept where it truly is with probability ``f``), over seat 0's decisions of planner games."""
     prior = 0.0
     posterior = dict.fromkeys(models, 0.0)
+    for f in reveals:
+        posterior[f"truth kept, reveal={f}"] = 0.0
     count = 0
     rng = np.random.default_rng(0)
     for view, plays, game, state in planner_positions(players, seeds, "placement"):
@@ -186,6 +194,12 @@ def placement(
             logw = model.scorer(view, plays)(owners)
             w = np.exp(logw - logw.max())
             posterior[name] += float((w * right).sum() / w.sum())
+        for f in reveals:
+            kept = [partly_revealed(state, view, f, rng) for _ in range(pool)]
+            share = np.mean(
+                [sum((w.hands[q] & truth[q]).bit_count() for q in range(1, players)) for w in kept]
+            )
+            posterior[f"truth kept, reveal={f}"] += float(share) / hidden
         count += 1
     return prior / max(count, 1), {k: v / max(count, 1) for k, v in posterior.items()}
 
@@ -204,8 +218,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--alphas", type=float, nargs="+", default=[1.0, 2.0, 3.0], help="tempers whose placement is reported"
     )
+    parser.add_argument(
+        "--reveals",
+        type=float,
+        nargs="*",
+        default=[],
+        help="also report the placement of oracle_champion[reveal=F]'s cheating worlds, for each F",
+    )
     parser.add_argument("--out", type=Path, required=True, help="the model file (.npz)")
     args = parser.parse_args(argv)
+    if not all(0.0 <= f <= 1.0 for f in args.reveals):
+        parser.error(f"--reveals are probabilities in [0, 1], got {args.reveals}")
     if args.out.suffix != ".npz":
         parser.error(f"--out must end in .npz, got {args.out}")
     players = args.players
@@ -228,7 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"learned alpha={a}": LearnedModel(model, a) for a in args.alphas
     }
     models["chain-keeping beta=3"] = OpponentModel(config, 3.0)
-    prior, posterior = placement(models, players, eval_seeds[: min(20, len(eval_seeds))])
+    prior, posterior = placement(
+        models, players, eval_seeds[: min(20, len(eval_seeds))], reveals=args.reveals
+    )
     print("  hidden tiles in the right hand (seat 0's decisions):")
     print(f"    prior worlds            {prior:.2%}")
     for name, share in posterior.items():

@@ -28,10 +28,14 @@ its own observation (the harness's leak check covers it).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+import numpy as np
 
 from agents.mexican_train.base import Agent, Decision, table_file
+from agents.mexican_train.mc import VALUE_CHUNK, Runner
 from agents.mexican_train.mc_infer import DEFAULT_ALPHA, DEFAULT_BETA, MCInferAgent
+from agents.mexican_train.particles import DEFAULT_EPS, HeardWorlds, ParticleFilter, shuffled_boneyards
 from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from mtrain_env.mexican_train.core.config import GameConfig
 
@@ -106,9 +110,15 @@ class ChampionAgent(MCInferAgent):
         beta: the opponent model's continuation weight (with ``pool`` > 1).
         model, alpha, hands: what weights the worlds (``"chain"`` or ``"learned"``), as
             :class:`~agents.mexican_train.mc_infer.MCInferAgent`'s.
+        particles: 0 (default): no filter; else the worlds are drawn from a particle filter
+            of that many worlds, weighted by every opponent move heard since the round's
+            start under a planner model (:mod:`agents.mexican_train.particles`).
+        eps: the filter's share of probability for moves the model would not make.
     """
 
     name = "champion"
+    #: the play loop tells it every move (used by the particle filter only)
+    listens: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -122,7 +132,15 @@ class ChampionAgent(MCInferAgent):
         model: str = "chain",
         alpha: float = DEFAULT_ALPHA,
         hands: str | None = None,
+        particles: int = 0,
+        eps: float = DEFAULT_EPS,
     ) -> None:
+        if isinstance(particles, bool) or not isinstance(particles, int) or particles < 0:
+            raise ValueError(f"particles must be an int >= 0, got {particles!r}")
+        if particles and pool > 1:
+            raise ValueError("particles= draws the worlds from the filter: it excludes pool= > 1")
+        if not 0.0 < eps < 1.0:
+            raise ValueError(f"eps must be in (0, 1), got {eps!r}")
         if sims is None and ms is None:
             sims = DEFAULT_SIMS
         super().__init__(
@@ -142,10 +160,58 @@ class ChampionAgent(MCInferAgent):
         )
         self.table_path = None if path is None else str(path)
         self._prior = ChampionPolicyAgent(path=self.table_path)
+        self.particles = particles
+        self.eps = float(eps)
+        self._heard = HeardWorlds(particles, self.eps) if particles else None
+        self._filter: ParticleFilter | None = None
 
     def params(self) -> dict[str, Any]:
         inference = self._inference_params() if self.pool > 1 else {}
+        if self.particles:
+            inference = {"particles": self.particles, "eps": self.eps}
         return {"sims": self.rollouts, "ms": self.ms, "z": self.z, "path": self.table_path, **inference}
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if self._heard is not None:
+            self._heard.reset()
+
+    def inform(self, seat: int, action: int) -> None:
+        if self._heard is not None:
+            self._heard.hear(seat, action)
+
+    def act(self, decision: Decision) -> int:
+        if self._heard is not None:
+            seed = int(self.rng.integers(1 << 62))
+            self._filter = self._heard.update(
+                decision.game, decision.codec, decision.view, np.random.default_rng(seed)
+            )
+        return super().act(decision)
+
+    def _compiled_runner(self, decision: Decision, moves: list[int]) -> Runner:
+        if self._heard is None:
+            return super()._compiled_runner(decision, moves)
+        config = decision.game.config
+        cgame, sc, _ = self._compiled_game(config)
+        leaves = self._network_leaves(config)
+        seat = decision.view.seat
+        particles = self._filter
+        assert particles is not None  # act() updated it
+        weights = particles.weights()
+        compiled: dict[int, np.ndarray] = {}
+
+        def world(base: int, index: int) -> np.ndarray:
+            rng = np.random.default_rng([base, index, 6])
+            i = int(rng.choice(len(weights), p=weights))
+            if i not in compiled:
+                compiled[i] = cgame.to_compiled(particles.worlds[i])
+            return shuffled_boneyards(compiled[i], base, index, 1)[0]
+
+        def rows(det: Any, base: int, first: int, count: int, candidates: list[int]) -> np.ndarray:
+            roots = np.stack([world(base, d) for d in range(first, first + count)])
+            return leaves.results_on(roots, cgame.tables, seat, candidates, sc)
+
+        return self._staged_runner(decision, moves, rows, VALUE_CHUNK)
 
     def _network_path(self, config: GameConfig) -> str:
         return self.table_path or str(table_policy(config))
