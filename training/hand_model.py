@@ -37,6 +37,7 @@ from agents.mexican_train.hand_model import (
 )
 from agents.mexican_train.inference import OpponentModel, Play, PlayTracker
 from agents.mexican_train.oracle_champion import partly_revealed
+from agents.mexican_train.particles import DEFAULT_EPS, ParticleFilter
 from agents.mexican_train.planner import PlannerAgent
 from mtrain_env.cli import int_at_least
 from mtrain_env.mexican_train.core.public import PublicView, sample_state
@@ -204,6 +205,40 @@ def placement(
     return prior / max(count, 1), {k: v / max(count, 1) for k, v in posterior.items()}
 
 
+def filter_placement(players: int, seeds: Sequence[int], count: int, eps: float) -> float:
+    """The same share for the worlds of seat 0's particle filter
+    (:class:`~agents.mexican_train.particles.ParticleFilter`, ``count`` worlds, weights
+    ``eps``; the weighted mean), fed every move of planner games as the play loop would."""
+    total = 0.0
+    decisions = 0
+    for seed in tqdm(seeds, desc="particle filter", leave=False):
+        env = mtrain_env.raw_env(num_players=players)
+        env.reset(seed=seed)
+        planners = [PlannerAgent() for _ in range(players)]
+        particles = ParticleFilter(env.game, env.codec, 0, count, eps, np.random.default_rng(seed))
+        while not all(env.terminations.values()):
+            decision = decision_for(env, env.agent_selection)
+            if decision.seat == 0:
+                view = decision.view
+                if particles.started:
+                    particles.sync(view)
+                else:
+                    particles.start(view)
+                truth = env.state_obj.hands
+                hidden = sum(truth[q].bit_count() for q in range(1, players))
+                if hidden:
+                    right = [
+                        sum((w.hands[q] & truth[q]).bit_count() for q in range(1, players))
+                        for w in particles.worlds
+                    ]
+                    total += float(np.dot(particles.weights(), right)) / hidden
+                    decisions += 1
+            action = planners[decision.seat].act(decision)
+            env.step(action)
+            particles.observe(decision.to_move(action))
+    return total / max(decisions, 1)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m training.hand_model",
@@ -224,6 +259,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         nargs="*",
         default=[],
         help="also report the placement of oracle_champion[reveal=F]'s cheating worlds, for each F",
+    )
+    parser.add_argument(
+        "--particles",
+        type=int_at_least(1),
+        nargs="*",
+        default=[],
+        help="also report the placement of particle filters of these many worlds (champion[particles=N])",
     )
     parser.add_argument("--out", type=Path, required=True, help="the model file (.npz)")
     args = parser.parse_args(argv)
@@ -258,6 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"    prior worlds            {prior:.2%}")
     for name, share in posterior.items():
         print(f"    {name:<24}{share:.2%}")
+    for count in args.particles:
+        share = filter_placement(players, eval_seeds[: min(20, len(eval_seeds))], count, DEFAULT_EPS)
+        print(f"    {f'particle filter, {count}':<24}{share:.2%}")
     print(f"wrote {args.out}")
     return 0
 
