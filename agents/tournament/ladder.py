@@ -60,7 +60,7 @@ def plot_ladder(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
     """One panel per table: each agent's gain with its 95% CI, weakest at the bottom."""
     tables = list(dict.fromkeys(r["table"] for r in rows))
     most = max(sum(r["table"] == t for r in rows) for t in tables)
-    fig = _figure(4.0 * len(tables), 1.4 + 0.42 * most)
+    fig = _figure(max(7.5, 4.0 * len(tables)), 1.4 + 0.42 * most)  # one table: room for its labels
     axes = fig.subplots(1, len(tables), squeeze=False)[0]
     for ax, table in zip(axes, tables, strict=True):
         mine = sorted((r for r in rows if r["table"] == table), key=lambda r: r["gain"])
