@@ -21,8 +21,8 @@ model of the opponents' attributed plays, :mod:`agents.mexican_train.inference`,
 ``pool=1`` (default) is the plain champion, decision for decision; neither weighting made
 it measurably stronger (README, step 7). With ``particles=N`` the worlds come instead from a
 particle filter of the round's public moves, which the play loop tells it
-(:meth:`inform`; :mod:`agents.mexican_train.particles`): +0.65 [-0.80, 2.11] pips a round
-over 500 paired deals, not significant (README, step 8, where ``oracle_champion`` measures
+(:meth:`inform`; :mod:`agents.mexican_train.particles`): +0.18 [-0.79, 1.14] pips a round
+over 1,000 paired deals, not significant (README, step 8, where ``oracle_champion`` measures
 what perfect inference would give: +11.3).
 
 Deterministic given the seed and ``sims=`` (not ``ms=``); reads only the seat's view and
