@@ -157,6 +157,12 @@ def log_losses(model: HandModel, x: np.ndarray, allowed: np.ndarray, y: np.ndarr
     return model_loss, -float(np.log(prior[rows, y]).mean())
 
 
+def _placed_right(hands: Sequence[int], truth: Sequence[int]) -> int:
+    """How many of the opponents' tiles (seats 1.., the observer is seat 0) ``hands`` put in
+    the hand ``truth`` has them in."""
+    return sum((hands[q] & truth[q]).bit_count() for q in range(1, len(truth)))
+
+
 def placement(
     models: dict[str, LearnedModel | OpponentModel],
     players: int,
@@ -187,9 +193,7 @@ def placement(
         owners = np.array(
             [[next((q for q in range(1, players) if w.hands[q] >> t & 1), -1) for t in tiles] for w in worlds]
         )
-        right = np.array(
-            [sum((w.hands[q] & truth[q]).bit_count() for q in range(1, players)) / hidden for w in worlds]
-        )
+        right = np.array([_placed_right(w.hands, truth) / hidden for w in worlds])
         prior += float(right.mean())
         for name, model in models.items():
             logw = model.scorer(view, plays)(owners)
@@ -197,9 +201,7 @@ def placement(
             posterior[name] += float((w * right).sum() / w.sum())
         for f in reveals:
             kept = [partly_revealed(state, view, f, rng) for _ in range(pool)]
-            share = np.mean(
-                [sum((w.hands[q] & truth[q]).bit_count() for q in range(1, players)) for w in kept]
-            )
+            share = np.mean([_placed_right(w.hands, truth) for w in kept])
             posterior[f"truth kept, reveal={f}"] += float(share) / hidden
         count += 1
     return prior / max(count, 1), {k: v / max(count, 1) for k, v in posterior.items()}
@@ -227,10 +229,7 @@ def filter_placement(players: int, seeds: Sequence[int], count: int, eps: float)
                 truth = env.state_obj.hands
                 hidden = sum(truth[q].bit_count() for q in range(1, players))
                 if hidden:
-                    right = [
-                        sum((w.hands[q] & truth[q]).bit_count() for q in range(1, players))
-                        for w in particles.worlds
-                    ]
+                    right = [_placed_right(w.hands, truth) for w in particles.worlds]
                     total += float(np.dot(particles.weights(), right)) / hidden
                     decisions += 1
             action = planners[decision.seat].act(decision)

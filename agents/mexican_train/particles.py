@@ -57,7 +57,7 @@ IMPOSSIBLE = math.log(1e-4)
 def shuffled_boneyards(truth: np.ndarray, base: int, first: int, count: int) -> np.ndarray:
     """``(count, STATE_SIZE)`` copies of the compiled state ``truth`` whose boneyards are
     shuffled: copy ``d`` is world ``first + d`` of stream ``base``, dealt from the boneyard's
-    tiles sorted (the order ``truth`` had never matters: no seat can know it)."""
+    tiles sorted (the order ``truth`` had never matters: the boneyard is face down, R8)."""
     from mtrain_env.mexican_train.compiled import engine as ce  # numba: the 'fast' extra
 
     size = int(truth[ce.S_BONE_LEN])
@@ -160,12 +160,21 @@ class ParticleFilter:
     def sync(self, view: PublicView) -> None:
         """Make every world's copy of the seat's hand its true one (``view``), then resample
         and jitter when the effective sample size falls under half the worlds."""
+        self.sync_hand(view)
+        self.resample_if_degenerate(view)
+
+    def sync_hand(self, view: PublicView) -> None:
+        """Make every world's copy of the seat's hand its true one (its own draws, R16, are
+        known to it only from its next view)."""
         hand = view.hand
         for s in self.worlds:
             missing = bits_list(hand & ~s.hands[self.seat])
             extra = bits_list(s.hands[self.seat] & ~hand)
             for t, x in zip(missing, extra, strict=True):
                 _swap(s, self.seat, x, t)
+
+    def resample_if_degenerate(self, view: PublicView) -> None:
+        """Resample and jitter when the effective sample size falls under half the worlds."""
         w = self.weights()
         if 1.0 / float((w * w).sum()) < self.count / 2:
             self._resample(view, w)
@@ -186,7 +195,8 @@ class ParticleFilter:
         """Repair world ``s`` so that ``mover`` can make ``move``: a played tile is swapped into
         its hand (for the tile it drew this turn, if it drew: that was the one; else for a
         random one of its tiles); before a draw or a pass, its tiles that could be played
-        are swapped for hidden tiles that could not (from the boneyard first)."""
+        are swapped for hidden tiles that could not, from the boneyard first (R15, R16: a
+        seat draws or passes only when it has no play)."""
         game = self.game
         if move < game.draw:
             tile = move // game.width
@@ -223,7 +233,7 @@ class ParticleFilter:
 
     def _resample(self, view: PublicView, w: np.ndarray) -> None:
         """Systematic resampling; every copy after the first of a world gets a few swaps of
-        hidden tiles between places the voids allow (the jitter)."""
+        hidden tiles between places the shown voids allow (R15, R16; the jitter)."""
         positions = (self.rng.random() + np.arange(self.count)) / self.count
         picks = np.minimum(np.searchsorted(np.cumsum(w), positions), self.count - 1)
         seen: set[int] = set()
@@ -277,19 +287,10 @@ def _swap(s: GameState, seat: int, out: int, into: int) -> None:
 
 
 def _public_matches(world: GameState, view: PublicView) -> bool:
-    """Whether a world's public part is the table's (``view``): the filter's worlds replay
-    the same moves, so they diverge only where a draw decides something public (R5's
-    search for the engine)."""
-    return (
-        world.phase == view.phase
-        and world.current == view.current
-        and len(world.boneyard) == view.boneyard_count
-        and tuple(h.bit_count() for h in world.hands) == view.hand_counts
-        and world.table == view.table
-        and tuple(world.markers) == view.markers
-        and world.tiles_this_turn == view.tiles_this_turn
-        and world.has_drawn == view.has_drawn
-    )
+    """Whether ``view``'s seat sees the same in ``world`` as at the table (its hand synced
+    first): the filter's worlds replay the same moves, so they diverge only where a draw
+    decides something public (R5's search for the engine)."""
+    return public_view(world, view.config, view.seat) == view
 
 
 class HeardWorlds:
@@ -327,11 +328,12 @@ class HeardWorlds:
             to_abs = codec.rel_to_abs
             for seat, action in self.heard:
                 f.observe(to_abs[seat][action])
-            if not all(_public_matches(w, view) for w in f.worlds):
+            f.sync_hand(view)
+            if all(_public_matches(w, view) for w in f.worlds):
+                f.resample_if_degenerate(view)
+            else:
                 self.restarts += 1
                 fresh = True
-            else:
-                f.sync(view)
         self.heard = []
         if fresh:
             f = self.filter = ParticleFilter(game, codec, view.seat, self.count, self.eps, rng)
