@@ -88,7 +88,7 @@ def test_another_table_needs_a_path() -> None:
         ChampionAgent(sims=8).act(decision)
 
 
-@pytest.mark.parametrize("params", [{}, {"pool": 4}, {"particles": 8}])
+@pytest.mark.parametrize("params", [{}, {"pool": 4}, {"particles": 8}, {"history": 40}])
 def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, int]) -> None:
     """The leak check of ``tests/test_agents.py`` on the champion (with and without
     inference), with an untrained network of that test's table (3 players, double-6) as ``path=``."""
@@ -104,7 +104,15 @@ def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, i
     assert differing == 0
 
 
-@pytest.mark.parametrize("params", [{"sims": 12}, {"sims": 12, "pool": 4}, {"sims": 12, "particles": 8}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"sims": 12},
+        {"sims": 12, "pool": 4},
+        {"sims": 12, "particles": 8},
+        {"sims": 12, "history": 40},
+    ],
+)
 def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path, params: dict[str, Any]) -> None:
     champion = AgentSpec("champion", params)
     lineup = [champion.default_label(), "planner", "planner", "planner"]

@@ -198,11 +198,14 @@ def test_training_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
     out = tmp_path / "h2.npz"
     args = ["--players", "2", "--games", "3", "--eval-games", "2", "--epochs", "1", "--out", str(out)]
-    assert main([*args, "--reveals", "1.0", "--particles", "4"]) == 0
+    assert (
+        main([*args, "--reveals", "1.0", "--particles", "4", "--history", "20", "--history-from-truth"]) == 0
+    )
     text = capsys.readouterr().out
     assert "per-tile log-loss" in text and "prior worlds" in text and "learned alpha=" in text
     assert "truth kept, reveal=1.0  100.00%" in text  # the true hands: every tile placed right
     assert "particle filter, 4" in text
+    assert "history sampler, 20" in text and "from the truth (cheat)" in text
     HandModel.load(out).check(GameConfig.make(num_players=2))
     for bad_args in (["--out", str(tmp_path / "h.pt")], [*args, "--reveals", "1.5"]):
         with pytest.raises(SystemExit) as bad:

@@ -117,7 +117,7 @@ def test_champion_with_particles_plays_from_the_filter() -> None:
     champion = ChampionAgent(seed=2, sims=24, particles=8)
     play_game(env, [champion, PlannerAgent(), PlannerAgent(), PlannerAgent()], seed=9)
     heard = champion._heard
-    assert isinstance(heard, HeardWorlds) and heard.filter is not None and heard.restarts == 0
+    assert isinstance(heard, HeardWorlds) and isinstance(heard.filter, ParticleFilter) and heard.restarts == 0
     assert heard.filter.started and champion.params()["particles"] == 8
 
 
@@ -125,7 +125,7 @@ def test_champion_with_particles_plays_from_the_filter() -> None:
     ("params", "message"),
     [
         ({"particles": -1}, "particles must be"),
-        ({"particles": 4, "pool": 2}, "excludes pool"),
+        ({"particles": 4, "pool": 2}, "exclude pool"),
         ({"eps": 0.0}, "eps"),
     ],
 )

@@ -35,9 +35,10 @@ from agents.mexican_train.hand_model import (
     feature_count,
     tile_features,
 )
+from agents.mexican_train.history import DEFAULT_THIN, HistorySampler, history_factory
 from agents.mexican_train.inference import OpponentModel, Play, PlayTracker
 from agents.mexican_train.oracle_champion import partly_revealed
-from agents.mexican_train.particles import DEFAULT_EPS, ParticleFilter
+from agents.mexican_train.particles import DEFAULT_EPS, TrackerFactory, filter_factory
 from agents.mexican_train.planner import PlannerAgent
 from mtrain_env.cli import int_at_least
 from mtrain_env.mexican_train.core.public import PublicView, sample_state
@@ -207,34 +208,49 @@ def placement(
     return prior / max(count, 1), {k: v / max(count, 1) for k, v in posterior.items()}
 
 
-def filter_placement(players: int, seeds: Sequence[int], count: int, eps: float) -> float:
-    """The same share for the worlds of seat 0's particle filter
-    (:class:`~agents.mexican_train.particles.ParticleFilter`, ``count`` worlds, weights
-    ``eps``; the weighted mean), fed every move of planner games as the play loop would."""
+def tracker_placement(
+    players: int, seeds: Sequence[int], factory: TrackerFactory, desc: str, truth: bool = False
+) -> float:
+    """The same share for the worlds of seat 0's tracker of the move log (a particle filter
+    or a history sampler, from ``factory``; the weighted mean over its worlds), fed every
+    move of planner games as the play loop would. With ``truth`` a history sampler starts at
+    the true history (and each opponent draw takes the tile truly drawn): if it settles
+    where the fair walk does, the walk samples the posterior."""
     total = 0.0
     decisions = 0
-    for seed in tqdm(seeds, desc="particle filter", leave=False):
+    for seed in tqdm(seeds, desc=desc, leave=False):
         env = mtrain_env.raw_env(num_players=players)
         env.reset(seed=seed)
         planners = [PlannerAgent() for _ in range(players)]
-        particles = ParticleFilter(env.game, env.codec, 0, count, eps, np.random.default_rng(seed))
+        tracker = factory(env.game, env.codec, 0, np.random.default_rng(seed))
+        planted = tracker if truth and isinstance(tracker, HistorySampler) else None
+        round_index = -1
         while not all(env.terminations.values()):
             decision = decision_for(env, env.agent_selection)
+            state = env.state_obj
             if decision.seat == 0:
                 view = decision.view
-                if particles.started:
-                    particles.sync(view)
-                else:
-                    particles.start(view)
-                truth = env.state_obj.hands
-                hidden = sum(truth[q].bit_count() for q in range(1, players))
+                if view.round_index != round_index:
+                    tracker.start(view)
+                    if planted is not None:
+                        planted.plant(state)
+                    round_index = view.round_index
+                tracker.sync_hand(view)
+                tracker.settle(view)
+                hidden = sum(state.hands[q].bit_count() for q in range(1, players))
                 if hidden:
-                    right = [_placed_right(w.hands, truth) for w in particles.worlds]
-                    total += float(np.dot(particles.weights(), right)) / hidden
+                    right = [_placed_right(w.hands, state.hands) for w in tracker.worlds]
+                    total += float(np.dot(tracker.weights(), right)) / hidden
                     decisions += 1
+            before = state.hands[decision.seat]
             action = planners[decision.seat].act(decision)
             env.step(action)
-            particles.observe(decision.to_move(action))
+            move = decision.to_move(action)
+            if round_index >= 0:
+                tracker.observe(move)
+                drawn = env.state_obj.hands[decision.seat] & ~before
+                if planted is not None and decision.seat != 0 and move == env.game.draw and drawn:
+                    planted.drew(decision.seat, drawn.bit_length() - 1)
     return total / max(decisions, 1)
 
 
@@ -266,6 +282,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="also report the placement of particle filters of these many worlds (champion[particles=N])",
     )
+    parser.add_argument(
+        "--history",
+        type=int_at_least(1),
+        nargs="*",
+        default=[],
+        help="also report the placement of history samplers walking these many proposals a decision "
+        "(champion[history=N])",
+    )
+    parser.add_argument(
+        "--history-from-truth",
+        action="store_true",
+        help="also walk each --history sampler from the true history (a check that it samples the posterior)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="the model file (.npz)")
     args = parser.parse_args(argv)
     if not all(0.0 <= f <= 1.0 for f in args.reveals):
@@ -292,16 +321,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"learned alpha={a}": LearnedModel(model, a) for a in args.alphas
     }
     models["chain-keeping beta=3"] = OpponentModel(config, 3.0)
-    prior, posterior = placement(
-        models, players, eval_seeds[: min(20, len(eval_seeds))], reveals=args.reveals
-    )
+    placement_seeds = eval_seeds[: min(20, len(eval_seeds))]
+    prior, posterior = placement(models, players, placement_seeds, reveals=args.reveals)
     print("  hidden tiles in the right hand (seat 0's decisions):")
     print(f"    prior worlds            {prior:.2%}")
     for name, share in posterior.items():
         print(f"    {name:<24}{share:.2%}")
     for count in args.particles:
-        share = filter_placement(players, eval_seeds[: min(20, len(eval_seeds))], count, DEFAULT_EPS)
+        factory = filter_factory(count, DEFAULT_EPS)
+        share = tracker_placement(players, placement_seeds, factory, "particle filter")
         print(f"    {f'particle filter, {count}':<24}{share:.2%}")
+    for steps in args.history:
+        factory = history_factory(steps, DEFAULT_THIN, DEFAULT_EPS)
+        share = tracker_placement(players, placement_seeds, factory, "history sampler")
+        print(f"    {f'history sampler, {steps}':<24}{share:.2%}")
+        if args.history_from_truth:
+            share = tracker_placement(players, placement_seeds, factory, "history from the truth", True)
+            print(f"    {'  from the truth (cheat)':<24}{share:.2%}")
     print(f"wrote {args.out}")
     return 0
 

@@ -23,7 +23,9 @@ it measurably stronger (README, step 7). With ``particles=N`` the worlds come in
 particle filter of the round's public moves, which the play loop tells it
 (:meth:`inform`; :mod:`agents.mexican_train.particles`): +0.18 [-0.79, 1.14] pips a round
 over 1,000 paired deals, not significant (README, step 8, where ``oracle_champion`` measures
-what perfect inference would give: +11.3).
+what perfect inference would give: +11.3). With ``history=STEPS`` they are the states of an
+MCMC walk over the round's whole hidden history, every opponent move re-checked at each
+proposal (:mod:`agents.mexican_train.history`, README step 9).
 
 Deterministic given the seed and ``sims=`` (not ``ms=``); reads only the seat's view and
 its own observation (the harness's leak check covers it).
@@ -37,9 +39,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from agents.mexican_train.base import Agent, Decision, table_file
+from agents.mexican_train.history import DEFAULT_THIN, history_factory
 from agents.mexican_train.mc import VALUE_CHUNK, Runner
 from agents.mexican_train.mc_infer import DEFAULT_ALPHA, DEFAULT_BETA, MCInferAgent
-from agents.mexican_train.particles import DEFAULT_EPS, HeardWorlds, ParticleFilter, shuffled_boneyards
+from agents.mexican_train.particles import (
+    DEFAULT_EPS,
+    HeardWorlds,
+    WorldTracker,
+    filter_factory,
+    shuffled_boneyards,
+)
 from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from mtrain_env.mexican_train.core.config import GameConfig
 
@@ -117,7 +126,10 @@ class ChampionAgent(MCInferAgent):
         particles: 0 (default): no filter; else the worlds are drawn from a particle filter
             of that many worlds, weighted by every opponent move heard since the round's
             start under a planner model (:mod:`agents.mexican_train.particles`).
-        eps: the filter's share of probability for moves the model would not make.
+        eps: the filter's (or the walk's) share of probability for moves the model would not make.
+        history: 0 (default): no walk; else the worlds are every tenth state of an MCMC walk
+            of that many proposals a decision over the round's hidden history, scored on
+            every opponent move under a planner model (:mod:`agents.mexican_train.history`).
     """
 
     name = "champion"
@@ -138,11 +150,15 @@ class ChampionAgent(MCInferAgent):
         hands: str | None = None,
         particles: int = 0,
         eps: float = DEFAULT_EPS,
+        history: int = 0,
     ) -> None:
-        if isinstance(particles, bool) or not isinstance(particles, int) or particles < 0:
-            raise ValueError(f"particles must be an int >= 0, got {particles!r}")
-        if particles and pool > 1:
-            raise ValueError("particles= draws the worlds from the filter: it excludes pool= > 1")
+        for knob, value in (("particles", particles), ("history", history)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{knob} must be an int >= 0, got {value!r}")
+        if particles and history:
+            raise ValueError("particles= and history= are two sources of worlds: give one")
+        if (particles or history) and pool > 1:
+            raise ValueError("particles= and history= draw the worlds from the log: they exclude pool= > 1")
         if not 0.0 < eps < 1.0:
             raise ValueError(f"eps must be in (0, 1), got {eps!r}")
         if sims is None and ms is None:
@@ -166,13 +182,20 @@ class ChampionAgent(MCInferAgent):
         self._prior = ChampionPolicyAgent(path=self.table_path)
         self.particles = particles
         self.eps = float(eps)
-        self._heard = HeardWorlds(particles, self.eps) if particles else None
-        self._filter: ParticleFilter | None = None
+        self.history = history
+        self._heard: HeardWorlds | None = None
+        if particles:
+            self._heard = HeardWorlds(filter_factory(particles, self.eps))
+        elif history:
+            self._heard = HeardWorlds(history_factory(history, DEFAULT_THIN, self.eps))
+        self._filter: WorldTracker | None = None
 
     def params(self) -> dict[str, Any]:
         inference = self._inference_params() if self.pool > 1 else {}
         if self.particles:
             inference = {"particles": self.particles, "eps": self.eps}
+        if self.history:
+            inference = {"history": self.history, "eps": self.eps}
         return {"sims": self.rollouts, "ms": self.ms, "z": self.z, "path": self.table_path, **inference}
 
     def reset(self, seed: int | None = None) -> None:
@@ -202,13 +225,14 @@ class ChampionAgent(MCInferAgent):
         particles = self._filter
         assert particles is not None  # act() updated it
         weights = particles.weights()
+        worlds = particles.worlds
         compiled: dict[int, np.ndarray] = {}
 
         def world(base: int, index: int) -> np.ndarray:
             rng = np.random.default_rng([base, index, 6])
             i = int(rng.choice(len(weights), p=weights))
             if i not in compiled:
-                compiled[i] = cgame.to_compiled(particles.worlds[i])
+                compiled[i] = cgame.to_compiled(worlds[i])
             return shuffled_boneyards(compiled[i], base, index, 1)[0]
 
         def rows(det: Any, base: int, first: int, count: int, candidates: list[int]) -> np.ndarray:

@@ -29,7 +29,8 @@ Information used: the seat's views and the public moves; nothing hidden.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -45,6 +46,9 @@ __all__ = [
     "HeardWorlds",
     "ParticleFilter",
     "StateDecision",
+    "TrackerFactory",
+    "WorldTracker",
+    "filter_factory",
     "shuffled_boneyards",
 ]
 
@@ -173,6 +177,14 @@ class ParticleFilter:
             for t, x in zip(missing, extra, strict=True):
                 _swap(s, self.seat, x, t)
 
+    def matches(self, view: PublicView) -> bool:
+        """Whether every world's public part is the table's (after :meth:`sync_hand`)."""
+        return all(_public_matches(w, view) for w in self.worlds)
+
+    def settle(self, view: PublicView) -> None:
+        """:meth:`resample_if_degenerate` (the tracker protocol's name)."""
+        self.resample_if_degenerate(view)
+
     def resample_if_degenerate(self, view: PublicView) -> None:
         """Resample and jitter when the effective sample size falls under half the worlds."""
         w = self.weights()
@@ -293,18 +305,47 @@ def _public_matches(world: GameState, view: PublicView) -> bool:
     return public_view(world, view.config, view.seat) == view
 
 
+class WorldTracker(Protocol):
+    """What :class:`HeardWorlds` drives: hidden-hand inference fed by the public move log
+    (:class:`ParticleFilter`, :class:`~agents.mexican_train.history.HistorySampler`)."""
+
+    game: MexicanTrain
+
+    def start(self, view: PublicView) -> None: ...
+    def observe(self, move: int) -> None: ...
+    def sync_hand(self, view: PublicView) -> None: ...
+    def matches(self, view: PublicView) -> bool: ...
+    def settle(self, view: PublicView) -> None: ...
+    @property
+    def worlds(self) -> list[GameState]: ...
+    def weights(self) -> np.ndarray: ...
+
+
+#: builds a tracker for ``(game, codec, seat, rng)``
+TrackerFactory = Callable[[MexicanTrain, Any, int, np.random.Generator], WorldTracker]
+
+
+def filter_factory(count: int, eps: float) -> TrackerFactory:
+    """A :class:`ParticleFilter` of ``count`` worlds and model share ``eps`` per round."""
+
+    def make(game: MexicanTrain, codec: Any, seat: int, rng: np.random.Generator) -> WorldTracker:
+        return ParticleFilter(game, codec, seat, count, eps, rng)
+
+    return make
+
+
 class HeardWorlds:
-    """A seat's particle filter fed by the moves it hears (:meth:`~agents.base.BaseAgent.inform`).
+    """A seat's hidden-hand tracker fed by the moves it hears (:meth:`~agents.base.BaseAgent.inform`).
 
     :meth:`hear` buffers each public move; :meth:`update`, at each of the seat's decisions,
-    feeds them to the filter (or starts a fresh one at the round's first decision, or when a
-    world's public part no longer matches the table) and reconciles the seat's hand.
+    feeds them to the tracker (or starts a fresh one from ``factory`` at the round's first
+    decision, or when its table no longer matches the real one), reconciles the seat's hand
+    and lets the tracker settle (resample, or walk).
     """
 
-    def __init__(self, count: int, eps: float) -> None:
-        self.count = count
-        self.eps = eps
-        self.filter: ParticleFilter | None = None
+    def __init__(self, factory: TrackerFactory) -> None:
+        self.factory = factory
+        self.filter: WorldTracker | None = None
         self.round = -1
         self.heard: list[tuple[int, int]] = []
         self.restarts = 0  #: fresh starts after the worlds diverged from the table
@@ -319,8 +360,8 @@ class HeardWorlds:
 
     def update(
         self, game: MexicanTrain, codec: Any, view: PublicView, rng: np.random.Generator
-    ) -> ParticleFilter:
-        """The filter at this decision of ``view``'s seat (``rng`` seeds a fresh one)."""
+    ) -> WorldTracker:
+        """The tracker at this decision of ``view``'s seat (``rng`` seeds a fresh one)."""
         f = self.filter
         fresh = f is None or f.game.config != game.config or view.round_index != self.round
         if not fresh:
@@ -329,15 +370,15 @@ class HeardWorlds:
             for seat, action in self.heard:
                 f.observe(to_abs[seat][action])
             f.sync_hand(view)
-            if all(_public_matches(w, view) for w in f.worlds):
-                f.resample_if_degenerate(view)
-            else:
+            if not f.matches(view):
                 self.restarts += 1
                 fresh = True
         self.heard = []
         if fresh:
-            f = self.filter = ParticleFilter(game, codec, view.seat, self.count, self.eps, rng)
+            f = self.filter = self.factory(game, codec, view.seat, rng)
             f.start(view)
+            f.sync_hand(view)
             self.round = view.round_index
         assert f is not None
+        f.settle(view)
         return f
