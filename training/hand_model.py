@@ -158,10 +158,50 @@ def log_losses(model: HandModel, x: np.ndarray, allowed: np.ndarray, y: np.ndarr
     return model_loss, -float(np.log(prior[rows, y]).mean())
 
 
-def _placed_right(hands: Sequence[int], truth: Sequence[int]) -> int:
-    """How many of the opponents' tiles (seats 1.., the observer is seat 0) ``hands`` put in
-    the hand ``truth`` has them in."""
-    return sum((hands[q] & truth[q]).bit_count() for q in range(1, len(truth)))
+def _placed_right(hands: Sequence[int], truth: Sequence[int], tiles: int = -1) -> int:
+    """How many of the opponents' tiles (seats 1.., the observer is seat 0; only those in the
+    bitmask ``tiles``) ``hands`` put in the hand ``truth`` has them in."""
+    return sum((hands[q] & truth[q] & tiles).bit_count() for q in range(1, len(truth)))
+
+
+def fitting_tiles(view: PublicView) -> int:
+    """The tiles (bitmask) with a pip of some train's open end: those the next choices turn on."""
+    match = view.config.tiles.match
+    out = 0
+    for end in set(view.ends):
+        out |= match[end]
+    return out
+
+
+class Share:
+    """Mean over seat 0's decisions of the share of the opponents' hidden tiles that worlds
+    place in the right hand: all of them, and those that fit an open end
+    (:func:`fitting_tiles`; decisions with none are skipped for that share)."""
+
+    def __init__(self) -> None:
+        self.total = self.total_fitting = 0.0
+        self.decisions = self.decisions_fitting = 0
+
+    def add(
+        self, hands: Sequence[Sequence[int]], weights: np.ndarray, truth: Sequence[int], fitting: int
+    ) -> None:
+        """One decision: the worlds' ``hands`` with their ``weights`` (summing to 1)."""
+        for mask, is_fitting in ((-1, False), (fitting, True)):
+            hidden = sum((truth[q] & mask).bit_count() for q in range(1, len(truth)))
+            if not hidden:
+                continue
+            right = np.array([_placed_right(h, truth, mask) for h in hands], dtype=float)
+            share = float(np.dot(weights, right)) / hidden
+            if is_fitting:
+                self.total_fitting += share
+                self.decisions_fitting += 1
+            else:
+                self.total += share
+                self.decisions += 1
+
+    def line(self, name: str) -> str:
+        fitting = self.total_fitting / max(self.decisions_fitting, 1)
+        return f"    {name:<24}{self.total / max(self.decisions, 1):>8.2%}{fitting:>16.2%}"
 
 
 def placement(
@@ -170,54 +210,50 @@ def placement(
     seeds: Sequence[int],
     pool: int = 64,
     reveals: Sequence[float] = (),
-) -> tuple[float, dict[str, float]]:
+) -> dict[str, Share]:
     """Share of the opponents' hidden tiles a world puts in the right hand: the prior's
     worlds, the same pool resampled by each model (posterior mean), and, for each ``reveals``
     probability ``f``, the cheating worlds of ``oracle_champion[reveal=f]`` (each hidden tile
     kept where it truly is with probability ``f``), over seat 0's decisions of planner games."""
-    prior = 0.0
-    posterior = dict.fromkeys(models, 0.0)
-    for f in reveals:
-        posterior[f"truth kept, reveal={f}"] = 0.0
-    count = 0
+    shares = {
+        name: Share() for name in ["prior worlds", *models, *(f"truth kept, reveal={f}" for f in reveals)]
+    }
     rng = np.random.default_rng(0)
+    even = np.full(pool, 1.0 / pool)
     for view, plays, game, state in planner_positions(players, seeds, "placement"):
         if view.seat != 0:
             continue
         truth = state.hands
-        hidden = sum(truth[q].bit_count() for q in range(1, players))
-        if not hidden:
+        if not sum(truth[q].bit_count() for q in range(1, players)):
             continue
+        fitting = fitting_tiles(view)
         unseen = view.unseen
         tiles = [t for t in range(view.config.num_tiles) if unseen >> t & 1]
         worlds = [sample_state(game, view, rng) for _ in range(pool)]
         owners = np.array(
             [[next((q for q in range(1, players) if w.hands[q] >> t & 1), -1) for t in tiles] for w in worlds]
         )
-        right = np.array([_placed_right(w.hands, truth) / hidden for w in worlds])
-        prior += float(right.mean())
+        hands = [w.hands for w in worlds]
+        shares["prior worlds"].add(hands, even, truth, fitting)
         for name, model in models.items():
             logw = model.scorer(view, plays)(owners)
             w = np.exp(logw - logw.max())
-            posterior[name] += float((w * right).sum() / w.sum())
+            shares[name].add(hands, w / w.sum(), truth, fitting)
         for f in reveals:
-            kept = [partly_revealed(state, view, f, rng) for _ in range(pool)]
-            share = np.mean([_placed_right(w.hands, truth) for w in kept])
-            posterior[f"truth kept, reveal={f}"] += float(share) / hidden
-        count += 1
-    return prior / max(count, 1), {k: v / max(count, 1) for k, v in posterior.items()}
+            kept = [partly_revealed(state, view, f, rng).hands for _ in range(pool)]
+            shares[f"truth kept, reveal={f}"].add(kept, even, truth, fitting)
+    return shares
 
 
 def tracker_placement(
     players: int, seeds: Sequence[int], factory: TrackerFactory, desc: str, truth: bool = False
-) -> float:
+) -> Share:
     """The same share for the worlds of seat 0's tracker of the move log (a particle filter
     or a history sampler, from ``factory``; the weighted mean over its worlds), fed every
     move of planner games as the play loop would. With ``truth`` a history sampler starts at
     the true history (and each opponent draw takes the tile truly drawn): if it settles
     where the fair walk does, the walk samples the posterior."""
-    total = 0.0
-    decisions = 0
+    share = Share()
     for seed in tqdm(seeds, desc=desc, leave=False):
         env = mtrain_env.raw_env(num_players=players)
         env.reset(seed=seed)
@@ -237,11 +273,9 @@ def tracker_placement(
                     round_index = view.round_index
                 tracker.sync_hand(view)
                 tracker.settle(view)
-                hidden = sum(state.hands[q].bit_count() for q in range(1, players))
-                if hidden:
-                    right = [_placed_right(w.hands, state.hands) for w in tracker.worlds]
-                    total += float(np.dot(tracker.weights(), right)) / hidden
-                    decisions += 1
+                share.add(
+                    [w.hands for w in tracker.worlds], tracker.weights(), state.hands, fitting_tiles(view)
+                )
             before = state.hands[decision.seat]
             action = planners[decision.seat].act(decision)
             env.step(action)
@@ -251,7 +285,7 @@ def tracker_placement(
                 drawn = env.state_obj.hands[decision.seat] & ~before
                 if planted is not None and decision.seat != 0 and move == env.game.draw and drawn:
                     planted.drew(decision.seat, drawn.bit_length() - 1)
-    return total / max(decisions, 1)
+    return share
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -322,22 +356,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     models["chain-keeping beta=3"] = OpponentModel(config, 3.0)
     placement_seeds = eval_seeds[: min(20, len(eval_seeds))]
-    prior, posterior = placement(models, players, placement_seeds, reveals=args.reveals)
+    shares = placement(models, players, placement_seeds, reveals=args.reveals)
     print("  hidden tiles in the right hand (seat 0's decisions):")
-    print(f"    prior worlds            {prior:.2%}")
-    for name, share in posterior.items():
-        print(f"    {name:<24}{share:.2%}")
+    print(f"    {'worlds':<24}{'all':>8}{'fitting an end':>16}")
+    for name, share in shares.items():
+        print(share.line(name))
     for count in args.particles:
         factory = filter_factory(count, DEFAULT_EPS)
-        share = tracker_placement(players, placement_seeds, factory, "particle filter")
-        print(f"    {f'particle filter, {count}':<24}{share:.2%}")
+        print(
+            tracker_placement(players, placement_seeds, factory, "particle filter").line(
+                f"particle filter, {count}"
+            )
+        )
     for steps in args.history:
         factory = history_factory(steps, DEFAULT_THIN, DEFAULT_EPS)
-        share = tracker_placement(players, placement_seeds, factory, "history sampler")
-        print(f"    {f'history sampler, {steps}':<24}{share:.2%}")
+        print(
+            tracker_placement(players, placement_seeds, factory, "history sampler").line(
+                f"history sampler, {steps}"
+            )
+        )
         if args.history_from_truth:
-            share = tracker_placement(players, placement_seeds, factory, "history from the truth", True)
-            print(f"    {'  from the truth (cheat)':<24}{share:.2%}")
+            walk = tracker_placement(players, placement_seeds, factory, "history from the truth", True)
+            print(walk.line("  from the truth (cheat)"))
     print(f"wrote {args.out}")
     return 0
 
