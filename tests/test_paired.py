@@ -48,6 +48,17 @@ def test_runs_on_other_deals_are_refused(tmp_path: Path) -> None:
         paired.main([str(a), str(tmp_path / "missing")])
 
 
+def test_a_run_with_no_game_yet_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _run(tmp_path / "a", "x", {0: (1, 2), 1: (1, 2)})
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "results.csv").write_text(HEADER)
+    with pytest.raises(SystemExit) as err:
+        paired.main([str(empty), str(a)])
+    assert err.value.code == 2
+    assert "results.csv has no games yet" in capsys.readouterr().err
+
+
 def test_two_player_runs_test_the_first_listed_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -58,6 +58,7 @@ DEFAULT_THIN = 10
 _BONEYARD = -1  #: owner of a tile still face down
 _NEVER = 1 << 30  #: "played at" of a tile not played
 _HARD = 3 * IMPOSSIBLE  #: log-likelihood of a move the hand could not make
+_CACHE_LIMIT = 200_000  #: memoised move likelihoods kept (a pure function: clearing changes no result)
 
 
 @dataclass
@@ -77,7 +78,7 @@ class HistorySampler:
     Args:
         game, codec: the table's rules core and action codec.
         seat: the observing seat.
-        steps: proposals walked at each decision (:meth:`sync`).
+        steps: proposals walked at each decision (:meth:`settle`).
         thin: keep every ``thin``-th state of the walk as a world.
         eps: the share of the model's probability left to the moves it would not make.
         rng: the walk's random stream.
@@ -295,6 +296,8 @@ class HistorySampler:
             key = (q, index, hand)
             value = self.cache.get(key)
             if value is None:
+                if len(self.cache) >= _CACHE_LIMIT:
+                    self.cache.clear()
                 value = self.cache[key] = self._move_log_likelihood(m, hand)
             total += value
         return total

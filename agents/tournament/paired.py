@@ -28,7 +28,9 @@ from agents.tournament.stats import mean_ci, ratio_ci
 def lone_agent(run: Path, counts: dict[str, int]) -> str:
     """The agent seated once a table (``counts``: seats over the run). At 2 players both
     agents are: the agent under test is then the first of the run's ``--agents``
-    (``run.json``; ``X + 1 x baseline``); ``ValueError`` without it."""
+    (``run.json``; ``X + 1 x baseline``); ``ValueError`` without it, or without any game."""
+    if not counts:
+        raise ValueError(f"{run}: results.csv has no games yet")
     fewest = min(counts.values())
     lone = sorted(a for a, n in counts.items() if n == fewest)
     if len(lone) == 1:
