@@ -203,7 +203,9 @@ def test_training_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     )
     text = capsys.readouterr().out
     assert "per-tile log-loss" in text and "prior worlds" in text and "learned alpha=" in text
-    assert "truth kept, reveal=1.0   100.00%         100.00%" in text  # the true hands: every tile placed right
+    assert (
+        "truth kept, reveal=1.0   100.00%         100.00%" in text
+    )  # the true hands: every tile placed right
     assert "particle filter, 4" in text
     assert "history sampler, 20" in text and "from the truth (cheat)" in text
     HandModel.load(out).check(GameConfig.make(num_players=2))

@@ -124,8 +124,8 @@ def test_champion_with_history_plays_a_whole_game() -> None:
     champion = ChampionAgent(seed=2, sims=24, history=30)
     play_game(env, [PlannerAgent(), champion, PlannerAgent(), PlannerAgent()], seed=9)
     heard = champion._heard
-    assert isinstance(heard, HeardWorlds) and isinstance(heard.filter, HistorySampler)
-    assert heard.restarts == 0 and heard.filter.proposed > 0
+    assert isinstance(heard, HeardWorlds) and isinstance(heard.tracker, HistorySampler)
+    assert heard.restarts == 0 and heard.tracker.proposed > 0
     assert champion.params()["history"] == 30
 
 

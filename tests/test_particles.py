@@ -117,8 +117,10 @@ def test_champion_with_particles_plays_from_the_filter() -> None:
     champion = ChampionAgent(seed=2, sims=24, particles=8)
     play_game(env, [champion, PlannerAgent(), PlannerAgent(), PlannerAgent()], seed=9)
     heard = champion._heard
-    assert isinstance(heard, HeardWorlds) and isinstance(heard.filter, ParticleFilter) and heard.restarts == 0
-    assert heard.filter.started and champion.params()["particles"] == 8
+    assert (
+        isinstance(heard, HeardWorlds) and isinstance(heard.tracker, ParticleFilter) and heard.restarts == 0
+    )
+    assert heard.tracker.started and champion.params()["particles"] == 8
 
 
 @pytest.mark.parametrize(

@@ -188,7 +188,7 @@ class ChampionAgent(MCInferAgent):
             self._heard = HeardWorlds(filter_factory(particles, self.eps))
         elif history:
             self._heard = HeardWorlds(history_factory(history, DEFAULT_THIN, self.eps))
-        self._filter: WorldTracker | None = None
+        self._tracker: WorldTracker | None = None
 
     def params(self) -> dict[str, Any]:
         inference = self._inference_params() if self.pool > 1 else {}
@@ -210,7 +210,7 @@ class ChampionAgent(MCInferAgent):
     def act(self, decision: Decision) -> int:
         if self._heard is not None:
             seed = int(self.rng.integers(1 << 62))
-            self._filter = self._heard.update(
+            self._tracker = self._heard.update(
                 decision.game, decision.codec, decision.view, np.random.default_rng(seed)
             )
         return super().act(decision)
@@ -222,10 +222,10 @@ class ChampionAgent(MCInferAgent):
         cgame, sc, _ = self._compiled_game(config)
         leaves = self._network_leaves(config)
         seat = decision.view.seat
-        particles = self._filter
-        assert particles is not None  # act() updated it
-        weights = particles.weights()
-        worlds = particles.worlds
+        tracker = self._tracker
+        assert tracker is not None  # act() updated it
+        weights = tracker.weights()
+        worlds = tracker.worlds
         compiled: dict[int, np.ndarray] = {}
 
         def world(base: int, index: int) -> np.ndarray:

@@ -345,13 +345,13 @@ class HeardWorlds:
 
     def __init__(self, factory: TrackerFactory) -> None:
         self.factory = factory
-        self.filter: WorldTracker | None = None
+        self.tracker: WorldTracker | None = None
         self.round = -1
         self.heard: list[tuple[int, int]] = []
         self.restarts = 0  #: fresh starts after the worlds diverged from the table
 
     def reset(self) -> None:
-        self.filter = None
+        self.tracker = None
         self.round = -1
         self.heard = []
 
@@ -362,7 +362,7 @@ class HeardWorlds:
         self, game: MexicanTrain, codec: Any, view: PublicView, rng: np.random.Generator
     ) -> WorldTracker:
         """The tracker at this decision of ``view``'s seat (``rng`` seeds a fresh one)."""
-        f = self.filter
+        f = self.tracker
         fresh = f is None or f.game.config != game.config or view.round_index != self.round
         if not fresh:
             assert f is not None
@@ -375,7 +375,7 @@ class HeardWorlds:
                 fresh = True
         self.heard = []
         if fresh:
-            f = self.filter = self.factory(game, codec, view.seat, rng)
+            f = self.tracker = self.factory(game, codec, view.seat, rng)
             f.start(view)
             f.sync_hand(view)
             self.round = view.round_index
