@@ -22,7 +22,7 @@ start (on the public state of that moment, kept as a snapshot):
 A proposal swaps the slots of two hidden tiles (symmetric; a tile an opponent played must
 stay in one of that opponent's slots from before the play), accepted with probability
 ``min(1, exp(delta log-likelihood))``. New moves extend the history with the smallest
-repair that makes them possible; :meth:`HistorySampler.sync` then walks ``steps``
+repair that makes them possible; :meth:`HistorySampler.settle` then walks ``steps``
 proposals and keeps every ``thin``-th state as a world.
 
 Information used: the seat's views and the public moves; nothing hidden.
