@@ -203,9 +203,8 @@ def test_training_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     )
     text = capsys.readouterr().out
     assert "per-tile log-loss" in text and "prior worlds" in text and "learned alpha=" in text
-    assert (
-        "truth kept, reveal=1.0   100.00%         100.00%" in text
-    )  # the true hands: every tile placed right
+    # the true hands: every tile placed right (all, fitting) and every two worlds agree
+    assert "truth kept, reveal=1.0   100.00%         100.00%       100.00%" in text
     assert "particle filter, 4" in text
     assert "history sampler, 20" in text and "from the truth (cheat)" in text
     HandModel.load(out).check(GameConfig.make(num_players=2))
@@ -213,3 +212,14 @@ def test_training_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         with pytest.raises(SystemExit) as bad:
             main(bad_args)
         assert bad.value.code == 2
+
+
+def test_agreement_is_the_weighted_share_two_worlds_place_alike() -> None:
+    from training.hand_model import _agreement
+
+    a = [0b1111, 0b0011, 0b1100]  # seat 0's hand, then opponents 1 and 2
+    b = [0b1111, 0b0101, 0b1010]  # one tile of each opponent's hand in common with a
+    assert _agreement([a, a], np.array([0.5, 0.5])) == 4.0
+    assert _agreement([a, b], np.array([0.5, 0.5])) == 2.0
+    assert _agreement([a, a, b], np.array([0.5, 0.5, 0.0])) == 4.0  # a weightless world counts for nothing
+    assert _agreement([a], np.array([1.0])) == 0.0

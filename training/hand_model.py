@@ -176,10 +176,16 @@ def fitting_tiles(view: PublicView) -> int:
 class Share:
     """Mean over seat 0's decisions of the share of the opponents' hidden tiles that worlds
     place in the right hand: all of them, and those that fit an open end
-    (:func:`fitting_tiles`; decisions with none are skipped for that share)."""
+    (:func:`fitting_tiles`; decisions with none are skipped for that share).
+
+    Also how much two of the worlds agree (the share of the hidden tiles two worlds put in
+    the same hand, over pairs, weighted): for independent draws from a calibrated
+    posterior it equals the placement, so agreement well above placement means the worlds
+    are copies of one another more than the evidence warrants.
+    """
 
     def __init__(self) -> None:
-        self.total = self.total_fitting = 0.0
+        self.total = self.total_fitting = self.total_agreement = 0.0
         self.decisions = self.decisions_fitting = 0
 
     def add(
@@ -198,10 +204,28 @@ class Share:
             else:
                 self.total += share
                 self.decisions += 1
+                self.total_agreement += _agreement(hands, weights) / hidden
 
     def line(self, name: str) -> str:
         fitting = self.total_fitting / max(self.decisions_fitting, 1)
-        return f"    {name:<24}{self.total / max(self.decisions, 1):>8.2%}{fitting:>16.2%}"
+        decisions = max(self.decisions, 1)
+        return (
+            f"    {name:<24}{self.total / decisions:>8.2%}{fitting:>16.2%}"
+            f"{self.total_agreement / decisions:>14.2%}"
+        )
+
+
+def _agreement(hands: Sequence[Sequence[int]], weights: np.ndarray) -> float:
+    """Weighted mean, over pairs of distinct worlds, of the opponents' tiles both put in the
+    same hand (seats 1..; 0 with fewer than two worlds)."""
+    numerator = denominator = 0.0
+    for i in range(len(hands)):
+        for j in range(i + 1, len(hands)):
+            w = float(weights[i] * weights[j])
+            if w > 0.0:
+                numerator += w * _placed_right(hands[i], hands[j])
+                denominator += w
+    return numerator / denominator if denominator else 0.0
 
 
 def placement(
@@ -358,7 +382,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     placement_seeds = eval_seeds[: min(20, len(eval_seeds))]
     shares = placement(models, players, placement_seeds, reveals=args.reveals)
     print("  hidden tiles in the right hand (seat 0's decisions):")
-    print(f"    {'worlds':<24}{'all':>8}{'fitting an end':>16}")
+    print(f"    {'worlds':<24}{'all':>8}{'fitting an end':>16}{'worlds agree':>14}")
     for name, share in shares.items():
         print(share.line(name))
     for count in args.particles:
