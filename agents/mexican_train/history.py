@@ -40,14 +40,15 @@ from agents.mexican_train.particles import (
     DEFAULT_EPS,
     IMPOSSIBLE,
     ParticleFilter,
-    StateDecision,
     TrackerFactory,
     WorldTracker,
+    is_choice,
+    model_log_likelihood,
 )
 from agents.mexican_train.planner import PlannerAgent
 from mtrain_env.mexican_train.core.public import PublicView, banned_tiles, public_view
 from mtrain_env.mexican_train.core.rules import MexicanTrain
-from mtrain_env.mexican_train.core.state import GameState, Phase
+from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["DEFAULT_THIN", "HistorySampler", "history_factory"]
@@ -69,7 +70,6 @@ class _Move:
     mover: int
     move: int
     state: GameState
-    informative: bool  #: a choice among several legal moves in the true state's phase
 
 
 class HistorySampler:
@@ -156,8 +156,7 @@ class HistorySampler:
         mover = world.current
         game = self.game
         if mover != self.seat:
-            informative = not world.has_drawn and world.phase in (Phase.OPENING, Phase.NORMAL)
-            self.moves[mover].append(_Move(self.time, mover, move, world.copy(), informative))
+            self.moves[mover].append(_Move(self.time, mover, move, world.copy()))
             if move < game.draw:
                 self._record_play(mover, move // game.width, world.has_drawn)
             elif move == game.draw:
@@ -277,7 +276,7 @@ class HistorySampler:
     def _fits(self, tile: int, owner: int, since: int) -> bool:
         """Whether ``tile`` may take a slot of ``owner`` from ``since``: a played tile only one of
         its player's slots from before the play; a starting hand no tile its seat had shown
-        it lacks when the history began."""
+        it lacks when the history began (R15/R16 voids, :func:`banned_tiles`)."""
         if tile in self.played:
             return owner == self.played_by[tile] and since < self.played[tile]
         return not (owner != _BONEYARD and since < 0 and self.banned[owner] >> tile & 1)
@@ -310,13 +309,13 @@ class HistorySampler:
             legal = self.game.legal_moves(s)
             if m.move not in legal:
                 return _HARD
-            if not m.informative or len(legal) == 1:
+            if not is_choice(s):
                 return 0.0
-            choice = StateDecision(self.game, self.codec, s, m.mover)
-            predicted = choice.to_move(self.model.act(choice))  # type: ignore[arg-type]
+            return model_log_likelihood(
+                self.game, self.codec, self.model, s, m.mover, m.move, legal, self.eps
+            )
         finally:
             s.hands[m.mover] = saved
-        return math.log(1.0 - self.eps) if predicted == m.move else math.log(self.eps / (len(legal) - 1))
 
     # -- worlds ------------------------------------------------------------------------------
     def hands(self) -> list[int]:

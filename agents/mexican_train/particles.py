@@ -49,6 +49,8 @@ __all__ = [
     "TrackerFactory",
     "WorldTracker",
     "filter_factory",
+    "is_choice",
+    "model_log_likelihood",
     "shuffled_boneyards",
 ]
 
@@ -71,6 +73,33 @@ def shuffled_boneyards(truth: np.ndarray, base: int, first: int, count: int) -> 
         rng = np.random.default_rng([base, first + d, 4])
         roots[d, ce.S_BONEYARD : ce.S_BONEYARD + size] = rng.permutation(tiles)
     return roots
+
+
+def is_choice(s: GameState) -> bool:
+    """Whether a move in ``s`` says something of the mover's hand through its choice: not a
+    play right after a draw (R16: that only says what was drawn: luck, not hands), and in
+    a phase where the seat chooses (R9 opening, normal play)."""
+    return not s.has_drawn and s.phase in (Phase.OPENING, Phase.NORMAL)
+
+
+def model_log_likelihood(
+    game: MexicanTrain,
+    codec: Any,
+    model: Any,
+    s: GameState,
+    mover: int,
+    move: int,
+    legal: list[int],
+    eps: float,
+) -> float:
+    """Log-probability that ``mover`` chose the legal ``move`` in ``s`` under ``model`` (an
+    agent, the planner here): ``log(1 - eps)`` if the model makes it, else ``eps`` shared
+    among the other legal moves; 0 for a forced move."""
+    if len(legal) == 1:
+        return 0.0
+    choice = StateDecision(game, codec, s, mover)
+    predicted = choice.to_move(model.act(choice))
+    return math.log(1.0 - eps) if predicted == move else math.log(eps / (len(legal) - 1))
 
 
 class StateDecision:
@@ -192,16 +221,12 @@ class ParticleFilter:
             self._resample(view, w)
 
     def _log_likelihood(self, s: GameState, mover: int, move: int) -> float:
-        if s.has_drawn or s.phase not in (Phase.OPENING, Phase.NORMAL):
-            return 0.0  # a play right after a draw says what was drawn: luck, not hands
+        if not is_choice(s):
+            return 0.0
         legal = self.game.legal_moves(s)
         if move not in legal:
             return IMPOSSIBLE
-        if len(legal) == 1:
-            return 0.0
-        choice = StateDecision(self.game, self.codec, s, mover)
-        predicted = choice.to_move(self.model.act(choice))  # type: ignore[arg-type]
-        return math.log(1.0 - self.eps) if predicted == move else math.log(self.eps / (len(legal) - 1))
+        return model_log_likelihood(self.game, self.codec, self.model, s, mover, move, legal, self.eps)
 
     def _make_possible(self, i: int, s: GameState, mover: int, move: int) -> None:
         """Repair world ``s`` so that ``mover`` can make ``move``: a played tile is swapped into
