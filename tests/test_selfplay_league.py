@@ -1,7 +1,8 @@
 """Self-play against league opponents (``--opponents planner --opponent-share P``).
 
 * opponent seats play the batched planner's moves and never enter the trained batch (both learners);
-* the share of league games is honoured, every league game has 1..n-1 opponent seats;
+* the share of league games is honoured, every league game has 1..n-1 opponent seats, or
+  exactly ``opponent_seats`` (one learner seat against the lineup at ``n - 1``);
 * the seat book credits a round's rewards to the learner's seats only (hand-checked);
 * a run with opponents resumes bit for bit from a checkpoint;
 * bad settings get one-line errors naming the option.
@@ -100,6 +101,24 @@ def test_the_share_is_honoured_and_each_league_game_keeps_a_learner_seat() -> No
     assert seats.min() > 0.8 * seats.mean()
 
 
+@pytest.mark.parametrize("fixed", [1, 3])
+def test_a_fixed_number_of_opponent_seats_is_kept_every_round(fixed: int) -> None:
+    settings = {**LEAGUE, "opponent_share": 1.0, "opponent_seats": fixed}
+    learner = SelfPlayPPO(SelfPlayConfig(seed=3, **settings))
+    seats = np.zeros(4, int)
+    rounds_before = learner.rounds
+    for _ in range(4):
+        learner.collect()
+        assert (learner.opponent.sum(1) == fixed).all()
+        seats += learner.opponent.sum(0)
+    assert learner.rounds > rounds_before  # rounds ended, so the seats were redrawn
+    for _ in range(200):
+        learner._draw_opponents(np.arange(8))
+        assert (learner.opponent.sum(1) == fixed).all()
+        seats += learner.opponent.sum(0)
+    assert seats.min() > 0.8 * seats.mean()  # which seats: about uniform
+
+
 def test_credit_goes_to_the_learner_seats_only() -> None:
     """One game, 4 seats; seats 1 and 3 are opponents (never recorded). Seat 0 decides
     twice, seat 2 once; the round ends with rewards (3, -1, -4, 2)."""
@@ -162,6 +181,10 @@ def test_league_settings_are_checked() -> None:
     with pytest.raises(ValueError, match=r"opponent_share must be a number in \[0.0, 1.0\]"):
         SelfPlayConfig(opponents="planner", opponent_share=1.5)
     assert SelfPlayConfig().league_games == 0
+    with pytest.raises(ValueError, match=r"opponent_seats must be in 0..3 \(0: drawn 1..n-1\), got 4"):
+        SelfPlayConfig(opponents="planner", opponent_share=1.0, opponent_seats=4)
+    with pytest.raises(ValueError, match="opponent_seats needs opponents"):
+        SelfPlayConfig(opponent_seats=1)
 
 
 @pytest.mark.parametrize(
@@ -172,6 +195,10 @@ def test_league_settings_are_checked() -> None:
         (
             ["--opponents", "planner", "--opponent-share", "2"],
             "mtrain selfplay: --opponent-share: opponent_share must be a number in [0.0, 1.0], got 2.0",
+        ),
+        (
+            ["--opponents", "planner", "--opponent-share", "1", "--opponent-seats", "-1"],
+            "mtrain selfplay: --opponent-seats: opponent_seats must be in 0..3 (0: drawn 1..n-1), got -1",
         ),
     ],
 )

@@ -6,6 +6,7 @@ Examples::
     mtrain selfplay --out runs/sp --resume --minutes 30         # continue it exactly
     mtrain selfplay --out runs/mlp --net mlp --steps 20000000   # the MLP baseline
     mtrain selfplay --out runs/lg --opponents planner --opponent-share 0.5  # half the games vs planner seats
+    mtrain selfplay --out runs/br --opponents planner --opponent-share 1 --opponent-seats 3  # vs 3 planners
     mtrain selfplay --out runs/dmc --algo dmc --epsilon 0.05    # deep Monte-Carlo Q(s, a)
 
 --algo ppo (default; :mod:`training.selfplay.learner`) trains an actor-critic by clipped
@@ -60,6 +61,11 @@ _LEARNER: dict[str, tuple[str, type, str]] = {
     "--init": ("init", str, "start from the weights of this self-play policy file (default: fresh)"),
     "--opponents": ("opponents", str, "league opponents: none (default) or planner (compiled, batched)"),
     "--opponent-share": ("opponent_share", float, "share of the games with 1..n-1 opponent seats (e.g. 0.5)"),
+    "--opponent-seats": (
+        "opponent_seats",
+        int,
+        "opponent seats of each such game (default 0: drawn 1..n-1; n-1: a best response to the lineup)",
+    ),
     "--epsilon": ("epsilon", float, "dmc: probability of a random legal action (default 0.05)"),
 }
 #: options of one learner only

@@ -8,8 +8,8 @@ every seat's decisions become training data with that seat's own returns
 network with clipped PPO, action masking and GAE along each seat's chain.
 
 League (``opponents="planner"``, ``opponent_share=P``): in the first ``round(P * B)`` games a
-random subset of 1..n-1 seats (redrawn per game at each round start, from the run's
-``league_rng``) is played by the compiled ``planner``
+random subset of 1..n-1 seats (``opponent_seats=k``: exactly ``k`` seats; redrawn per game at
+each round start, from the run's ``league_rng``) is played by the compiled ``planner``
 (:class:`~mtrain_env.mexican_train.compiled.batched_planner.BatchedPlanner`, one call for
 all those games a step). Their decisions are not recorded, so they earn nothing and train
 nothing; the learner's seats of those games learn against them. The other games are pure
@@ -72,6 +72,9 @@ class SelfPlayConfig:
     opponents: str = "none"
     #: the share of the games that are league games (the first ``league_games`` games)
     opponent_share: float = 0.0
+    #: opponent seats of each league game: 0 draws 1..n-1 uniformly, k plays exactly k
+    #: (``n - 1``: one learner seat against the lineup, a best response to it)
+    opponent_seats: int = 0
 
     def __post_init__(self) -> None:
         ints = {
@@ -119,6 +122,13 @@ class SelfPlayConfig:
             raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}, got {self.opponents!r}")
         if self.opponents == "none" and self.opponent_share:
             raise ValueError(f"opponent_share needs opponents (e.g. planner), got {self.opponent_share!r}")
+        if isinstance(self.opponent_seats, bool) or not isinstance(self.opponent_seats, int):
+            raise ValueError(f"opponent_seats must be an int, got {self.opponent_seats!r}")
+        if not 0 <= self.opponent_seats < self.num_players:
+            most, got = self.num_players - 1, self.opponent_seats
+            raise ValueError(f"opponent_seats must be in 0..{most} (0: drawn 1..n-1), got {got!r}")
+        if self.opponent_seats and self.opponents == "none":
+            raise ValueError(f"opponent_seats needs opponents (e.g. planner), got {self.opponent_seats!r}")
         if self.opponents != "none" and self.league_games == 0:
             raise ValueError(
                 f"opponent_share must give at least one of the {self.num_games} games opponents "
@@ -188,13 +198,16 @@ class SelfPlayPPO:
 
     # -------------------------------------------------------------- acting
     def _draw_opponents(self, games: np.ndarray) -> None:
-        """New opponent seats for league ``games`` whose round starts: 1..n-1 seats drawn
-        uniformly, then which ones; a learner seat handed to an opponent ends its chain."""
+        """New opponent seats for league ``games`` whose round starts: how many (1..n-1 drawn
+        uniformly, or ``opponent_seats``), then which ones; a learner seat handed to an
+        opponent ends its chain."""
         n = self.env.num_players
         rng = self.league_rng
+        fixed = self.config.opponent_seats
         for g in games.tolist():
             row = np.zeros(n, np.bool_)
-            row[rng.choice(n, int(rng.integers(1, n)), replace=False)] = True
+            count = fixed if fixed else int(rng.integers(1, n))
+            row[rng.choice(n, count, replace=False)] = True
             handed = np.flatnonzero(row & ~self.opponent[g])
             self.book.close(np.full(handed.size, g), handed)
             self.opponent[g] = row
