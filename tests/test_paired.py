@@ -14,14 +14,15 @@ from agents.tournament.stats import mean_ci, ratio_ci
 HEADER = "deal,lineup,rotation,round,seat,agent,deal_seed,penalty\n"
 
 
-def _run(path: Path, agent: str, penalties: dict[int, tuple[int, int]]) -> Path:
-    """A run whose lone ``agent`` scores ``mine`` and each of 3 planners ``theirs`` per deal."""
+def _run(path: Path, agent: str, penalties: dict[int, tuple[int, int]], seed: int = 1000) -> Path:
+    """A run whose lone ``agent`` scores ``mine`` and each of 3 planners ``theirs`` per deal
+    (deal seeds ``seed + deal``)."""
     path.mkdir()
     lines = [HEADER]
     for deal, (mine, theirs) in penalties.items():
         for seat in range(4):
             who, pen = (agent, mine) if seat == 0 else ("planner", theirs)
-            lines.append(f"{deal},0,0,0,{seat},{who},{1000 + deal},{pen}\n")
+            lines.append(f"{deal},0,0,0,{seat},{who},{seed + deal},{pen}\n")
     (path / "results.csv").write_text("".join(lines))
     return path
 
@@ -34,6 +35,35 @@ def test_gains_and_the_paired_difference(tmp_path: Path, capsys: pytest.CaptureF
     out = capsys.readouterr().out
     assert "3 deals in both runs" in out
     assert "mc_infer - mc: 3.33 [" in out  # differences 4, 2, 4
+
+
+def test_also_pools_the_deals_of_another_pair(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _run(tmp_path / "a", "champion", {0: (10, 30), 1: (20, 30)})  # gains 20, 10
+    b = _run(tmp_path / "b", "mc", {0: (14, 30), 1: (22, 30)})  # gains 16, 8: differences 4, 2
+    a2 = _run(tmp_path / "a2", "champion", {0: (5, 20), 1: (9, 10)}, seed=5000)  # gains 15, 1
+    b2 = _run(tmp_path / "b2", "mc", {0: (9, 20), 1: (3, 10), 2: (1, 1)}, seed=5000)  # 11, 7 (deal 2 alone)
+    assert paired.deal_gains(a2)[1].keys() == {(0, "5000"), (1, "5001")}
+    assert paired.main([str(a), str(b), "--also", str(a2), str(b2)]) == 0
+    out = capsys.readouterr().out
+    assert "4 deals in both runs of 2 pairs" in out
+    assert f"champion - mc: {mean_ci([4.0, 2.0, 4.0, -6.0])}  (paired by deal)" in out
+    assert f"champion                     {mean_ci([20.0, 10.0, 15.0, 1.0])}" in out
+    # a pair of other agents is refused, naming the pair
+    other = _run(tmp_path / "o", "oracle", {0: (1, 20), 1: (1, 10)}, seed=5000)
+    with pytest.raises(SystemExit) as err:
+        paired.main([str(a), str(b), "--also", str(other), str(b2)])
+    assert err.value.code == 2
+    assert "compares oracle with mc, not champion with mc" in capsys.readouterr().err
+    # the same deals twice would shrink the interval for nothing
+    with pytest.raises(SystemExit) as err:
+        paired.main([str(a), str(b), "--also", str(a), str(b)])
+    assert err.value.code == 2
+    assert "deals already counted" in capsys.readouterr().err
+    # a pair on different deals is refused too
+    with pytest.raises(SystemExit) as err:
+        paired.main([str(a), str(b), "--also", str(a2), str(b)])
+    assert err.value.code == 2
+    assert "share fewer than 2 deals" in capsys.readouterr().err
 
 
 def test_runs_on_other_deals_are_refused(tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ which cancels most of the deal luck. Prints each gain and the difference A - B w
 t-intervals over deals. ``--share`` reads B as a bound (e.g. ``oracle``) and also prints the
 share of the baseline -> B gap that A closes, ``mean(gain A) / mean(gain B)``, with a
 delta-method interval over the same deals (issue 12's "closes half the gap" target).
-Exit 2 when the runs do not share their deals.
+``--also A2 B2`` (repeatable) pools another pair of runs, e.g. the same two agents on another
+seed: every pair's common deals count once, so the intervals are over all of them. Exit 2
+when a pair does not share its deals, or its agents are not the first pair's.
 """
 
 from __future__ import annotations
@@ -61,6 +63,19 @@ def deal_gains(run: Path) -> tuple[str, dict[tuple[int, str], float]]:
     return agent, gains
 
 
+def common_gains(a: Path, b: Path) -> tuple[str, str, dict[tuple[int, str], tuple[float, float]]]:
+    """The two runs' agents and their gains on each deal both played (``ValueError`` if
+    fewer than 2)."""
+    name_a, gains_a = deal_gains(a)
+    name_b, gains_b = deal_gains(b)
+    common = sorted(gains_a.keys() & gains_b.keys())
+    if len(common) < 2:
+        raise ValueError(
+            f"{a} and {b} share fewer than 2 deals: use the same --seed (their deal seeds differ)"
+        )
+    return name_a, name_b, {k: (gains_a[k], gains_b[k]) for k in common}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m agents.tournament.paired", description=__doc__.splitlines()[0]
@@ -70,21 +85,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--share", action="store_true", help="B is a bound: print the share of its gain A reaches"
     )
+    parser.add_argument(
+        "--also",
+        nargs=2,
+        type=Path,
+        action="append",
+        default=[],
+        metavar=("A2", "B2"),
+        help="another pair of runs of the same two agents (e.g. another seed), pooled deal by deal",
+    )
     args = parser.parse_args(argv)
-    for run in (args.a, args.b):
+    pairs = [(args.a, args.b), *[tuple(p) for p in args.also]]
+    for run in (r for pair in pairs for r in pair):
         if not (run / "results.csv").is_file():
             parser.error(f"{run}: no results.csv (not a tournament directory)")
+    pooled: dict[tuple[int, str], tuple[float, float]] = {}
+    names: tuple[str, str] | None = None
     try:
-        name_a, a = deal_gains(args.a)
-        name_b, b = deal_gains(args.b)
+        for a, b in pairs:
+            name_a, name_b, gains = common_gains(a, b)
+            if names is not None and (name_a, name_b) != names:
+                raise ValueError(
+                    f"--also {a} {b} compares {name_a} with {name_b}, not {names[0]} with {names[1]}"
+                )
+            if pooled.keys() & gains.keys():
+                raise ValueError(f"--also {a} {b}: deals already counted (pool runs of another seed)")
+            names = (name_a, name_b)
+            pooled.update(gains)
     except ValueError as err:
         parser.error(str(err))
-    common = sorted(a.keys() & b.keys())
-    if len(common) < 2:
-        parser.error("the runs share fewer than 2 deals: use the same --seed (their deal seeds differ)")
-    gains_a, gains_b = [a[k] for k in common], [b[k] for k in common]
+    assert names is not None
+    name_a, name_b = names
+    gains_a, gains_b = [g[0] for g in pooled.values()], [g[1] for g in pooled.values()]
     diffs = [x - y for x, y in zip(gains_a, gains_b, strict=True)]
-    print(f"{len(common)} deals in both runs (pips a round better than the baseline, 95% CI over deals)")
+    where = f" of {len(pairs)} pairs" if len(pairs) > 1 else ""
+    print(
+        f"{len(gains_a)} deals in both runs{where} (pips a round better than the baseline, 95% CI over deals)"
+    )
     print(f"{name_a:<28} {mean_ci(gains_a)}")
     print(f"{name_b:<28} {mean_ci(gains_b)}")
     print(f"{name_a} - {name_b}: {mean_ci(diffs)}  (paired by deal)")
