@@ -17,6 +17,7 @@ from agents.mexican_train.planner import PlannerAgent
 from agents.registry import make_agent
 from mtrain_env.mexican_train import env as make_env
 from training import distill_mc
+from training.choices import play_choices
 from training.distill_mc import KEYS, load_labels, shard_paths
 
 POLICY = str(Path(__file__).resolve().parent.parent / "agents" / "policies" / "ismcts_puct.npz")
@@ -80,10 +81,35 @@ def test_champion_teacher_labels_the_champions_move(tmp_path: Path) -> None:
     assert '"teacher": "champion[' in (tmp_path / "label.json").read_text()
 
 
+def test_opponents_planner_labels_one_seat_against_planners(tmp_path: Path) -> None:
+    """``--opponents planner``: game ``g`` labels seat ``g mod 4`` only, and replaying its
+    labels in that seat with ``planner`` in the others meets exactly the labelled positions."""
+    _label(tmp_path, 1, "--opponents", "planner")
+    data = load_labels(tmp_path)
+    for g, deal in enumerate((500_000, 500_001, 500_002)):
+        rows = np.flatnonzero(data["game"] == deal)
+        assert rows.size >= 3
+        moves = iter(rows.tolist())
+        planner = PlannerAgent()
+
+        def replay(decision: Decision, seat: int = g % 4, moves=moves, planner=planner) -> int:
+            if decision.seat != seat:
+                return int(planner.act(decision))
+            if len(decision.legal_actions) == 1:
+                return int(decision.legal_actions[0])
+            row = next(moves)
+            np.testing.assert_array_equal(data["obs"][row], decision.observation)
+            return int(data["target"][row].argmax())
+
+        play_choices(make_env(num_players=4), deal, replay)
+        assert next(moves, None) is None  # every label was met, in order
+    assert '"opponents": "planner"' in (tmp_path / "label.json").read_text()
+
+
 def test_directories_labelled_before_teacher_existed_resume_as_mc(tmp_path: Path) -> None:
     _label(tmp_path, 1)
     settings = tmp_path / "label.json"
-    old = {k: v for k, v in json.loads(settings.read_text()).items() if k != "teacher"}
+    old = {k: v for k, v in json.loads(settings.read_text()).items() if k not in ("teacher", "opponents")}
     settings.write_text(json.dumps(old))
     _label(tmp_path, 1)  # the old default teacher: accepted
     with pytest.raises(SystemExit) as exc:

@@ -18,8 +18,10 @@ move's mean result minus the planner move's over the same worlds
 (``MCAgent.candidate_results``). The move actually played is the teacher's with probability
 ``--teacher-share`` and the student's (``--student``, an agent spec such as ``planner`` or
 ``ppo[path=P]``) otherwise, so the positions are those the student reaches (DAgger's mixture;
-without ``--student`` the teacher plays every move). Each position also keeps the planner's
-move (``prior``). A shard is written atomically as
+without ``--student`` the teacher plays every move). ``--opponents planner`` labels one seat
+a game (seat ``g mod players``) and has ``planner`` play the others, so the positions are
+those of the "X + (n - 1) x planner" lineup (labels for a network that answers that lineup).
+Each position also keeps the planner's move (``prior``). A shard is written atomically as
 ``OUT/labels_NNNNN.npz``; a rerun skips the shards on disk and refuses other settings
 (``OUT/label.json``). The same ``--seed`` and settings give the same shards on any number
 of workers.
@@ -82,6 +84,8 @@ class LabelJob:
     teacher_share: float
     target: str = "move"
     teacher: str = "mc"
+    #: who plays the unlabelled seats: none (every seat is labelled) or planner
+    opponents: str = "none"
 
     @property
     def path(self) -> Path:
@@ -107,9 +111,13 @@ def label_shard(job: LabelJob) -> int:
         if student is not None:
             student.reset(deal)
 
-        def label_and_play(decision: Decision, deal: int = deal) -> int:
+        labelled = g % job.players if job.opponents == "planner" else None
+
+        def label_and_play(decision: Decision, deal: int = deal, labelled: int | None = labelled) -> int:
             legal = decision.legal_actions
             prior = planner.act(decision)
+            if labelled is not None and decision.seat != labelled:
+                return int(prior)  # an opponent seat of the lineup: not labelled
             if job.target == "move":
                 label = teacher.act(decision)
             else:  # every legal move on the same worlds: advantages over the planner's move
@@ -336,9 +344,11 @@ LOSSES = ("xent", "advantage")
 MARGINS = (0.0, 0.5, 1.0, 2.0, 4.0)
 
 #: the label settings a directory's shards were made with (a rerun must match them)
-SETTINGS = ("shard", "sims", "players", "seed", "student", "teacher_share", "target", "teacher")
+SETTINGS = ("shard", "sims", "players", "seed", "student", "teacher_share", "target", "teacher", "opponents")
 #: settings added later, and their value in directories labelled before they existed
-SETTING_DEFAULTS = {"teacher": "mc"}
+SETTING_DEFAULTS = {"teacher": "mc", "opponents": "none"}
+#: who may play the unlabelled seats (``label --opponents``)
+LABEL_OPPONENTS = ("none", "planner")
 
 
 def _check_settings(args: argparse.Namespace) -> None:
@@ -373,6 +383,7 @@ def _label(args: argparse.Namespace) -> int:
             args.teacher_share,
             args.target,
             args.teacher,
+            args.opponents,
         )
         for k in range(-(-args.games // args.shard))
     ]
@@ -452,6 +463,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=TARGETS,
         default="move",
         help="move: mc's choice; values: every legal move's mean result over shared worlds",
+    )
+    lab.add_argument(
+        "--opponents",
+        choices=LABEL_OPPONENTS,
+        default="none",
+        help="none: every seat is labelled; planner: one seat a game, planners in the others",
     )
     lab.add_argument("--workers", type=int_at_least(1), default=1)
     lab.add_argument("--no-progress", action="store_true")
