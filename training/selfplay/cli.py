@@ -60,7 +60,7 @@ _LEARNER: dict[str, tuple[str, type, str]] = {
     "--threads": ("threads", int, "torch threads (default 1)"),
     "--init": ("init", str, "start from the weights of this self-play policy file (default: fresh)"),
     "--opponents": ("opponents", str, "league opponents: none (default) or planner (compiled, batched)"),
-    "--opponent-share": ("opponent_share", float, "share of the games with 1..n-1 opponent seats (e.g. 0.5)"),
+    "--opponent-share": ("opponent_share", float, "share of the games with opponent seats (e.g. 0.5)"),
     "--opponent-seats": (
         "opponent_seats",
         int,
