@@ -155,6 +155,26 @@ def test_train_writes_a_policy_the_ppo_agent_plays(tmp_path: Path, init: list[st
     assert data["obs"].shape[1] == len(decision.observation)
 
 
+def test_anchored_targets_mix_the_label_with_the_networks_own_policy(tmp_path: Path) -> None:
+    from agents.mexican_train.tilenet import read_selfplay_policy
+
+    _label(tmp_path, 1)
+    data = load_labels(tmp_path)
+    mixed = distill_mc.anchored_targets(read_selfplay_policy(POLICY), data, 0.9)
+    np.testing.assert_allclose(mixed.sum(1), 1.0, atol=1e-5)
+    np.testing.assert_array_equal(mixed.argmax(1), data["target"].argmax(1))  # the label stays on top
+    own = (mixed * 1.9 - data["target"]) / 0.9  # the network's policy, recovered
+    assert not own[~data["mask"]].any(), "weight on an illegal move"
+    np.testing.assert_allclose(own.sum(1), 1.0, atol=1e-4)  # a distribution over the legal moves
+    first = _first_choice(500_000)
+    np.testing.assert_array_equal(data["obs"][0], first.observation)
+    assert own[0].argmax() == make_agent("ppo", path=POLICY).act(first)  # the ppo agent's move
+    argv = ["train", "--out", str(tmp_path), "--init", POLICY, "--anchor", "0.5", "--epochs", "1"]
+    assert distill_mc.main(argv) == 0
+    row = json.loads((tmp_path / "metrics.jsonl").read_text())
+    assert row["anchor"] == 0.5 and row["label_entropy"] > 0.0  # the fit saw mixed targets
+
+
 def test_value_labels_are_advantages_over_the_planners_move_and_train(tmp_path: Path) -> None:
     _label(tmp_path, 1, "--student", "planner", "--target", "values")
     data = load_labels(tmp_path)
@@ -196,6 +216,8 @@ def test_advantage_rule_deviates_only_beyond_the_margin() -> None:
         (["label", "--target", "q"], "invalid choice: 'q'"),
         (["label", "--teacher", "planner"], "--teacher must be one of mc, champion"),
         (["label", "--teacher", "champion[sims=9]"], "give the budget with --sims, not sims="),
+        (["train", "--anchor", "1"], "--anchor must be in [0, 1) so the label stays the argmax, got 1.0"),
+        (["train", "--anchor", "0.5", "--loss", "advantage"], "--anchor mixes the xent targets"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(

@@ -30,8 +30,11 @@ of workers.
 ``--loss xent`` (default) by masked cross-entropy to the teacher's move (metrics: top-1
 agreement, and per ``mc_student`` threshold its agreement with the teacher, how often it
 overrules the planner and how often rightly); ``--loss advantage`` by squared error to the
-value labels (metrics per ``mc_student`` margin). Writes ``OUT/policy.npz`` and a line of
-``OUT/metrics.jsonl``.
+value labels (metrics per ``mc_student`` margin). ``--anchor b`` (xent, ``0 <= b < 1``) fits
+``(one-hot + b * p0) / (1 + b)`` instead of the one-hot move, ``p0`` the starting network's own
+policy: the gradient of cross-entropy plus ``b`` times the KL divergence from ``p0``, so the
+fit learns the teacher's overrides without drifting elsewhere (the label stays the argmax).
+Writes ``OUT/policy.npz`` and a line of ``OUT/metrics.jsonl``.
 
     python -m training.distill_mc label --out runs/distill --games 3325 --student planner
     python -m training.distill_mc train --out runs/distill --epochs 8 --lr 1e-3
@@ -402,6 +405,20 @@ def _label(args: argparse.Namespace) -> int:
     return 0
 
 
+def anchored_targets(net: Any, data: dict[str, np.ndarray], anchor: float) -> np.ndarray:
+    """``(target + anchor * p0) / (1 + anchor)``, ``p0`` the network's policy on each position
+    (batched, no gradient): the targets of ``train --anchor``."""
+    import torch as th
+
+    rows = []
+    with th.no_grad():
+        for start in range(0, len(data["obs"]), 4096):
+            part = slice(start, start + 4096)
+            logits, _value = net(th.as_tensor(data["obs"][part]), th.as_tensor(data["mask"][part]))
+            rows.append(th.softmax(logits, dim=1).numpy())
+    return ((data["target"] + anchor * np.concatenate(rows)) / (1.0 + anchor)).astype(np.float32)
+
+
 def _train(args: argparse.Namespace) -> int:
     import torch as th
 
@@ -419,6 +436,8 @@ def _train(args: argparse.Namespace) -> int:
         )
     )
     if args.loss == "xent":
+        if args.anchor:
+            data = {**data, "target": anchored_targets(net, data, args.anchor)}
         metrics = train_policy(net, data, args.epochs, args.lr, args.batch, args.seed)
         metrics.update(student_agreement(net, data))
     else:
@@ -427,6 +446,7 @@ def _train(args: argparse.Namespace) -> int:
     row = {
         "init": str(args.init or f"fresh tile {args.hidden}/{args.pair_hidden}"),
         "loss": args.loss,
+        "anchor": args.anchor,
         "epochs": args.epochs,
         "lr": args.lr,
         "batch": args.batch,
@@ -485,6 +505,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="xent",
         help="xent: cross-entropy to mc's move; advantage: squared error to the values' advantages",
     )
+    tr.add_argument(
+        "--anchor",
+        type=float,
+        default=0.0,
+        help="xent: weight b in [0, 1) of the starting network's own policy in the targets (default 0)",
+    )
     tr.add_argument("--epochs", type=int_at_least(1), default=4)
     tr.add_argument("--lr", type=positive_float, default=3e-4)
     tr.add_argument("--batch", type=int_at_least(1), default=512)
@@ -499,6 +525,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _check_student(args.student, args.players)
             _check_settings(args)
         else:
+            if not 0.0 <= args.anchor < 1.0:
+                raise ValueError(
+                    f"--anchor must be in [0, 1) so the label stays the argmax, got {args.anchor}"
+                )
+            if args.anchor and args.loss != "xent":
+                raise ValueError("--anchor mixes the xent targets; --loss advantage has none")
             first = shard_paths(args.out)[0]
             if args.loss == "advantage":
                 with np.load(first) as f:
