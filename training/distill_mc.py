@@ -207,20 +207,31 @@ def _make(spec: str) -> Any:
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
+def network_policy(net: Any, obs: np.ndarray, mask: np.ndarray, batch: int = 4096) -> np.ndarray:
+    """The self-play network's masked policy (softmax of its scores) on each position, in
+    batches of ``batch``, without gradients."""
+    import torch as th
+
+    rows = []
+    with th.no_grad():
+        for start in range(0, len(obs), batch):
+            part = slice(start, start + batch)
+            logits, _value = net(th.as_tensor(obs[part]), th.as_tensor(mask[part]))
+            rows.append(th.softmax(logits, dim=1).numpy())
+    return np.concatenate(rows) if rows else np.zeros(mask.shape, np.float32)
+
+
 def student_agreement(net: Any, data: dict[str, np.ndarray]) -> dict[str, float]:
     """On the held-out positions: how often the planner, and ``mc_student`` at each of
     :data:`THRESHOLDS`, plays the teacher's move, how often the student deviates from the
     planner and how often such a deviation is the teacher's move."""
-    import torch as th
 
     from training.expert_iteration import held_out
 
     held = held_out(data["game"])
     teacher = data["target"][held].argmax(1)
     prior = data["prior"][held]
-    with th.no_grad():
-        logits, _value = net(th.as_tensor(data["obs"][held]), th.as_tensor(data["mask"][held]))
-    p = th.softmax(logits, dim=1).numpy()
+    p = network_policy(net, data["obs"][held], data["mask"][held])
     best = p.argmax(1)
     confident = p[np.arange(len(best)), best]
     out = {"planner_agrees": round(float((prior == teacher).mean()), 4)}
@@ -406,17 +417,10 @@ def _label(args: argparse.Namespace) -> int:
 
 
 def anchored_targets(net: Any, data: dict[str, np.ndarray], anchor: float) -> np.ndarray:
-    """``(target + anchor * p0) / (1 + anchor)``, ``p0`` the network's policy on each position
-    (batched, no gradient): the targets of ``train --anchor``."""
-    import torch as th
-
-    rows = []
-    with th.no_grad():
-        for start in range(0, len(data["obs"]), 4096):
-            part = slice(start, start + 4096)
-            logits, _value = net(th.as_tensor(data["obs"][part]), th.as_tensor(data["mask"][part]))
-            rows.append(th.softmax(logits, dim=1).numpy())
-    return ((data["target"] + anchor * np.concatenate(rows)) / (1.0 + anchor)).astype(np.float32)
+    """``(target + anchor * p0) / (1 + anchor)``, ``p0`` the network's policy on each position:
+    the targets of ``train --anchor``."""
+    p0 = network_policy(net, data["obs"], data["mask"])
+    return ((data["target"] + anchor * p0) / (1.0 + anchor)).astype(np.float32)
 
 
 def _train(args: argparse.Namespace) -> int:
