@@ -155,6 +155,28 @@ def test_train_writes_a_policy_the_ppo_agent_plays(tmp_path: Path, init: list[st
     assert data["obs"].shape[1] == len(decision.observation)
 
 
+def test_policy_out_and_shards_fit_several_policies_on_one_set_of_labels(tmp_path: Path) -> None:
+    labels = tmp_path / "labels"
+    _label(labels, 2)  # two shards
+    whole = load_labels(labels)
+    first = load_labels(labels, 1)
+    assert 0 < len(first["obs"]) < len(whole["obs"])
+    np.testing.assert_array_equal(first["obs"], whole["obs"][: len(first["obs"])])
+    fits = [("a.npz", []), ("b.npz", ["--shards", "1"])]
+    for name, extra in fits:
+        argv = ["train", "--out", str(labels), "--init", POLICY, "--epochs", "1", "--policy-out"]
+        assert distill_mc.main([*argv, str(tmp_path / name), *extra]) == 0
+    assert not (labels / "policy.npz").exists()
+    rows = [json.loads(line) for line in (labels / "metrics.jsonl").read_text().splitlines()]
+    assert [r["policy"] for r in rows] == [str(tmp_path / n) for n, _ in fits]
+    assert [r["positions"] for r in rows] == [len(whole["obs"]), len(first["obs"])]
+    with np.load(tmp_path / "a.npz") as a, np.load(tmp_path / "b.npz") as b:
+        assert any(not np.array_equal(a[k], b[k]) for k in a.files)  # two fits, two data sets
+    with pytest.raises(SystemExit) as exc:
+        distill_mc.main(["train", "--out", str(labels), "--shards", "3"])
+    assert exc.value.code == 2 and len(rows) == 2
+
+
 def test_anchored_targets_mix_the_label_with_the_networks_own_policy(tmp_path: Path) -> None:
     from agents.mexican_train.tilenet import read_selfplay_policy
 
@@ -218,6 +240,7 @@ def test_advantage_rule_deviates_only_beyond_the_margin() -> None:
         (["label", "--teacher", "champion[sims=9]"], "give the budget with --sims, not sims="),
         (["train", "--anchor", "1"], "--anchor must be in [0, 1) so the label stays the argmax, got 1.0"),
         (["train", "--anchor", "0.5", "--loss", "advantage"], "--anchor mixes the xent targets"),
+        (["train", "--policy-out", "/nonexistent/dir/p.npz"], "no directory /nonexistent/dir"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(

@@ -26,7 +26,8 @@ Each position also keeps the planner's move (``prior``). A shard is written atom
 (``OUT/label.json``). The same ``--seed`` and settings give the same shards on any number
 of workers.
 
-``train`` — fits the network to every shard, the last 10% of the games held out:
+``train`` — fits the network to every shard (``--shards N``: the first N), the last 10% of
+the games held out:
 ``--loss xent`` (default) by masked cross-entropy to the teacher's move (metrics: top-1
 agreement, and per ``mc_student`` threshold its agreement with the teacher, how often it
 overrules the planner and how often rightly); ``--loss advantage`` by squared error to the
@@ -34,7 +35,8 @@ value labels (metrics per ``mc_student`` margin). ``--anchor b`` (xent, ``0 <= b
 ``(one-hot + b * p0) / (1 + b)`` instead of the one-hot move, ``p0`` the starting network's own
 policy: the gradient of cross-entropy plus ``b`` times the KL divergence from ``p0``, so the
 fit learns the teacher's overrides without drifting elsewhere (the label stays the argmax).
-Writes ``OUT/policy.npz`` and a line of ``OUT/metrics.jsonl``.
+Writes ``OUT/policy.npz`` (or ``--policy-out``, so one set of labels serves several fits)
+and a line of ``OUT/metrics.jsonl`` naming the policy file.
 
     python -m training.distill_mc label --out runs/distill --games 3325 --student planner
     python -m training.distill_mc train --out runs/distill --epochs 8 --lr 1e-3
@@ -165,10 +167,10 @@ def shard_paths(out: str | Path) -> list[Path]:
     return paths
 
 
-def load_labels(out: str | Path) -> dict[str, np.ndarray]:
-    """Every shard of ``out``, concatenated in shard order."""
+def load_labels(out: str | Path, shards: int | None = None) -> dict[str, np.ndarray]:
+    """The shards of ``out`` (the first ``shards`` of them, default all), concatenated in shard order."""
     parts = []
-    for path in shard_paths(out):
+    for path in shard_paths(out)[:shards]:
         with np.load(path) as f:
             parts.append({k: f[k] for k in (*KEYS, "values") if k in f.files})
     keys = [k for k in parts[0] if all(k in p for p in parts)]
@@ -430,7 +432,7 @@ def _train(args: argparse.Namespace) -> int:
     from training.expert_iteration import train_policy
 
     th.manual_seed(args.seed)
-    data = load_labels(args.out)
+    data = load_labels(args.out, args.shards)
     net: Any = (
         read_selfplay_policy(args.init)
         if args.init is not None
@@ -446,8 +448,11 @@ def _train(args: argparse.Namespace) -> int:
         metrics.update(student_agreement(net, data))
     else:
         metrics = fit_advantages(net, data, args.epochs, args.lr, args.batch, args.seed)
-    path = save_selfplay_policy(net, Path(args.out) / "policy.npz")
+    path = save_selfplay_policy(net, args.policy_out or Path(args.out) / "policy.npz")
     row = {
+        "policy": str(path),
+        "shards": args.shards,
+        "positions": len(data["obs"]),
         "init": str(args.init or f"fresh tile {args.hidden}/{args.pair_hidden}"),
         "loss": args.loss,
         "anchor": args.anchor,
@@ -497,7 +502,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     lab.add_argument("--workers", type=int_at_least(1), default=1)
     lab.add_argument("--no-progress", action="store_true")
     tr = sub.add_parser("train", help="fit a self-play network to the labels")
-    tr.add_argument("--out", required=True, help="directory of the shards; policy.npz is written there")
+    tr.add_argument("--out", required=True, help="directory of the shards (metrics.jsonl is appended there)")
+    tr.add_argument(
+        "--policy-out",
+        type=Path,
+        default=None,
+        help="the fitted policy file (default OUT/policy.npz): one set of labels, several fits",
+    )
+    tr.add_argument(
+        "--shards", type=int_at_least(1), default=None, help="fit to the first N shards only (default all)"
+    )
     tr.add_argument(
         "--init", default=None, help="self-play policy file to start from (default: a fresh tile net)"
     )
@@ -535,7 +549,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             if args.anchor and args.loss != "xent":
                 raise ValueError("--anchor mixes the xent targets; --loss advantage has none")
-            first = shard_paths(args.out)[0]
+            if args.policy_out is not None and not args.policy_out.parent.is_dir():
+                raise ValueError(f"--policy-out {args.policy_out}: no directory {args.policy_out.parent}")
+            paths = shard_paths(args.out)
+            if args.shards is not None and args.shards > len(paths):
+                raise ValueError(f"--shards {args.shards}: {args.out} has {len(paths)} shards")
+            first = paths[0]
             if args.loss == "advantage":
                 with np.load(first) as f:
                     if "values" not in f.files:
