@@ -88,7 +88,32 @@ def test_another_table_needs_a_path() -> None:
         ChampionAgent(sims=8).act(decision)
 
 
-@pytest.mark.parametrize("params", [{}, {"pool": 4}, {"particles": 8}, {"history": 40}])
+def test_planner_rollouts_are_mc_with_policy_planner_and_change_the_values() -> None:
+    """``policy=planner``: the other seats play the planner's moves exactly in the rollouts
+    (``tests/test_rollout.py`` checks the kernel); the champion is then
+    ``mc[prior=policy,leaf=policy,policy=planner]``, and its values are not the chain policy's."""
+    planner = ChampionAgent(seed=1, sims=40, policy="planner")
+    chain = ChampionAgent(seed=1, sims=40)
+    mc = MCAgent(seed=1, sims=40, prior="policy", leaf="policy", policy="planner", path=str(REFERENCE_POLICY))
+    differ = 0
+    for decision, _env in _decisions(4, 6):
+        assert planner.act(decision) == mc.act(decision)
+        assert planner.last_values == mc.last_values
+        chain.act(decision)
+        differ += planner.last_values != chain.last_values
+    assert differ > 0
+    assert planner.params()["policy"] == "planner" and "policy" not in chain.params()
+    with pytest.raises(ValueError, match="policy must be one of"):
+        ChampionAgent(policy="planer")
+    with pytest.raises(ValueError, match="runs on the compiled engine only"):
+        MCAgent(policy="planner", engine="python")
+    with pytest.raises(ValueError, match="for the other seats"):
+        MCAgent(leaf="policy", policy="greedy")
+
+
+@pytest.mark.parametrize(
+    "params", [{}, {"pool": 4}, {"particles": 8}, {"history": 40}, {"policy": "planner"}]
+)
 def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, int]) -> None:
     """The leak check of ``tests/test_agents.py`` on the champion (with and without
     inference), with an untrained network of that test's table (3 players, double-6) as ``path=``."""
@@ -111,6 +136,7 @@ def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, i
         {"sims": 12, "pool": 4},
         {"sims": 12, "particles": 8},
         {"sims": 12, "history": 40},
+        {"sims": 12, "policy": "planner"},
     ],
 )
 def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path, params: dict[str, Any]) -> None:

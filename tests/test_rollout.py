@@ -50,7 +50,7 @@ def test_longest_chain_equals_the_pure_solver(pips: int, blank: bool) -> None:
     comp = CompiledMexicanTrain(config)
     solver = ChainSolver(tiles, blank, node_limit=EXACT)
     sc = rollout.scratch(EXACT)
-    _moves, _res, hand, used, chains, frames, counter, _memo, _z, _limit = sc
+    _moves, _res, hand, used, chains, frames, counter, _memo, _z, _limit, _planner, _work = sc
     rng = np.random.default_rng(pips)
     long_chains = 0
     for _ in range(300):
@@ -146,6 +146,38 @@ def _position(seed: int, steps: int, **spec: object) -> tuple[MexicanTrain, Comp
     return game, CompiledMexicanTrain(config), s
 
 
+@pytest.mark.parametrize("players", [2, 4, 6])
+def test_planner_rollouts_play_the_planners_moves(players: int) -> None:
+    """With ``scratch(planner=True)`` every choice of a rollout is the planner's: the batched
+    planner's move on that state (the kernel checked move for move against the pure
+    ``PlannerAgent`` in ``test_batched_planner.py``). The chain policy's rollouts of the same
+    states differ somewhere (the flag changes the policy)."""
+    from mtrain_env.mexican_train.compiled.batched_planner import BatchedPlanner
+
+    moves = np.empty(engine.MAX_MOVES, np.int64)
+    choices = differ = 0
+    for seed in range(8):
+        _game, comp, s = _position(seed, 4 * seed, num_players=players)
+        tb = comp.tables
+        start = comp.to_compiled(s)
+        planner = BatchedPlanner(tb)
+        trace = np.empty(2000, np.int64)
+        steps = rollout.rollout(start.copy(), tb, 2, rollout.scratch(planner=True), trace)
+        chain_trace = np.empty(2000, np.int64)
+        chain_steps = rollout.rollout(start.copy(), tb, 2, rollout.scratch(), chain_trace)
+        differ += steps != chain_steps or not np.array_equal(trace[:steps], chain_trace[:steps])
+        w = start.copy()
+        for m in trace[:steps].tolist():
+            if engine.legal_moves_into(w, tb, moves) > 1:
+                seat = int(w[engine.S_CURRENT])
+                want = engine.to_absolute(tb, seat, int(planner.act(w[None], np.zeros(1, np.int64))[0]))
+                assert m == want, (players, seed, choices)
+                choices += 1
+            engine.apply(w, tb, m)
+        assert w[engine.S_PHASE] >= engine.ROUND_OVER
+    assert choices > 100 and differ > 0
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_dealer_keeps_every_public_fact(seed: int) -> None:
     game, comp, s = _position(seed, 25 + 5 * seed, num_players=4 + seed % 3)
@@ -227,13 +259,12 @@ def _lookahead_reference(s: np.ndarray, tb: np.ndarray, seat: int) -> np.ndarray
     first in move order)."""
     s = s.copy()
     sc = rollout.scratch()
-    rollout._reserve(s, tb, sc)
-    reserved = sc[1].copy()
+    rollout._reserve(s, tb, sc)  # the reservation at the start (the rollouts below have their own sc)
     moves = np.empty(engine.MAX_MOVES, np.int64)
     while s[engine.S_PHASE] < engine.ROUND_OVER:
         count = engine.legal_moves_into(s, tb, moves)
         legal = moves[:count].tolist()
-        m = legal[0] if count == 1 else int(rollout._choose(s, tb, moves, count, reserved, 2))
+        m = legal[0] if count == 1 else int(rollout._choose(s, tb, moves, count, 2, sc))
         if count > 1 and s[engine.S_CURRENT] == seat:
             values = {}
             for move in legal:

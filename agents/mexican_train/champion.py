@@ -130,6 +130,9 @@ class ChampionAgent(MCInferAgent):
         history: 0 (default): no walk; else the worlds are every tenth state of an MCMC walk
             of that many proposals a decision over the round's hidden history, scored on
             every opponent move under a planner model (:mod:`agents.mexican_train.history`).
+        policy: how the other seats play in the rollouts: ``"chain"`` (default, the
+            planner's ranking with an estimated chain damage) or ``"planner"`` (the planner's
+            moves exactly, its chain damage searched at each choice).
     """
 
     name = "champion"
@@ -151,6 +154,7 @@ class ChampionAgent(MCInferAgent):
         particles: int = 0,
         eps: float = DEFAULT_EPS,
         history: int = 0,
+        policy: str = "chain",
     ) -> None:
         for knob, value in (("particles", particles), ("history", history)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -170,6 +174,7 @@ class ChampionAgent(MCInferAgent):
             z=z,
             prior="policy",
             leaf="policy",
+            policy=policy,
             engine="compiled",
             path=str(REFERENCE_POLICY if path is None else path),  # replaced per table below
             pool=pool,
@@ -196,7 +201,9 @@ class ChampionAgent(MCInferAgent):
             inference = {"particles": self.particles, "eps": self.eps}
         if self.history:
             inference = {"history": self.history, "eps": self.eps}
-        return {"sims": self.rollouts, "ms": self.ms, "z": self.z, "path": self.table_path, **inference}
+        others = {"policy": self.policy} if self.policy != "chain" else {}  # the other seats' rollouts
+        knobs = {"sims": self.rollouts, "ms": self.ms, "z": self.z, "path": self.table_path}
+        return {**knobs, **inference, **others}
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

@@ -72,9 +72,11 @@ from mtrain_env.mexican_train.core.state import GameState, Phase
 #: rollouts per decision when neither ``rollouts`` nor ``ms`` is given
 DEFAULT_ROLLOUTS = 200
 #: rollout policies
-POLICIES = ("chain", "greedy", "lookahead")
+POLICIES = ("chain", "greedy", "lookahead", "planner")
 #: the rollout policies of the compiled engine (``greedy``: the pure one only)
-COMPILED_POLICIES = ("chain", "lookahead")
+COMPILED_POLICIES = ("chain", "lookahead", "planner")
+#: the rollout policies a network ``leaf`` can have the other seats play
+LEAF_POLICIES = ("chain", "planner")
 #: what makes the default move (``MCAgent(prior=...)``)
 PRIORS = (None, "planner", "policy", "mc_student")
 #: the priors that read a network (``path=``)
@@ -284,10 +286,14 @@ class MCAgent(Agent):
             not given either); ``sims`` is the same knob under the name every search agent
             takes (give one of the two).
         ms: wall-clock milliseconds per decision (not reproducible).
-        policy: rollout policy, ``"chain"`` (default), ``"greedy"`` (pure engine) or
-            ``"lookahead"`` (compiled engine: the chain policy, except that this seat's
-            later choices play each legal move out and keep the best, on each world:
-            :func:`mtrain_env.mexican_train.compiled.rollout.lookahead_rollout`).
+        policy: rollout policy, ``"chain"`` (default: the planner's ranking with the chain
+            damage estimated from a reservation made when the rollout starts), ``"greedy"``
+            (pure engine), ``"lookahead"`` (compiled engine: the chain policy, except that
+            this seat's later choices play each legal move out and keep the best, on each
+            world: :func:`mtrain_env.mexican_train.compiled.rollout.lookahead_rollout`) or
+            ``"planner"`` (compiled engine: the ``planner`` agent's moves exactly, its chain
+            damage searched at every choice:
+            :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`).
         prior: ``"planner"`` (default): the planner's move is the default, kept unless
             another beats it significantly; ``"policy"``: the move of the policy file
             ``path`` (the ``ppo`` agent's argmax) is; ``"mc_student"``: the ``mc_student``
@@ -311,7 +317,8 @@ class MCAgent(Agent):
         leaf: how a candidate is valued on a world: ``"rollout"`` (default: played to the
             round's end by ``policy``), ``"policy"`` (played to the round's end with the
             seat's later choices made by the self-play network ``path``, default the
-            reference policy, in batches over the worlds; the others play the chain policy)
+            reference policy, in batches over the worlds; the others play ``policy``,
+            ``"chain"`` or ``"planner"``)
             or ``"value"`` (played to the seat's next real choice, then valued by that
             network's value head): :mod:`agents.mexican_train.value_leaf`; compiled
             engine, one thread.
@@ -360,10 +367,10 @@ class MCAgent(Agent):
             raise ValueError(f"depth must be an int >= 0, got {depth!r}")
         if depth and leaf != "value":
             raise ValueError(f"depth= counts the network's moves before a leaf='value'; got leaf={leaf!r}")
-        if leaf in NETWORK_LEAVES and (prior == "mc_student" or policy != "chain"):
+        if leaf in NETWORK_LEAVES and (prior == "mc_student" or policy not in LEAF_POLICIES):
             raise ValueError(
-                f"leaf={leaf!r} reads the network path= (a self-play policy file) with the chain policy "
-                f"for the other seats; got prior={prior!r}, policy={policy!r}"
+                f"leaf={leaf!r} reads the network path= (a self-play policy file) with a policy in "
+                f"{LEAF_POLICIES} for the other seats; got prior={prior!r}, policy={policy!r}"
             )
         if path is not None and prior not in LEARNED_PRIORS and leaf not in NETWORK_LEAVES:
             raise ValueError(
@@ -434,8 +441,8 @@ class MCAgent(Agent):
     def _resolve_engine(engine: str, policy: str) -> str:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-        if policy == "lookahead" and engine == "python":
-            raise ValueError("policy='lookahead' runs on the compiled engine only (numba, the 'fast' extra)")
+        if policy in ("lookahead", "planner") and engine == "python":
+            raise ValueError(f"policy={policy!r} runs on the compiled engine only (numba, the 'fast' extra)")
         if engine == "python":
             return engine
         if policy not in COMPILED_POLICIES:
@@ -445,7 +452,7 @@ class MCAgent(Agent):
                 )
             return "python"
         if compiled_rollouts() is None:
-            if engine == "compiled" or policy == "lookahead":
+            if engine == "compiled" or policy in ("lookahead", "planner"):
                 raise ValueError(
                     f"the compiled engine (policy={policy!r}) needs numba: pip install 'mtrain_env[fast]'"
                 )
@@ -493,8 +500,13 @@ class MCAgent(Agent):
             from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
 
             module = self._rollout_module
-            pool = module.ThreadPool(self.threads) if self.threads > 1 else None
-            entry = self._compiled[config] = (CompiledMexicanTrain(config), module.scratch(), pool)
+            planner = self.policy == "planner"
+            pool = module.ThreadPool(self.threads, planner=planner) if self.threads > 1 else None
+            entry = self._compiled[config] = (
+                CompiledMexicanTrain(config),
+                module.scratch(planner=planner),
+                pool,
+            )
         return entry
 
     def _network_leaves(self, config: GameConfig) -> Any:

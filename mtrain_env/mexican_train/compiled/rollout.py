@@ -296,36 +296,21 @@ MEMO_WIDTH = 4 + 2 * MEMO_HAND
 
 
 @njit(cache=_CACHE)
-def _seat_chain(
-    s: np.ndarray,
-    tb: np.ndarray,
-    q: int,
-    hand: np.ndarray,
-    used: np.ndarray,
-    chains: np.ndarray,
-    frames: np.ndarray,
-    counter: np.ndarray,
-    memo: np.ndarray,
-    zobrist: np.ndarray,
-    limit: int,
-) -> int:
-    """Seat ``q``'s longest own-train chain into ``chains[0]``; returns its length.
+def _hand_chain(tb: np.ndarray, end: int, hand: np.ndarray, k: int, sc: Any) -> int:
+    """A longest chain from open end ``end`` of the hand ``hand[:k]`` (increasing ids) into
+    ``sc``'s ``chains[0]``; returns its length.
 
     :func:`longest_chain` is a function of ``(end, hand)`` alone, so its results are
-    remembered (``memo``, verified tile by tile on a hit) without changing any answer:
-    the searching seat's hand after a candidate recurs in every determinization.
+    remembered (the memo, direct-mapped on a Zobrist hash and verified tile by tile on a
+    hit) without changing any answer: the searching seat's hand after a candidate recurs
+    in every determinization.
     """
-    T = tb[K_TILES]
-    end = s[engine.S_ENDS + q]
-    k = 0
-    h = zobrist[MAX_TILES + end]
-    for t in range(T):
-        if s[S_LOC + t] == q:
-            hand[k] = t
-            k += 1
-            h ^= zobrist[t]
+    used, chains, frames, counter, memo, zobrist, limit = sc[3], sc[4], sc[5], sc[6], sc[7], sc[8], sc[9]
     if k == 0:
         return 0
+    h = zobrist[MAX_TILES + end]
+    for j in range(k):
+        h ^= zobrist[hand[j]]
     slot = -1
     if k <= MEMO_HAND:
         slot = h & (MEMO_SIZE - 1)
@@ -356,13 +341,30 @@ def _seat_chain(
 
 
 @njit(cache=_CACHE)
+def _seat_chain(s: np.ndarray, tb: np.ndarray, q: int, sc: Any) -> int:
+    """Seat ``q``'s longest own-train chain into ``sc``'s ``chains[0]``; returns its length;
+    ``sc``'s hand array holds the seat's tiles (increasing ids) afterwards."""
+    hand = sc[2]
+    k = 0
+    for t in range(tb[K_TILES]):
+        if s[S_LOC + t] == q:
+            hand[k] = t
+            k += 1
+    return _hand_chain(tb, s[engine.S_ENDS + q], hand, k, sc)
+
+
+@njit(cache=_CACHE)
 def _reserve(s: np.ndarray, tb: np.ndarray, sc: Any) -> None:
-    """``reserved[tile] = 1`` for every tile of each seat's longest own-train chain."""
-    _moves, reserved, hand, used, chains, frames, counter, memo, zobrist, limit = sc
+    """``reserved[tile] = 1`` for every tile of each seat's longest own-train chain (the chain
+    policy's; the planner policy, ``sc``'s flag, searches at each choice instead)."""
+    reserved = sc[1]
+    chains = sc[4]
+    if sc[10]:
+        return
     for t in range(tb[K_TILES]):
         reserved[t] = 0
     for q in range(tb[K_N]):
-        count = _seat_chain(s, tb, q, hand, used, chains, frames, counter, memo, zobrist, limit)
+        count = _seat_chain(s, tb, q, sc)
         for j in range(count):
             reserved[chains[0, j]] = 1
 
@@ -378,16 +380,53 @@ def _tile_key(tb: np.ndarray, tile: int, own: bool, reserved: bool) -> int:
 
 
 @njit(cache=_CACHE)
-def _choose(
-    s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, reserved: np.ndarray, danger: int
-) -> int:
-    """The chain policy's move among ``moves[:count]`` (more than one legal move)."""
-    width = tb[K_WIDTH]
-    draw = tb[K_DRAW]
-    n = tb[K_N]
+def _turn_terms(s: np.ndarray, tb: np.ndarray, danger: int) -> tuple[int, bool, bool]:
+    """What ``play_key``'s turn-wide terms read for the seat on turn: the train it owes a
+    double on (-1: none), whether a play on its own train lifts its marker, whether it sheds
+    (an opponent holds ``danger`` tiles or fewer)."""
     p = s[S_CURRENT]
     phase = s[S_PHASE]
-    if phase == OPENING and tb[K_MULTI_OPENING]:
+    owed = -1
+    if s[S_OWES] and s[S_TURN_DOUBLES_LEN] > 0:
+        owed = s[S_TURN_DOUBLES + s[S_TURN_DOUBLES_LEN] - 1]
+    lift = phase == NORMAL and s[S_MARKERS + p] != 0 and tb[K_MARKER_OFF_BY_OWNER_PLAY_ANYWHERE] == 0
+    shed = False
+    if phase == NORMAL:
+        for q in range(tb[K_N]):
+            if q != p and s[S_HAND_COUNT + q] <= danger:
+                shed = True
+                break
+    return owed, lift, shed
+
+
+@njit(cache=_CACHE)
+def _play_terms(s: np.ndarray, tb: np.ndarray, t: int, tr: int, owed: int, lift: bool, shed: bool) -> int:
+    """``play_key``'s covers, shed, double-ok and lifts terms of laying tile ``t`` on train
+    ``tr`` (the damage, off-own and value terms are the caller's)."""
+    key = 0
+    if tr == owed:
+        key += 1 << _COVERS
+    if shed:
+        key += tb[K_TILE_VALUE + t] << _SHED
+    a = tb[K_TILE_A + t]
+    if a != tb[K_TILE_B + t] or s[S_HAND_PIPS + s[S_CURRENT] * MAX_VALUES + a] > 1:
+        key += 1 << _DOUBLE_OK  # not a double, or one the hand can follow
+    if tr == s[S_CURRENT] and lift:
+        key += 1 << _LIFTS
+    return key
+
+
+@njit(cache=_CACHE)
+def _choose(s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, danger: int, sc: Any) -> int:
+    """The rollout policy's move among ``moves[:count]`` (more than one legal move): the
+    chain policy's, or with ``sc``'s planner flag the planner's (:func:`planner_move`)."""
+    if sc[10]:
+        return planner_move(s, tb, moves, count, danger, sc)
+    reserved = sc[1]
+    width = tb[K_WIDTH]
+    draw = tb[K_DRAW]
+    p = s[S_CURRENT]
+    if s[S_PHASE] == OPENING and tb[K_MULTI_OPENING]:
         # R9: lay reserved tiles; stop when none fits
         for i in range(count):
             m = moves[i]
@@ -397,17 +436,7 @@ def _choose(
             if moves[i] == tb[K_PASS]:
                 return moves[i]
         return moves[0]
-    owed = -1
-    if s[S_OWES] and s[S_TURN_DOUBLES_LEN] > 0:
-        owed = s[S_TURN_DOUBLES + s[S_TURN_DOUBLES_LEN] - 1]
-    lift = phase == NORMAL and s[S_MARKERS + p] != 0 and tb[K_MARKER_OFF_BY_OWNER_PLAY_ANYWHERE] == 0
-    shed = False
-    if phase == NORMAL:
-        for q in range(n):
-            if q != p and s[S_HAND_COUNT + q] <= danger:
-                shed = True
-                break
-    pips = S_HAND_PIPS + p * MAX_VALUES
+    owed, lift, shed = _turn_terms(s, tb, danger)
     best = moves[0]
     best_key = -1
     for i in range(count):
@@ -416,21 +445,113 @@ def _choose(
             continue
         t = m // width
         tr = m - t * width
-        own = tr == p
-        key = _tile_key(tb, t, own, reserved[t] != 0)
-        if tr == owed:
-            key += 1 << _COVERS
-        if shed:
-            key += tb[K_TILE_VALUE + t] << _SHED
-        a = tb[K_TILE_A + t]
-        if a != tb[K_TILE_B + t] or s[pips + a] > 1:
-            key += 1 << _DOUBLE_OK  # not a double, or one the hand can follow
-        if own and lift:
-            key += 1 << _LIFTS
+        key = _tile_key(tb, t, tr == p, reserved[t] != 0) + _play_terms(s, tb, t, tr, owed, lift, shed)
         if key > best_key:
             best_key = key
             best = m
     return best
+
+
+@njit(cache=_CACHE)
+def _length_without(
+    tb: np.ndarray, end: int, hand: np.ndarray, k: int, tile: int, rest: np.ndarray, sc: Any
+) -> int:
+    """Length of the longest chain from ``end`` of the hand ``hand[:k]`` without ``tile``."""
+    j = 0
+    for i in range(k):
+        if hand[i] != tile:
+            rest[j] = hand[i]
+            j += 1
+    return _hand_chain(tb, end, rest, j, sc)
+
+
+@njit(cache=_CACHE)
+def planner_move(s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, danger: int, sc: Any) -> int:
+    """The move :class:`agents.mexican_train.planner.PlannerAgent` (``danger``) plays among the
+    legal ``moves[:count]`` of the seat on turn in ``s`` (ABSOLUTE), decision for decision:
+
+    * the seat's longest own-train chain is searched afresh (:func:`_seat_chain`) and only
+      that seat's chain is reserved (the chain policy reserves every seat's chain once a
+      rollout and estimates the damage; the planner does neither);
+    * opening (R9, multi-tile): the chain's head on the own train, PASS once no chain is left;
+    * otherwise the play of highest :func:`agents.mexican_train.planner.play_key`, with the
+      EXACT chain damage (tiles the chain loses, a fresh search of the hand without the
+      tile), searched lazily best-first as the pure agent does; ties to the lowest RELATIVE
+      action.
+
+    It reads only what the seat on turn may know (its own hand and public fields), so it
+    serves as a fair opponent (:mod:`.batched_planner`) and as a rollout policy
+    (``scratch(planner=True)``)."""
+    reserved = sc[1]
+    chains = sc[4]
+    chain, own, rest, keys, exact, rel = sc[11]
+    p = s[S_CURRENT]
+    draw = tb[K_DRAW]
+    width = tb[K_WIDTH]
+    plays = 0
+    for i in range(count):
+        rel[i] = engine.to_relative(tb, p, moves[i])
+        if moves[i] < draw:
+            plays += 1
+    if count == 1 or plays == 0:
+        best = 0  # the lowest legal action (draw and pass keep their ids)
+        for i in range(count):
+            if rel[i] < rel[best]:
+                best = i
+        return moves[best]
+    length = _seat_chain(s, tb, p, sc)
+    k = 0
+    for t in range(tb[K_TILES]):
+        reserved[t] = 0
+        if s[S_LOC + t] == p:
+            own[k] = t
+            k += 1
+    for j in range(length):
+        chain[j] = chains[0, j]
+        reserved[chain[j]] = 1
+    head = chain[0] if length else -1
+    phase = s[S_PHASE]
+    if phase == OPENING and tb[K_MULTI_OPENING]:
+        # R9: lay the chain; once it is laid, stop
+        for i in range(count):
+            if length and moves[i] == head * width + p:
+                return moves[i]
+            if not length and moves[i] == tb[K_PASS]:
+                return moves[i]
+    owed, lift, shed = _turn_terms(s, tb, danger)
+    end = s[engine.S_ENDS + p]
+    # every play's key with the damage's lower bound (exact where it is known)
+    for i in range(count):
+        m = moves[i]
+        keys[i] = -1
+        if m >= draw:
+            continue
+        t = m // width
+        tr = m - t * width
+        on_own = tr == p
+        key = tb[K_TILE_VALUE + t] | (0 if on_own else 1) << _OFF_OWN
+        key += _play_terms(s, tb, t, tr, owed, lift, shed)
+        if on_own:
+            exact[i] = length > 0 and t == head
+            keys[i] = key + ((255 - 1) << _DAMAGE)
+        else:
+            exact[i] = reserved[t] == 0
+            keys[i] = key + ((255 - (0 if reserved[t] == 0 else 1)) << _DAMAGE)
+    # best-first: the highest key (lowest relative action on ties), searched when not exact
+    while True:
+        b = -1
+        for i in range(count):
+            if keys[i] < 0:
+                continue
+            if b < 0 or keys[i] > keys[b] or (keys[i] == keys[b] and rel[i] < rel[b]):
+                b = i
+        if exact[b]:
+            return moves[b]
+        t = moves[b] // width
+        from_end = end if moves[b] - t * width != p else tb[K_OTHER + t * MAX_VALUES + end]
+        damage = length - _length_without(tb, from_end, own, k, t, rest, sc)
+        keys[b] += (1 - damage) * (1 << _DAMAGE)  # the bound counted 1 tile lost
+        exact[b] = True
 
 
 @njit(cache=_CACHE)
@@ -439,11 +560,10 @@ def chain_rollout(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np
     moves applied, written to ``trace`` as far as it is long. ``sc``: :func:`scratch`."""
     _reserve(s, tb, sc)
     moves = sc[0]
-    reserved = sc[1]
     steps = 0
     while s[S_PHASE] < ROUND_OVER:
         count = engine.legal_moves_into(s, tb, moves)
-        m = moves[0] if count == 1 else _choose(s, tb, moves, count, reserved, danger)
+        m = moves[0] if count == 1 else _choose(s, tb, moves, count, danger, sc)
         if steps < trace.shape[0]:
             trace[steps] = m
         engine.apply(s, tb, m)
@@ -454,7 +574,7 @@ def chain_rollout(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np
 @njit(cache=_CACHE)
 def _inner_scratch(sc: Any) -> Any:
     """A second scratch for rollouts inside a rollout: its own work arrays, ``sc``'s memo."""
-    moves, reserved, hand, used, chains, frames, counter, memo, zobrist, limit = sc
+    moves, reserved, hand, used, chains, frames, counter, memo, zobrist, limit, planner, work = sc
     return (
         np.empty_like(moves),
         np.zeros_like(reserved),
@@ -466,6 +586,15 @@ def _inner_scratch(sc: Any) -> Any:
         memo,
         zobrist,
         limit,
+        planner,
+        (
+            np.empty_like(work[0]),
+            np.empty_like(work[1]),
+            np.empty_like(work[2]),
+            np.empty_like(work[3]),
+            np.empty_like(work[4]),
+            np.empty_like(work[5]),
+        ),
     )
 
 
@@ -481,12 +610,11 @@ def lookahead_rollout(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc:
     GIB does with a double-dummy solver), at ~(its choices x moves) chain rollouts each."""
     _reserve(s, tb, sc)
     moves = sc[0]
-    reserved = sc[1]
     work = np.empty_like(s)
     trace = np.empty(0, np.int64)
     while s[S_PHASE] < ROUND_OVER:
         count = engine.legal_moves_into(s, tb, moves)
-        m = moves[0] if count == 1 else _choose(s, tb, moves, count, reserved, danger)
+        m = moves[0] if count == 1 else _choose(s, tb, moves, count, danger, sc)
         if count > 1 and s[S_CURRENT] == seat:
             work[:] = s
             engine.apply(work, tb, m)
@@ -716,7 +844,6 @@ def advance_to_choice(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc:
     is read by a network at the searching seat's own decisions (``mc[leaf=value]``)."""
     _reserve(s, tb, sc)
     moves = sc[0]
-    reserved = sc[1]
     while s[S_PHASE] < ROUND_OVER:
         count = engine.legal_moves_into(s, tb, moves)
         if count == 1:
@@ -724,7 +851,7 @@ def advance_to_choice(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc:
         elif s[S_CURRENT] == seat:
             return
         else:
-            engine.apply(s, tb, _choose(s, tb, moves, count, reserved, danger))
+            engine.apply(s, tb, _choose(s, tb, moves, count, danger, sc))
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -861,14 +988,15 @@ def advance_states(
     return out
 
 
-def scratch(limit: int = NODE_LIMIT) -> tuple[Any, ...]:
-    """The work arrays every rollout kernel takes (``sc``), with the chain memo and the
-    chain search's node ``limit``. Reuse one per game config (the memo's chains are
-    those of one tile set), never across configs; the memo only saves work."""
+def scratch(limit: int = NODE_LIMIT, planner: bool = False) -> tuple[Any, ...]:
+    """The work arrays every rollout kernel takes (``sc``), with the chain memo, the chain
+    search's node ``limit`` and the rollout policy: the chain policy, or with ``planner`` the
+    planner's moves exactly (:func:`_choose`). Reuse one per game config (the memo's chains
+    are those of one tile set), never across configs; the memo only saves work."""
     zobrist = np.random.default_rng(0x5EED).integers(1, 1 << 62, MAX_TILES + MAX_VALUES, dtype=np.int64)
     return (
         np.empty(MAX_MOVES, np.int64),  # legal moves
-        np.zeros(MAX_TILES, np.int64),  # reserved[tile]
+        np.zeros(MAX_TILES, np.int64),  # reserved[tile] (planner: the chain on turn)
         np.empty(MAX_TILES, np.int64),  # a hand's tiles
         np.zeros(MAX_TILES, np.bool_),  # used by the chain search
         np.empty((MAX_TILES + 2, MAX_TILES + 1), np.int64),  # chains per depth
@@ -877,6 +1005,15 @@ def scratch(limit: int = NODE_LIMIT) -> tuple[Any, ...]:
         np.zeros((MEMO_SIZE, MEMO_WIDTH), np.int64),  # chain memo
         zobrist,
         int(limit),
+        int(planner),  # 1: the planner policy
+        (  # the planner's work arrays (planner_move)
+            np.empty(MAX_TILES, np.int64),  # the seat's chain
+            np.empty(MAX_TILES, np.int64),  # its hand
+            np.empty(MAX_TILES, np.int64),  # the hand without one tile
+            np.empty(MAX_MOVES, np.int64),  # play keys
+            np.empty(MAX_MOVES, np.bool_),  # key exact
+            np.empty(MAX_MOVES, np.int64),  # relative actions
+        ),
     )
 
 
@@ -896,12 +1033,12 @@ class ThreadPool:
     """Threads for :func:`run_rollouts` and a rollout scratch for each (one per game config:
     a scratch's memo holds chains of one tile set)."""
 
-    def __init__(self, threads: int) -> None:
+    def __init__(self, threads: int, planner: bool = False) -> None:
         if threads < 2:
             raise ValueError(f"a rollout thread pool needs >= 2 threads, got {threads}")
         self.threads = threads
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="rollouts")
-        self.scratch = [scratch() for _ in range(threads)]
+        self.scratch = [scratch(planner=planner) for _ in range(threads)]
 
     def close(self) -> None:
         """Stop the threads (a pool is also stopped when it is garbage collected)."""
