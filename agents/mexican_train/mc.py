@@ -8,7 +8,9 @@ For each decision with more than one legal action:
 2. for each candidate action, copy that state, apply the candidate and play the rest of
    the ROUND with a fast default policy, straight on the rules core (no env, no
    observation): ``chain`` (default, :class:`ChainPolicy`, the planner's ranking of plays
-   with a cheap chain-damage estimate) or ``greedy`` (the highest-value tile);
+   with a cheap chain-damage estimate), ``greedy`` (the highest-value tile) or, compiled
+   only, ``planner`` (the planner's moves exactly, its chain damage searched at each
+   choice: :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`);
 3. score the round for this seat: the table's mean penalty minus its own (the zero-sum
    result), or its positive score minus the mean with ``positive_scoring``;
 4. choose the candidate with the best mean (ties: the lowest action id) — but with the
@@ -20,7 +22,7 @@ For each decision with more than one legal action:
    learned player.
 
 ``leaf="policy"`` plays step 2's rollouts with the seat's later choices made by a
-self-play network (batched over the worlds; the others keep the chain policy), and
+self-play network (batched over the worlds; the others keep ``policy``), and
 ``leaf="value"`` stops them at the seat's next choice and reads that network's value head
 (:mod:`agents.mexican_train.value_leaf`); the ``champion`` agent is ``leaf="policy"`` with
 ``prior="policy"``.

@@ -11,7 +11,10 @@ Many rollouts run in one call (:func:`rollout_matrix`); nothing allocates per ro
   chain is reserved when the rollout starts (:func:`longest_chain`, the
   :class:`agents.mexican_train.chains.ChainSolver` search), plays are ranked by the
   planner's ``play_key`` (its terms packed the same way), ties to the lowest move id.
-  ``tests/test_rollout.py`` proves it move for move against the pure policy.
+  ``tests/test_rollout.py`` proves it move for move against the pure policy. With
+  ``scratch(planner=True)`` every seat plays the planner's own move instead
+  (:func:`planner_move`: its chain searched afresh at each choice, the exact chain damage,
+  ties to the lowest relative action), as the batched ``planner`` opponents do.
   The chain search keeps no memo between calls; with a memo the pure solver counts fewer
   expanded states, so the two agree whenever neither reaches its node limit (the compiled
   default, :data:`NODE_LIMIT`, is far above what dealt hands need).
