@@ -264,7 +264,7 @@ def _lookahead_reference(s: np.ndarray, tb: np.ndarray, seat: int) -> np.ndarray
     while s[engine.S_PHASE] < engine.ROUND_OVER:
         count = engine.legal_moves_into(s, tb, moves)
         legal = moves[:count].tolist()
-        m = legal[0] if count == 1 else int(rollout._choose(s, tb, moves, count, 2, sc))
+        m = legal[0] if count == 1 else int(rollout._choose(s, tb, moves, count, sc[1], 2))
         if count > 1 and s[engine.S_CURRENT] == seat:
             values = {}
             for move in legal:

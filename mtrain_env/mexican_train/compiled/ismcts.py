@@ -149,7 +149,7 @@ def search(
                 continue
             p = s[S_CURRENT]
             if p != seat and not branch_opponents:
-                engine.apply(s, tb, rollout._choose(s, tb, moves, count, danger, sc))
+                engine.apply(s, tb, rollout._choose(s, tb, moves, count, sc[1], danger))
                 continue
             for i in range(count):
                 flag[moves[i]] = 1

@@ -298,10 +298,11 @@ MEMO_HAND = 40
 MEMO_WIDTH = 4 + 2 * MEMO_HAND
 
 
-@njit(cache=_CACHE)
-def _hand_chain(tb: np.ndarray, end: int, hand: np.ndarray, k: int, sc: Any) -> int:
+@njit(cache=_CACHE, inline="always")
+def _hand_chain(tb: np.ndarray, end: int, hand: np.ndarray, k: int, h: int, sc: Any) -> int:
     """A longest chain from open end ``end`` of the hand ``hand[:k]`` (increasing ids) into
-    ``sc``'s ``chains[0]``; returns its length.
+    ``sc``'s ``chains[0]``; returns its length. ``h``: the XOR of the hand's tiles' Zobrist
+    keys, which the caller sums while it collects the hand.
 
     :func:`longest_chain` is a function of ``(end, hand)`` alone, so its results are
     remembered (the memo, direct-mapped on a Zobrist hash and verified tile by tile on a
@@ -311,9 +312,7 @@ def _hand_chain(tb: np.ndarray, end: int, hand: np.ndarray, k: int, sc: Any) -> 
     used, chains, frames, counter, memo, zobrist, limit = sc[3], sc[4], sc[5], sc[6], sc[7], sc[8], sc[9]
     if k == 0:
         return 0
-    h = zobrist[MAX_TILES + end]
-    for j in range(k):
-        h ^= zobrist[hand[j]]
+    h ^= zobrist[MAX_TILES + end]
     slot = -1
     if k <= MEMO_HAND:
         slot = h & (MEMO_SIZE - 1)
@@ -343,27 +342,30 @@ def _hand_chain(tb: np.ndarray, end: int, hand: np.ndarray, k: int, sc: Any) -> 
     return count
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, inline="always")
 def _seat_chain(s: np.ndarray, tb: np.ndarray, q: int, sc: Any) -> int:
     """Seat ``q``'s longest own-train chain into ``sc``'s ``chains[0]``; returns its length;
     ``sc``'s hand array holds the seat's tiles (increasing ids) afterwards."""
     hand = sc[2]
+    zobrist = sc[8]
     k = 0
+    h = 0
     for t in range(tb[K_TILES]):
         if s[S_LOC + t] == q:
             hand[k] = t
             k += 1
-    return _hand_chain(tb, s[engine.S_ENDS + q], hand, k, sc)
+            h ^= zobrist[t]
+    return _hand_chain(tb, s[engine.S_ENDS + q], hand, k, h, sc)
 
 
 @njit(cache=_CACHE)
 def _reserve(s: np.ndarray, tb: np.ndarray, sc: Any) -> None:
     """``reserved[tile] = 1`` for every tile of each seat's longest own-train chain (the chain
     policy's; the planner policy, ``sc``'s flag, searches at each choice instead)."""
-    reserved = sc[1]
-    chains = sc[4]
     if sc[10]:
         return
+    reserved = sc[1]
+    chains = sc[4]
     for t in range(tb[K_TILES]):
         reserved[t] = 0
     for q in range(tb[K_N]):
@@ -382,7 +384,7 @@ def _tile_key(tb: np.ndarray, tile: int, own: bool, reserved: bool) -> int:
     return (255 - damage) << _DAMAGE | off_own << _OFF_OWN | tb[K_TILE_VALUE + tile]
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, inline="always")
 def _turn_terms(s: np.ndarray, tb: np.ndarray, danger: int) -> tuple[int, bool, bool]:
     """What ``play_key``'s turn-wide terms read for the seat on turn: the train it owes a
     double on (-1: none), whether a play on its own train lifts its marker, whether it sheds
@@ -402,7 +404,7 @@ def _turn_terms(s: np.ndarray, tb: np.ndarray, danger: int) -> tuple[int, bool, 
     return owed, lift, shed
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, inline="always")
 def _play_terms(s: np.ndarray, tb: np.ndarray, t: int, tr: int, owed: int, lift: bool, shed: bool) -> int:
     """``play_key``'s covers, shed, double-ok and lifts terms of laying tile ``t`` on train
     ``tr`` (the damage, off-own and value terms are the caller's)."""
@@ -419,13 +421,11 @@ def _play_terms(s: np.ndarray, tb: np.ndarray, t: int, tr: int, owed: int, lift:
     return key
 
 
-@njit(cache=_CACHE)
-def _choose(s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, danger: int, sc: Any) -> int:
-    """The rollout policy's move among ``moves[:count]`` (more than one legal move): the
-    chain policy's, or with ``sc``'s planner flag the planner's (:func:`planner_move`)."""
-    if sc[10]:
-        return planner_move(s, tb, moves, count, danger, sc)
-    reserved = sc[1]
+@njit(cache=_CACHE, inline="always")
+def _choose(
+    s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, reserved: np.ndarray, danger: int
+) -> int:
+    """The chain policy's move among ``moves[:count]`` (more than one legal move)."""
     width = tb[K_WIDTH]
     draw = tb[K_DRAW]
     p = s[S_CURRENT]
@@ -460,12 +460,15 @@ def _length_without(
     tb: np.ndarray, end: int, hand: np.ndarray, k: int, tile: int, rest: np.ndarray, sc: Any
 ) -> int:
     """Length of the longest chain from ``end`` of the hand ``hand[:k]`` without ``tile``."""
+    zobrist = sc[8]
     j = 0
+    h = 0
     for i in range(k):
         if hand[i] != tile:
             rest[j] = hand[i]
             j += 1
-    return _hand_chain(tb, end, rest, j, sc)
+            h ^= zobrist[hand[i]]
+    return _hand_chain(tb, end, rest, j, h, sc)
 
 
 @njit(cache=_CACHE)
@@ -557,21 +560,39 @@ def planner_move(s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, d
         exact[b] = True
 
 
-@njit(cache=_CACHE)
-def chain_rollout(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np.ndarray) -> int:
-    """Play ``s`` to the end of its round (in place) with the chain policy; returns the
-    moves applied, written to ``trace`` as far as it is long. ``sc``: :func:`scratch`."""
-    _reserve(s, tb, sc)
+@njit(cache=_CACHE, inline="always")
+def _play_out(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np.ndarray, planner: bool) -> int:
+    """The loop of :func:`chain_rollout`. Inlined with ``planner`` a constant, so each policy
+    gets its own loop: a branch to the planner inside the chain policy's loop slows that loop
+    by a seventh."""
+    if not planner:
+        _reserve(s, tb, sc)
     moves = sc[0]
+    reserved = sc[1]
     steps = 0
     while s[S_PHASE] < ROUND_OVER:
         count = engine.legal_moves_into(s, tb, moves)
-        m = moves[0] if count == 1 else _choose(s, tb, moves, count, danger, sc)
+        if count == 1:
+            m = moves[0]
+        elif planner:
+            m = planner_move(s, tb, moves, count, danger, sc)
+        else:
+            m = _choose(s, tb, moves, count, reserved, danger)
         if steps < trace.shape[0]:
             trace[steps] = m
         engine.apply(s, tb, m)
         steps += 1
     return steps
+
+
+@njit(cache=_CACHE)
+def chain_rollout(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np.ndarray) -> int:
+    """Play ``s`` to the end of its round (in place) with the chain policy (with ``sc``'s
+    planner flag: every seat plays :func:`planner_move`); returns the moves applied, written
+    to ``trace`` as far as it is long. ``sc``: :func:`scratch`."""
+    if sc[10]:
+        return _play_out(s, tb, danger, sc, trace, True)
+    return _play_out(s, tb, danger, sc, trace, False)
 
 
 @njit(cache=_CACHE)
@@ -613,11 +634,12 @@ def lookahead_rollout(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc:
     GIB does with a double-dummy solver), at ~(its choices x moves) chain rollouts each."""
     _reserve(s, tb, sc)
     moves = sc[0]
+    reserved = sc[1]
     work = np.empty_like(s)
     trace = np.empty(0, np.int64)
     while s[S_PHASE] < ROUND_OVER:
         count = engine.legal_moves_into(s, tb, moves)
-        m = moves[0] if count == 1 else _choose(s, tb, moves, count, danger, sc)
+        m = moves[0] if count == 1 else _choose(s, tb, moves, count, reserved, danger)
         if count > 1 and s[S_CURRENT] == seat:
             work[:] = s
             engine.apply(work, tb, m)
@@ -839,22 +861,37 @@ def rollout_root(
 
 
 # ================================================== leaves for a value network
-@njit(cache=_CACHE)
-def advance_to_choice(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any) -> None:
-    """Play ``s`` forward (in place) until ``seat`` has a real choice (more than one legal
-    move) or the round is over: the other seats by the chain policy (each seat's chain
-    reserved afresh), every forced move as it comes. The leaf of a search whose value
-    is read by a network at the searching seat's own decisions (``mc[leaf=value]``)."""
-    _reserve(s, tb, sc)
+@njit(cache=_CACHE, inline="always")
+def _advance(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any, planner: bool) -> None:
+    """The loop of :func:`advance_to_choice`, one per policy (``planner`` a constant, as
+    :func:`_play_out`)."""
+    if not planner:
+        _reserve(s, tb, sc)
     moves = sc[0]
+    reserved = sc[1]
     while s[S_PHASE] < ROUND_OVER:
         count = engine.legal_moves_into(s, tb, moves)
         if count == 1:
             engine.apply(s, tb, moves[0])
         elif s[S_CURRENT] == seat:
             return
+        elif planner:
+            engine.apply(s, tb, planner_move(s, tb, moves, count, danger, sc))
         else:
-            engine.apply(s, tb, _choose(s, tb, moves, count, danger, sc))
+            engine.apply(s, tb, _choose(s, tb, moves, count, reserved, danger))
+
+
+@njit(cache=_CACHE)
+def advance_to_choice(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any) -> None:
+    """Play ``s`` forward (in place) until ``seat`` has a real choice (more than one legal
+    move) or the round is over: the other seats by the chain policy (each seat's chain
+    reserved afresh; with ``sc``'s planner flag, by :func:`planner_move`), every forced move
+    as it comes. The leaf of a search whose value is read by a network at the searching
+    seat's own decisions (``mc[leaf=value]``), and the steps of ``leaf=policy``'s rollouts."""
+    if sc[10]:
+        _advance(s, tb, seat, danger, sc, True)
+    else:
+        _advance(s, tb, seat, danger, sc, False)
 
 
 @njit(cache=_CACHE, nogil=True)
