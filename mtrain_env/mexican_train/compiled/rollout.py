@@ -405,18 +405,20 @@ def _turn_terms(s: np.ndarray, tb: np.ndarray, danger: int) -> tuple[int, bool, 
 
 
 @njit(cache=_CACHE, inline="always")
-def _play_terms(s: np.ndarray, tb: np.ndarray, t: int, tr: int, owed: int, lift: bool, shed: bool) -> int:
-    """``play_key``'s covers, shed, double-ok and lifts terms of laying tile ``t`` on train
-    ``tr`` (the damage, off-own and value terms are the caller's)."""
+def _play_terms(
+    s: np.ndarray, tb: np.ndarray, p: int, t: int, tr: int, owed: int, lift: bool, shed: bool
+) -> int:
+    """``play_key``'s covers, shed, double-ok and lifts terms of seat ``p`` (on turn) laying
+    tile ``t`` on train ``tr`` (the damage, off-own and value terms are the caller's)."""
     key = 0
     if tr == owed:
         key += 1 << _COVERS
     if shed:
         key += tb[K_TILE_VALUE + t] << _SHED
     a = tb[K_TILE_A + t]
-    if a != tb[K_TILE_B + t] or s[S_HAND_PIPS + s[S_CURRENT] * MAX_VALUES + a] > 1:
+    if a != tb[K_TILE_B + t] or s[S_HAND_PIPS + p * MAX_VALUES + a] > 1:
         key += 1 << _DOUBLE_OK  # not a double, or one the hand can follow
-    if tr == s[S_CURRENT] and lift:
+    if tr == p and lift:
         key += 1 << _LIFTS
     return key
 
@@ -448,7 +450,7 @@ def _choose(
             continue
         t = m // width
         tr = m - t * width
-        key = _tile_key(tb, t, tr == p, reserved[t] != 0) + _play_terms(s, tb, t, tr, owed, lift, shed)
+        key = _tile_key(tb, t, tr == p, reserved[t] != 0) + _play_terms(s, tb, p, t, tr, owed, lift, shed)
         if key > best_key:
             best_key = key
             best = m
@@ -536,7 +538,7 @@ def planner_move(s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, d
         tr = m - t * width
         on_own = tr == p
         key = tb[K_TILE_VALUE + t] | (0 if on_own else 1) << _OFF_OWN
-        key += _play_terms(s, tb, t, tr, owed, lift, shed)
+        key += _play_terms(s, tb, p, t, tr, owed, lift, shed)
         if on_own:
             exact[i] = length > 0 and t == head
             keys[i] = key + ((255 - 1) << _DAMAGE)
