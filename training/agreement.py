@@ -25,16 +25,15 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.mexican_train.base import Agent, Decision
-from agents.registry import make_agent
-from agents.tournament.harness import AgentSpec
+from agents.mexican_train.base import Decision
 from mtrain_env.cli import int_at_least
 from mtrain_env.mexican_train import env as make_env
 from training.choices import play_choices
+from training.distill_mc import agent_from_spec
 
 __all__ = ["Agreement", "agreement", "main"]
 
@@ -64,12 +63,6 @@ class Agreement:
         }
 
 
-def _make(spec: str) -> Agent:
-    parsed = AgentSpec.parse(spec)
-    agent: Agent = make_agent(parsed.name, **dict(parsed.params))
-    return agent
-
-
 def agreement(
     a_spec: str,
     b_spec: str,
@@ -82,7 +75,7 @@ def agreement(
     progress: bool = False,
 ) -> Agreement:
     """Play the games (module docstring) and return every position's three moves."""
-    a, b, prior, opponent = (_make(s) for s in (a_spec, b_spec, prior_spec, opponent_spec))
+    a, b, prior, opponent = (agent_from_spec(s) for s in (a_spec, b_spec, prior_spec, opponent_spec))
     moves = Agreement([], [], [])
     env = make_env(num_players=players)
     bar: Any = None
@@ -130,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         for spec in (args.a, args.b, args.prior, args.opponent):
-            _make(spec)
+            agent_from_spec(spec)
         if args.out is not None and not args.out.parent.is_dir():
             raise ValueError(f"--out {args.out}: no directory {args.out.parent}")
     except (ValueError, TypeError) as err:
@@ -149,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = moves.summary()
     if args.out is not None:
         tmp = args.out.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, **moves.__dict__, **summary}))
+        tmp.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, **asdict(moves), **summary}))
         tmp.replace(args.out)
     s = summary
     print(f"A = {args.a}, B = {args.b} (its own worlds), prior = {args.prior}")

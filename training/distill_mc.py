@@ -66,7 +66,7 @@ from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from training.choices import play_choices
 
-__all__ = ["LabelJob", "label_shard", "load_labels", "shard_paths"]
+__all__ = ["LabelJob", "agent_from_spec", "label_shard", "load_labels", "shard_paths"]
 
 #: the arrays of every labels shard (``target``: the teacher's move as a one-hot row;
 #: ``prior``: the planner's move); ``--target values`` shards add ``values``: each legal
@@ -100,7 +100,7 @@ class LabelJob:
 def label_shard(job: LabelJob) -> int:
     """Play and label ``job``'s games and write its shard (atomically); returns the labels written."""
     teacher = make_teacher(job.teacher, job.sims)
-    student = None if job.student is None else _make(job.student)
+    student = None if job.student is None else agent_from_spec(job.student)
     planner = make_agent("planner")
     rng = np.random.default_rng([job.seed, job.shard, 11])
     obs: list[np.ndarray] = []
@@ -199,7 +199,7 @@ def make_teacher(spec: str, sims: int) -> MCAgent:
     return agent
 
 
-def _make(spec: str) -> Any:
+def agent_from_spec(spec: str) -> Any:
     """The agent of a spec such as ``planner`` or ``ppo[path=P]``."""
     parsed = AgentSpec.parse(spec)
     return make_agent(parsed.name, **dict(parsed.params))
@@ -327,7 +327,7 @@ def _check_student(spec: str, players: int) -> None:
     e = make_env(num_players=players)
     e.reset(seed=0)
     decision = decision_for(e, e.agent_selection)
-    if _make(spec).act(decision) not in decision.legal_actions:
+    if agent_from_spec(spec).act(decision) not in decision.legal_actions:
         raise ValueError(f"--student {spec}: plays an illegal move")
 
 

@@ -361,9 +361,7 @@ def _seat_chain(s: np.ndarray, tb: np.ndarray, q: int, sc: Any) -> int:
 @njit(cache=_CACHE)
 def _reserve(s: np.ndarray, tb: np.ndarray, sc: Any) -> None:
     """``reserved[tile] = 1`` for every tile of each seat's longest own-train chain (the chain
-    policy's; the planner policy, ``sc``'s flag, searches at each choice instead)."""
-    if sc[10]:
-        return
+    policy's; the planner policy searches at each choice instead and never reserves)."""
     reserved = sc[1]
     chains = sc[4]
     for t in range(tb[K_TILES]):
@@ -386,9 +384,9 @@ def _tile_key(tb: np.ndarray, tile: int, own: bool, reserved: bool) -> int:
 
 @njit(cache=_CACHE, inline="always")
 def _turn_terms(s: np.ndarray, tb: np.ndarray, danger: int) -> tuple[int, bool, bool]:
-    """What ``play_key``'s turn-wide terms read for the seat on turn: the train it owes a
-    double on (-1: none), whether a play on its own train lifts its marker, whether it sheds
-    (an opponent holds ``danger`` tiles or fewer)."""
+    """What ``play_key``'s turn-wide terms read for the seat on turn: the train of the double
+    it owes a tile on (R18, R20; -1: none), whether a play on its own train lifts its marker
+    (R17), whether it sheds (an opponent holds ``danger`` tiles or fewer)."""
     p = s[S_CURRENT]
     phase = s[S_PHASE]
     owed = -1
