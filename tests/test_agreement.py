@@ -17,7 +17,7 @@ SEARCH = "mc[sims=8,z=0]"
 
 
 def test_summary_counts_the_deviations() -> None:
-    moves = Agreement(prior=[1, 1, 1, 1, 2], a=[1, 3, 3, 4, 2], b=[1, 3, 1, 5, 7])
+    moves = Agreement(prior=[1, 1, 1, 1, 2], a=[1, 3, 3, 4, 2], b=[1, 3, 1, 5, 7], gains=[None] * 5)
     s = moves.summary()
     assert s["positions"] == 5 and s["a_deviates"] == 3 and s["b_deviates"] == 3
     assert s["b_same_when_a_deviates"] == pytest.approx(1 / 3)  # the second position
@@ -25,11 +25,28 @@ def test_summary_counts_the_deviations() -> None:
     assert s["b_prior_when_a_keeps"] == pytest.approx(1 / 2)  # the first of two
 
 
+def test_deviations_are_binned_by_the_estimated_gain() -> None:
+    # deviations at positions 1-4 with gains 1.0, 3.0, 9.0 and unknown; B reproduces 1 and 3
+    moves = Agreement(
+        prior=[1, 1, 1, 1, 1, 2],
+        a=[1, 3, 3, 4, 6, 2],
+        b=[1, 3, 1, 4, 5, 2],
+        gains=[None, 1.0, 3.0, 9.0, None, None],
+    )
+    bins = moves.by_gain()
+    assert [(r["low"], r["high"]) for r in bins] == [(None, 2.0), (2.0, 4.0), (4.0, 8.0), (8.0, None)]
+    assert [r["count"] for r in bins] == [1, 1, 0, 1]  # the unknown gain is in no bin
+    assert [r["b_same"] for r in bins] == [1.0, 0.0, None, 1.0]
+
+
 def test_the_same_search_on_the_same_worlds_agrees_everywhere() -> None:
     moves = tool.agreement(SEARCH, SEARCH, prior_spec="planner", games=3, b_seed_offset=0)
     s = moves.summary()
     assert s["positions"] > 20 and s["a_deviates"] > 0
     assert moves.a == moves.b
+    deviated = [g for p, a, g in zip(moves.prior, moves.a, moves.gains, strict=True) if a != p]
+    assert deviated and all(g is not None for g in deviated)  # mc reports its values
+    assert all(g is None for p, a, g in zip(moves.prior, moves.a, moves.gains, strict=True) if a == p)
     assert s["b_same_when_a_deviates"] == 1.0 and s["b_prior_when_a_keeps"] == 1.0
 
 
@@ -43,7 +60,9 @@ def test_other_worlds_change_some_moves_and_the_cli_writes_them(
     assert saved["a"] != saved["b"]  # B's worlds differ from A's
     assert len(saved["a"]) == len(saved["prior"]) == saved["positions"]
     assert saved["a"] == tool.agreement(SEARCH, SEARCH, prior_spec="planner", games=3).a  # deterministic
-    assert "where A deviates, B plays A's move" in capsys.readouterr().out
+    assert len(saved["gains"]) == saved["positions"] and sum(r["count"] for r in saved["by_gain"]) > 0
+    printed = capsys.readouterr().out
+    assert "where A deviates, B plays A's move" in printed and "estimated gain" in printed
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,12 @@ one-round games, agent ``A`` in seat ``g mod players`` of game ``g`` (deal ``see
 
 It prints how often A deviates from the prior, and of those deviations how often B makes
 the same move, or keeps the prior's. Two searches that read the position alike agree on
-most deviations; deviations that are noise come back about as often to the prior. Exit 2
-on a bad spec. ``--out F.json`` keeps every position's three moves.
+most deviations; deviations that are noise come back about as often to the prior. Where A
+is a search that reports its values (``mc``, ``champion``: ``last_values``), the
+deviations are also split by A's own estimate of their gain over the prior's move
+(:data:`GAIN_BINS`, pips a round): a search whose estimates are sound reproduces its large
+estimated gains more often than its small ones. Exit 2 on a bad spec. ``--out F.json``
+keeps every position's three moves and A's estimated gain.
 
     python -m training.agreement champion 'champion[sims=1600]' --games 300 --seed 940000
 """
@@ -22,6 +26,7 @@ on a bad spec. ``--out F.json`` keeps every position's three moves.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Sequence
@@ -35,16 +40,21 @@ from mtrain_env.mexican_train import env as make_env
 from training.choices import play_choices
 from training.distill_mc import agent_from_spec
 
-__all__ = ["Agreement", "agreement", "main"]
+__all__ = ["GAIN_BINS", "Agreement", "agreement", "main"]
+
+#: the edges (pips a round) of the bins of A's estimated gain over the prior's move
+GAIN_BINS = (2.0, 4.0, 8.0)
 
 
 @dataclass(frozen=True)
 class Agreement:
-    """The three moves at each of A's decisions with a choice."""
+    """The three moves at each of A's decisions with a choice, and A's estimate of its move's
+    gain over the prior's (``None`` where A keeps the prior's move or reports no values)."""
 
     prior: list[int]
     a: list[int]
     b: list[int]
+    gains: list[float | None]
 
     def summary(self) -> dict[str, float | int]:
         """Counts and shares: A's and B's deviations from the prior, and B on A's deviations."""
@@ -62,6 +72,23 @@ class Agreement:
             "b_prior_when_a_keeps": sum(b == p for p, _a, b in kept) / len(kept) if kept else 0.0,
         }
 
+    def by_gain(self) -> list[dict[str, Any]]:
+        """A's deviations whose estimated gain is known, per bin of :data:`GAIN_BINS`: the
+        bin's bounds (``low <= gain < high``; None: unbounded), how many there are and the
+        share B reproduces (None for an empty bin)."""
+        edges: list[float | None] = [None, *GAIN_BINS, None]
+        out = []
+        for lo, hi in itertools.pairwise(edges):
+            same = [
+                b == a
+                for p, a, b, gain in zip(self.prior, self.a, self.b, self.gains, strict=True)
+                if a != p and gain is not None and (lo is None or gain >= lo) and (hi is None or gain < hi)
+            ]
+            out.append(
+                {"low": lo, "high": hi, "count": len(same), "b_same": sum(same) / len(same) if same else None}
+            )
+        return out
+
 
 def agreement(
     a_spec: str,
@@ -76,7 +103,7 @@ def agreement(
 ) -> Agreement:
     """Play the games (module docstring) and return every position's three moves."""
     a, b, prior, opponent = (agent_from_spec(s) for s in (a_spec, b_spec, prior_spec, opponent_spec))
-    moves = Agreement([], [], [])
+    moves = Agreement([], [], [], [])
     env = make_env(num_players=players)
     bar: Any = None
     if progress:
@@ -98,6 +125,7 @@ def agreement(
             moves.b.append(int(b.act(decision)))
             move = int(a.act(decision))
             moves.a.append(move)
+            moves.gains.append(_estimated_gain(a, move, moves.prior[-1]))
             return move
 
         play_choices(env, deal, choose)
@@ -106,6 +134,15 @@ def agreement(
     if bar is not None:
         bar.close()
     return moves
+
+
+def _estimated_gain(search: Any, move: int, prior_move: int) -> float | None:
+    """``search``'s estimate of ``move``'s gain over ``prior_move`` at its last decision (its
+    ``last_values``), or None when the moves are the same or it has no value for either."""
+    values = getattr(search, "last_values", None) or {}
+    if move == prior_move or move not in values or prior_move not in values:
+        return None
+    return float(values[move] - values[prior_move])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -142,7 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = moves.summary()
     if args.out is not None:
         tmp = args.out.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, **asdict(moves), **summary}))
+        saved = {"args": vars(args) | {"out": str(args.out)}, **asdict(moves), **summary}
+        tmp.write_text(json.dumps(saved | {"by_gain": moves.by_gain()}))
         tmp.replace(args.out)
     s = summary
     print(f"A = {args.a}, B = {args.b} (its own worlds), prior = {args.prior}")
@@ -156,6 +194,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"the prior's: {s['b_prior_when_a_deviates']:.3f}"
     )
     print(f"  where A keeps the prior's move, B keeps it too: {s['b_prior_when_a_keeps']:.3f}")
+    bins = [row for row in moves.by_gain() if row["count"]]
+    if bins:
+        print("  where A deviates, by A's estimated gain over the prior's move (pips a round):")
+        for row in bins:
+            low = "" if row["low"] is None else f"{row['low']:g} <= "
+            high = "" if row["high"] is None else f" < {row['high']:g}"
+            print(f"    {low}gain{high}: {row['count']} deviations, B plays A's move at {row['b_same']:.3f}")
     return 0
 
 
