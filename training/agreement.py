@@ -177,10 +177,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress=not args.no_progress,
     )
     summary = moves.summary()
+    by_gain = moves.by_gain()
     if args.out is not None:
         tmp = args.out.with_suffix(".tmp")
         saved = {"args": vars(args) | {"out": str(args.out)}, **asdict(moves), **summary}
-        tmp.write_text(json.dumps(saved | {"by_gain": moves.by_gain()}))
+        tmp.write_text(json.dumps(saved | {"by_gain": by_gain}))
         tmp.replace(args.out)
     s = summary
     print(f"A = {args.a}, B = {args.b} (its own worlds), prior = {args.prior}")
@@ -194,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"the prior's: {s['b_prior_when_a_deviates']:.3f}"
     )
     print(f"  where A keeps the prior's move, B keeps it too: {s['b_prior_when_a_keeps']:.3f}")
-    bins = [row for row in moves.by_gain() if row["count"]]
+    bins = [row for row in by_gain if row["count"]]
     if bins:
         print("  where A deviates, by A's estimated gain over the prior's move (pips a round):")
         for row in bins:
