@@ -182,6 +182,37 @@ def test_curves_writes_the_figures_and_the_plot(tmp_path: Path, capsys: pytest.C
     assert "--points" in capsys.readouterr().err
 
 
+def test_curves_read_a_point_from_a_tournament_played_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--run LABEL=DIR``: the point is that run's, nothing is played into ``--out``; a run
+    of other deals, or one that does not seat the label, exits 2."""
+    pytest.importorskip("numba")
+    from agents.tournament import curves
+
+    played = tmp_path / "played"
+    assert curves.main(["--out", str(played), "--deals", "2", "--seed", "5", "--points", "mc[sims=4]"]) == 0
+    elsewhere = played / "mc[sims=4]"
+    out = tmp_path / "out"
+    argv = ["--out", str(out), "--deals", "2", "--seed", "5", "--points", "mc[sims=4]"]
+    assert curves.main([*argv, "--run", f"mc[sims=4]={elsewhere}"]) == 0
+    assert not (out / "mc[sims=4]").exists()  # read, not played
+    first, second = ((d / "curves.csv").read_text().splitlines()[1].split(",") for d in (played, out))
+    gain = curves.FIELDS.index("gain")
+    assert first[gain] == second[gain] and first[gain + 1 :] == second[gain + 1 :]
+    capsys.readouterr()
+    for bad, message in [
+        (["--seed", "6"], "played with seed 5"),
+        (["--points", "mc[sims=8]", "--run", f"mc[sims=8]={elsewhere}"], "not mc[sims=8]"),
+        (["--run", f"mc[sims=2]={elsewhere}"], "is not one of the points"),
+        (["--run", f"mc[sims=4]={tmp_path}"], "no summary.json"),
+    ]:
+        extra = [] if "--run" in bad else ["--run", f"mc[sims=4]={elsewhere}"]
+        with pytest.raises(SystemExit) as err:
+            curves.main([*argv, *extra, *bad])
+        assert err.value.code == 2 and message in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("name", ["mc", "mc_infer", "oracle"])
 def test_search_agents_pickle_and_play_the_same(name: str) -> None:
     """Training checkpoints pickle their opponents: the compiled module is not pickled, and

@@ -18,6 +18,9 @@ per agent name). A cheating point
 Rerun with more points (``ismcts[sims=200]``, ``ismcts_puct[ms=100]``, ...) and fewer
 ``--deals`` into the same ``--out``: the points already played on at least that many
 deals are read back as they are, and every point is timed again in the one timing run.
+``--run LABEL=DIR`` reads a point from a tournament played elsewhere (``mtrain bench
+--out DIR`` with the same seed and players, at least ``--deals`` deals) instead of playing
+it; a run that does not match exits 2.
 """
 
 from __future__ import annotations
@@ -52,12 +55,21 @@ FIELDS = (
 
 
 def run_point(
-    spec: AgentSpec, out: Path, deals: int, seed: int, players: int, workers: int
+    spec: AgentSpec,
+    out: Path,
+    deals: int,
+    seed: int,
+    players: int,
+    workers: int,
+    run_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Play (or resume) the point's tournament; its row of ``curves.csv``. A point already
     played on at least ``deals`` deals (same seed) is read as it is: a costly point can be
-    played on more deals than the rest, and a cheap one on fewer."""
+    played on more deals than the rest, and a cheap one on fewer. With ``run_dir`` the
+    point is that finished tournament's (:func:`played_run`), never played here."""
     label = spec.default_label()
+    if run_dir is not None:
+        return _row(spec, label, played_run(run_dir, label, deals, seed, players))
     summary_path = out / label / "summary.json"
     if summary_path.is_file():
         played = json.loads(summary_path.read_text())["config"]
@@ -75,6 +87,42 @@ def run_point(
     )
     run_tournament(config)
     return _row(spec, label, json.loads(summary_path.read_text()))
+
+
+def played_run(run_dir: Path, label: str, deals: int, seed: int, players: int) -> dict[str, Any]:
+    """The summary of the tournament in ``run_dir`` as a point: ``ValueError`` unless it
+    is finished, seats ``label``, and was played with ``seed`` and ``players`` on at least
+    ``deals`` deals."""
+    path = run_dir / "summary.json"
+    if not path.is_file():
+        raise ValueError(f"--run {label}={run_dir}: no finished tournament there (no summary.json)")
+    summary = json.loads(path.read_text())
+    played = summary["config"]
+    if played["seed"] != seed or played["num_players"] != players or played["deals"] < deals:
+        raise ValueError(
+            f"--run {label}={run_dir}: played with seed {played['seed']}, {played['num_players']} players, "
+            f"{played['deals']} deals; these curves need seed {seed}, {players} players, >= {deals} deals"
+        )
+    if all(a["agent"] != label for a in summary["agents"]):
+        seated = ", ".join(a["agent"] for a in summary["agents"])
+        raise ValueError(f"--run {label}={run_dir}: that tournament seats {seated}, not {label}")
+    return summary
+
+
+def parse_runs(texts: Sequence[str], labels: Sequence[str]) -> dict[str, Path]:
+    """``LABEL=DIR`` arguments as ``{label: dir}``; ``ValueError`` for a label that is not
+    one of the points'. The label ends at its closing bracket, if it has one (labels such
+    as ``mc[sims=200]`` hold ``=``)."""
+    runs = {}
+    for text in texts:
+        cut = text.find("]=") + 1 if "]=" in text else text.find("=")
+        if cut <= 0:
+            raise ValueError(f"--run {text!r}: expected LABEL=DIR")
+        label, run_dir = text[:cut], text[cut + 1 :]
+        if label not in labels:
+            raise ValueError(f"--run {text!r}: {label!r} is not one of the points ({', '.join(labels)})")
+        runs[label] = Path(run_dir)
+    return runs
 
 
 def _row(spec: AgentSpec, label: str, summary: dict[str, Any]) -> dict[str, Any]:
@@ -167,6 +215,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--players", type=int_at_least(2), default=4)
     parser.add_argument("--workers", type=int_at_least(1), default=1)
     parser.add_argument("--timing-games", type=int_at_least(1), default=4, help="planner games timed on")
+    parser.add_argument(
+        "--run",
+        nargs="+",
+        default=[],
+        metavar="LABEL=DIR",
+        help="read the point LABEL from the tournament in DIR (mtrain bench --out DIR) instead of playing it",
+    )
     args = parser.parse_args(argv)
     try:
         specs = [AgentSpec.parse(text) for text in args.points]
@@ -174,9 +229,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             agent_class(spec.name)
     except ValueError as err:
         parser.error(f"--points: {err}")
+    labels = [s.default_label() for s in specs]
+    try:
+        runs = parse_runs(args.run, labels)
+        for label, run_dir in runs.items():
+            played_run(run_dir, label, args.deals, args.seed, args.players)
+    except ValueError as err:
+        parser.error(str(err))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = [run_point(s, out, args.deals, args.seed, args.players, args.workers) for s in specs]
+    rows = [
+        run_point(s, out, args.deals, args.seed, args.players, args.workers, runs.get(label))
+        for s, label in zip(specs, labels, strict=True)
+    ]
     snaps = positions(args.timing_games, args.seed, args.players)
     for row, times in zip(rows, time_agents(specs, snaps, args.players, args.seed), strict=True):
         row["ms_per_decision"] = round(statistics.fmean(times), 3)
