@@ -203,7 +203,10 @@ def test_curves_read_a_point_from_a_tournament_played_elsewhere(
     capsys.readouterr()
     for bad, message in [
         (["--seed", "6"], "played with seed 5"),
-        (["--points", "mc[sims=8]", "--run", f"mc[sims=8]={elsewhere}"], "not mc[sims=8]"),
+        (
+            ["--points", "mc[sims=8]", "--run", f"mc[sims=8]={elsewhere}"],
+            "a point is mc[sims=8] + 3 x planner",
+        ),
         (["--run", f"mc[sims=2]={elsewhere}"], "is not one of the points"),
         (["--run", f"mc[sims=4]={tmp_path}"], "no summary.json"),
     ]:

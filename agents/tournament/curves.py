@@ -91,21 +91,35 @@ def run_point(
 
 def played_run(run_dir: Path, label: str, deals: int, seed: int, players: int) -> dict[str, Any]:
     """The summary of the tournament in ``run_dir`` as a point: ``ValueError`` unless it
-    is finished, seats ``label``, and was played with ``seed`` and ``players`` on at least
-    ``deals`` deals."""
+    is a finished "``label`` + (players - 1) x planner" tournament of the curves' game
+    (double-12, the default rules), played with ``seed`` on at least ``deals`` deals."""
     path = run_dir / "summary.json"
     if not path.is_file():
         raise ValueError(f"--run {label}={run_dir}: no finished tournament there (no summary.json)")
-    summary = json.loads(path.read_text())
-    played = summary["config"]
-    if played["seed"] != seed or played["num_players"] != players or played["deals"] < deals:
+    try:
+        summary = json.loads(path.read_text())
+        played = summary["config"]
+        seated, lineups = [a["agent"] for a in summary["agents"]], played["lineups"]
+        facts = (played["seed"], played["num_players"], played["deals"], played["game_config"])
+    except (KeyError, TypeError) as err:
         raise ValueError(
-            f"--run {label}={run_dir}: played with seed {played['seed']}, {played['num_players']} players, "
-            f"{played['deals']} deals; these curves need seed {seed}, {players} players, >= {deals} deals"
+            f"--run {label}={run_dir}: summary.json is not a tournament summary ({err!r})"
+        ) from err
+    if (
+        facts[:2] != (seed, players)
+        or facts[2] < deals
+        or facts[3] != GameConfig.make(num_players=players).to_dict()
+    ):
+        raise ValueError(
+            f"--run {label}={run_dir}: played with seed {facts[0]}, {facts[1]} players, {facts[2]} deals "
+            f"(or other rules); these curves need seed {seed}, {players} players (default double-12 rules), "
+            f">= {deals} deals"
         )
-    if all(a["agent"] != label for a in summary["agents"]):
-        seated = ", ".join(a["agent"] for a in summary["agents"])
-        raise ValueError(f"--run {label}={run_dir}: that tournament seats {seated}, not {label}")
+    if lineups != [[label] + ["planner"] * (players - 1)]:
+        raise ValueError(
+            f"--run {label}={run_dir}: that tournament seats {', '.join(seated)} as {lineups}; "
+            f"a point is {label} + {players - 1} x planner"
+        )
     return summary
 
 
