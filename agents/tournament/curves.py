@@ -61,20 +61,20 @@ def run_point(
     seed: int,
     players: int,
     workers: int,
-    run_dir: Path | None = None,
+    summary: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play (or resume) the point's tournament; its row of ``curves.csv``. A point already
     played on at least ``deals`` deals (same seed) is read as it is: a costly point can be
-    played on more deals than the rest, and a cheap one on fewer. With ``run_dir`` the
-    point is that finished tournament's (:func:`played_run`), never played here."""
+    played on more deals than the rest, and a cheap one on fewer. With ``summary`` (a
+    tournament played elsewhere: :func:`played_run`) nothing is played."""
     label = spec.default_label()
-    if run_dir is not None:
-        return _row(spec, label, played_run(run_dir, label, deals, seed, players))
+    if summary is not None:
+        return _row(spec, label, summary)
     summary_path = out / label / "summary.json"
     if summary_path.is_file():
-        played = json.loads(summary_path.read_text())["config"]
-        if played["seed"] == seed and played["num_players"] == players and played["deals"] >= deals:
-            return _row(spec, label, json.loads(summary_path.read_text()))
+        summary = json.loads(summary_path.read_text())
+        if point_mismatch(summary, label, deals, seed, players) is None:
+            return _row(spec, label, summary)
     config = TournamentConfig(
         agents=[spec, AgentSpec("planner")],
         game=GameConfig.make(num_players=players),
@@ -89,37 +89,41 @@ def run_point(
     return _row(spec, label, json.loads(summary_path.read_text()))
 
 
-def played_run(run_dir: Path, label: str, deals: int, seed: int, players: int) -> dict[str, Any]:
-    """The summary of the tournament in ``run_dir`` as a point: ``ValueError`` unless it
-    is a finished "``label`` + (players - 1) x planner" tournament of the curves' game
-    (double-12, the default rules), played with ``seed`` on at least ``deals`` deals."""
-    path = run_dir / "summary.json"
-    if not path.is_file():
-        raise ValueError(f"--run {label}={run_dir}: no finished tournament there (no summary.json)")
+def point_mismatch(summary: dict[str, Any], label: str, deals: int, seed: int, players: int) -> str | None:
+    """Why the tournament ``summary`` is not the point ``label`` of these curves (a
+    "``label`` + (players - 1) x planner" tournament of the default double-12 rules, played
+    with ``seed`` on at least ``deals`` deals), or None when it is."""
     try:
-        summary = json.loads(path.read_text())
         played = summary["config"]
         seated, lineups = [a["agent"] for a in summary["agents"]], played["lineups"]
         facts = (played["seed"], played["num_players"], played["deals"], played["game_config"])
     except (KeyError, TypeError) as err:
-        raise ValueError(
-            f"--run {label}={run_dir}: summary.json is not a tournament summary ({err!r})"
-        ) from err
+        return f"summary.json is not a tournament summary ({err!r})"
     if (
         facts[:2] != (seed, players)
         or facts[2] < deals
         or facts[3] != GameConfig.make(num_players=players).to_dict()
     ):
-        raise ValueError(
-            f"--run {label}={run_dir}: played with seed {facts[0]}, {facts[1]} players, {facts[2]} deals "
-            f"(or other rules); these curves need seed {seed}, {players} players (default double-12 rules), "
-            f">= {deals} deals"
+        return (
+            f"played with seed {facts[0]}, {facts[1]} players, {facts[2]} deals (or other rules); these "
+            f"curves need seed {seed}, {players} players (default double-12 rules), >= {deals} deals"
         )
     if lineups != [[label] + ["planner"] * (players - 1)]:
-        raise ValueError(
-            f"--run {label}={run_dir}: that tournament seats {', '.join(seated)} as {lineups}; "
-            f"a point is {label} + {players - 1} x planner"
-        )
+        point = f"{label} + {players - 1} x planner"
+        return f"that tournament seats {', '.join(seated)} as {lineups}; a point is {point}"
+    return None
+
+
+def played_run(run_dir: Path, label: str, deals: int, seed: int, players: int) -> dict[str, Any]:
+    """The summary of the finished tournament in ``run_dir`` as the point ``label``;
+    ``ValueError`` naming why it is not that point (:func:`point_mismatch`)."""
+    path = run_dir / "summary.json"
+    if not path.is_file():
+        raise ValueError(f"--run {label}={run_dir}: no finished tournament there (no summary.json)")
+    summary = json.loads(path.read_text())
+    reason = point_mismatch(summary, label, deals, seed, players)
+    if reason is not None:
+        raise ValueError(f"--run {label}={run_dir}: {reason}")
     return summary
 
 
@@ -245,15 +249,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--points: {err}")
     labels = [s.default_label() for s in specs]
     try:
-        runs = parse_runs(args.run, labels)
-        for label, run_dir in runs.items():
-            played_run(run_dir, label, args.deals, args.seed, args.players)
+        played = {
+            label: played_run(run_dir, label, args.deals, args.seed, args.players)
+            for label, run_dir in parse_runs(args.run, labels).items()
+        }
     except ValueError as err:
         parser.error(str(err))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = [
-        run_point(s, out, args.deals, args.seed, args.players, args.workers, runs.get(label))
+        run_point(s, out, args.deals, args.seed, args.players, args.workers, played.get(label))
         for s, label in zip(specs, labels, strict=True)
     ]
     snaps = positions(args.timing_games, args.seed, args.players)
