@@ -94,6 +94,19 @@ def test_numpy_logits_equal_torch_on_real_positions(
 
 
 @pytest.mark.parametrize("kind", NET_KINDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_logits_alone_are_the_full_passs_logits_bit_for_bit(kind: str, dtype: type) -> None:
+    """``logits`` (a rollout's moves: no value head) is the same computation as ``__call__``'s
+    logits, so a search gives the same moves with either."""
+    net = _net(kind, 4, 12)
+    obs, mask = _positions(4, 12, games=8)
+    numpy = numpy_net(net.spec, {k: v.numpy() for k, v in net.state_dict().items()}, dtype)
+    logits, value = numpy(obs, mask)
+    assert value.dtype == dtype and value.shape == (len(obs),)
+    assert np.array_equal(numpy.logits(obs, mask), logits)
+
+
+@pytest.mark.parametrize("kind", NET_KINDS)
 def test_the_ppo_agent_plays_the_moves_torch_would(tmp_path: Path, kind: str) -> None:
     """Through the env: every decision of a whole game, the agent's move is torch's argmax."""
     net = _net(kind, 4, 9, seed=7)

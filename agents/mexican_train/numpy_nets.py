@@ -31,7 +31,8 @@ Arrays = dict[str, np.ndarray]
 
 
 def _relu(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, 0.0, dtype=x.dtype)
+    """``max(x, 0)`` IN PLACE (every caller passes a temporary), returned."""
+    return np.maximum(x, 0.0, out=x)
 
 
 def _cast(net: object, dtype: type) -> None:
@@ -56,7 +57,9 @@ class _Linear:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         y = x @ self.wt
-        return y if self.b is None else y + self.b
+        if self.b is not None:
+            y += self.b
+        return y
 
 
 class NumpyTileNet:
@@ -123,6 +126,15 @@ class NumpyTileNet:
 
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Masked logits ``(N, A)`` (illegal: ``MASKED``) and values ``(N,)``."""
+        logits, ctx = self._forward(obs, mask)
+        return logits, self.value2(_relu(self.value0(ctx)))[:, 0]
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The masked logits alone, without the value head (a rollout's moves need only these)."""
+        return self._forward(obs, mask)[0]
+
+    def _forward(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Masked logits ``(N, A)`` and the trunk's context ``(N, hidden)`` (the value head's input)."""
         obs = np.asarray(obs, self.dtype).reshape(-1, self.size)
         mask = np.asarray(mask).reshape(obs.shape[0], -1) != 0
         n_rows, w, p, t = obs.shape[0], self.w, self.p, self.t
@@ -179,8 +191,7 @@ class NumpyTileNet:
             if nodes is not None:
                 x = x + self.open_node(nodes[rows, open_pip])
             logits[rows, acts] = self.pair3(_relu(self.pair1(_relu(x))))[:, 0]
-        value = self.value2(_relu(self.value0(ctx)))[:, 0]
-        return logits, value
+        return logits, ctx
 
     def _pip_graph(
         self,
@@ -229,6 +240,10 @@ class NumpyMlpNet:
         mask = np.asarray(mask).reshape(obs.shape[0], -1) != 0
         z = _relu(self.trunk2(_relu(self.trunk0(obs))))
         return np.where(mask, self.policy_head(z), MASKED), self.value_head(z)[:, 0]
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The masked logits alone (the value head is one small product: computed and dropped)."""
+        return self(obs, mask)[0]
 
 
 def numpy_net(spec: NetSpec, arrays: Arrays, dtype: type = np.float64) -> NumpyTileNet | NumpyMlpNet:

@@ -134,10 +134,10 @@ class ValueLeaves:
             obs = np.empty((rows.size, self.obs_size), np.float32)
             masks = np.empty((rows.size, self.num_actions), np.int8)
             rollout.observe_rows(flat, rows, tb, seat, obs, masks, legal)
-            logits, values = self.net(obs, masks)
             if step == self.depth:
-                out[rows] = values * scale
+                out[rows] = self.net(obs, masks)[1] * scale
                 break
+            logits = self.net.logits(obs, masks)  # the value head is read at the leaf only
             if step == _TO_THE_END - 1:
                 raise RuntimeError(f"a round went on past {_TO_THE_END} choices of one seat")
             rollout.step_rows(flat, rows, tb, seat, logits.argmax(1).astype(np.int64), self.danger, sc)
