@@ -111,6 +111,53 @@ def test_planner_rollouts_are_mc_with_policy_planner_and_change_the_values() -> 
         MCAgent(leaf="policy", policy="greedy")
 
 
+def test_extend_adds_worlds_to_close_decisions_only() -> None:
+    """``extend=``: a decision whose gate is clear is the plain champion's, move, values and
+    rollouts; a close one is played on more worlds, the default and the close challengers."""
+    plain = ChampionAgent(seed=1, sims=40)
+    extended = ChampionAgent(seed=1, sims=40, extend=40)
+    kept = grown = 0
+    for decision, _env in _decisions(4, 14, seed=11):
+        move = plain.act(decision)
+        if extended.act(decision) == move and extended.last_rollouts == plain.last_rollouts:
+            assert extended.last_values == plain.last_values
+            kept += 1
+        else:
+            assert extended.last_samples > plain.last_samples
+            assert extended.last_rollouts >= plain.last_rollouts + 40 - 2  # 40 // race size a candidate
+            assert set(extended.last_values) <= set(plain.last_values)
+            grown += 1
+    assert kept > 0 and grown > 0
+    assert extended.params()["extend"] == 40 and "extend" not in plain.params()
+    assert AgentSpec.parse("champion[extend=40]").params == {"extend": 40}
+
+
+def test_a_decision_is_close_when_the_challengers_t_is_near_the_gate() -> None:
+    """``_close_race`` on made-up scores (default: candidate 0, ``z = 1``, ``CLOSE_BAND = 1``):
+    the paired t of each challenger is ``mean / (sd / sqrt(n))`` of its differences."""
+    agent = MCAgent(seed=0, sims=8, prior="planner", extend=8)
+    zero = [0.0] * 4
+    spread = [1.0, -1.0, 1.0, -1.0]  # sd 1.155, se 0.577
+
+    def shifted(t: float) -> list[float]:
+        return [x + t * 0.57735 for x in spread]
+
+    assert agent._close_race([0, 1], 0, [zero, shifted(1.5)]) == [0, 1]  # close override
+    assert agent._close_race([0, 1], 0, [zero, shifted(0.5)]) == [0, 1]  # close keep
+    assert agent._close_race([0, 1], 0, [zero, shifted(2.5)]) == []  # clear override
+    assert agent._close_race([0, 1], 0, [zero, shifted(-0.5)]) == []  # the default clearly holds
+    assert agent._close_race([0, 1, 2], 0, [zero, shifted(1.2), shifted(-3.0)]) == [0, 1]
+    assert agent._close_race([0, 1], 0, [zero, [2.0] * 4]) == []  # always better: t = +inf
+    assert agent._close_race([0], 0, [zero]) == []
+    for bad in (-1, True, 2.5):
+        with pytest.raises(ValueError, match="extend must be an int >= 0"):
+            ChampionAgent(extend=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs a prior and a rollouts=/sims= budget"):
+        ChampionAgent(ms=50, extend=100)
+    with pytest.raises(ValueError, match="needs a prior"):
+        MCAgent(prior=None, extend=100)
+
+
 @pytest.mark.parametrize(
     "params", [{}, {"pool": 4}, {"particles": 8}, {"history": 40}, {"policy": "planner"}]
 )
@@ -137,6 +184,7 @@ def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, i
         {"sims": 12, "particles": 8},
         {"sims": 12, "history": 40},
         {"sims": 12, "policy": "planner"},
+        {"sims": 12, "extend": 24},
     ],
 )
 def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path, params: dict[str, Any]) -> None:

@@ -136,6 +136,8 @@ class ChampionAgent(MCInferAgent):
         policy: how the other seats play in the rollouts: ``"chain"`` (default, the
             planner's ranking with an estimated chain damage) or ``"planner"`` (the planner's
             moves exactly, its chain damage searched at each choice).
+        extend: rollouts added to a decision whose gate against the network's move is
+            close (default 0: none): ``mc``'s ``extend=`` (README, step 13).
     """
 
     name = "champion"
@@ -158,6 +160,7 @@ class ChampionAgent(MCInferAgent):
         eps: float = DEFAULT_EPS,
         history: int = 0,
         policy: str = "chain",
+        extend: int = 0,
     ) -> None:
         for knob, value in (("particles", particles), ("history", history)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -185,6 +188,7 @@ class ChampionAgent(MCInferAgent):
             model=model,
             alpha=alpha,
             hands=hands,
+            extend=extend,
         )
         self.table_path = None if path is None else str(path)
         self._prior = ChampionPolicyAgent(path=self.table_path)
@@ -206,7 +210,8 @@ class ChampionAgent(MCInferAgent):
             inference = {"history": self.history, "eps": self.eps}
         others = {"policy": self.policy} if self.policy != "chain" else {}  # the other seats' rollouts
         knobs = {"sims": self.rollouts, "ms": self.ms, "z": self.z, "path": self.table_path}
-        return {**knobs, **inference, **others}
+        extend = {"extend": self.extend} if self.extend else {}
+        return {**knobs, **inference, **others, **extend}
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

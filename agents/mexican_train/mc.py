@@ -93,6 +93,9 @@ VALUE_CHUNK = 32
 ENGINES = ("auto", "compiled", "python")
 #: determinizations per compiled call under a time budget (the clock is read between calls)
 CHUNK = 4
+#: ``extend=``: a decision is close when its best challenger's paired t against the default
+#: move is within this many standard errors of the gate ``z`` (on either side)
+CLOSE_BAND = 1.0
 
 #: a stage's results: one row per determinization, one result per candidate still in the race
 Rows = Iterator[list[float]]
@@ -326,6 +329,12 @@ class MCAgent(Agent):
             engine, one thread.
         depth: with ``leaf="value"``, the seat's own later choices the network makes
             (argmax) before its value is read (default 0).
+        extend: rollouts added to a CLOSE decision (default 0: none), on fresh worlds: one
+            where the best challenger's paired t against the default move is within
+            :data:`CLOSE_BAND` of ``z``. The default and every challenger with t above
+            ``z - CLOSE_BAND`` are played on them, and the gate decides on all the worlds.
+            The budget goes where the first search could not tell (a smarter budget than
+            doubling every decision). Needs a prior and ``rollouts=``/``sims=`` (not ``ms=``).
     """
 
     name = "mc"
@@ -344,6 +353,7 @@ class MCAgent(Agent):
         threads: int = 1,
         leaf: str = "rollout",
         depth: int = 0,
+        extend: int = 0,
     ) -> None:
         super().__init__(seed)
         if sims is not None:
@@ -367,6 +377,14 @@ class MCAgent(Agent):
             raise ValueError(f"leaf must be one of {LEAVES}, got {leaf!r}")
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
             raise ValueError(f"depth must be an int >= 0, got {depth!r}")
+        if isinstance(extend, bool) or not isinstance(extend, int) or extend < 0:
+            raise ValueError(f"extend must be an int >= 0, got {extend!r}")
+        if extend and (prior is None or rollouts is None):
+            raise ValueError(
+                "extend= adds rollouts where the gate against the prior's move is close: "
+                f"it needs a prior and a rollouts=/sims= budget, got prior={prior!r}, ms={ms!r}"
+            )
+        self.extend = extend
         if depth and leaf != "value":
             raise ValueError(f"depth= counts the network's moves before a leaf='value'; got leaf={leaf!r}")
         if leaf in NETWORK_LEAVES and (prior == "mc_student" or policy not in LEAF_POLICIES):
@@ -479,6 +497,7 @@ class MCAgent(Agent):
             **({"path": self.path} if self.path is not None else {}),
             **({"leaf": self.leaf} if self.leaf != "rollout" else {}),
             **({"depth": self.depth} if self.leaf == "value" else {}),
+            **({"extend": self.extend} if self.extend else {}),
         }
 
     def reset(self, seed: int | None = None) -> None:
@@ -550,15 +569,21 @@ class MCAgent(Agent):
             else self._compiled_runner(decision, moves)
         )
         done = 0  # determinizations every survivor has been scored on
-        for stage in range(stages):
-            quota = None if self.rollouts is None else max(1, self.rollouts // stages // len(alive))
-            deadline = None if self.ms is None else start + self.ms * (stage + 1) / stages / 1000.0
-            for row in run(base, done, alive, quota, deadline):
-                for i, r in zip(alive, row, strict=True):
+
+        def play(race: list[int], quota: int | None, deadline: float | None) -> None:
+            """The candidates ``race`` on the next determinizations (one stage)."""
+            nonlocal done
+            for row in run(base, done, race, quota, deadline):
+                for i, r in zip(race, row, strict=True):
                     totals[i] += r
                     scores[i].append(r)
                 done += 1
-                self.last_rollouts += len(alive)
+                self.last_rollouts += len(race)
+
+        for stage in range(stages):
+            quota = None if self.rollouts is None else max(1, self.rollouts // stages // len(alive))
+            deadline = None if self.ms is None else start + self.ms * (stage + 1) / stages / 1000.0
+            play(alive, quota, deadline)
             if stage < stages - 1:
                 # successive halving: the better half goes on (ties: lower action id)
                 alive.sort(key=lambda i: (-totals[i], i))
@@ -566,8 +591,13 @@ class MCAgent(Agent):
                 if default >= 0 and default not in kept:
                     kept.append(default)  # the prior's move stays in the race
                 alive = sorted(kept)
+        if self.extend and default >= 0:
+            race = self._close_race(alive, default, scores)
+            if race:  # the gate is close: more worlds for the moves still in question
+                play(race, max(1, self.extend // len(race)), None)
+                alive = race
         self.last_samples = done
-        self.last_values = {legal[i]: totals[i] / done for i in alive}
+        self.last_values = {legal[i]: totals[i] / len(scores[i]) for i in alive}
         best = max(alive, key=lambda i: (totals[i], -i))
         if default >= 0 and best != default and not self._significant(scores[best], scores[default]):
             best = default
@@ -679,6 +709,26 @@ class MCAgent(Agent):
                     return
 
         return run
+
+    def _t(self, challenger: list[float], default: list[float]) -> float:
+        """The paired t statistic of ``challenger`` minus ``default`` (+-inf when every
+        difference is the same and not zero; 0 when they are all zero or there is one)."""
+        diffs = np.subtract(challenger, default)
+        if len(diffs) < 2:
+            return 0.0
+        mean = float(diffs.mean())
+        se = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
+        return mean / se if se > 0 else math.copysign(math.inf, mean) if mean else 0.0
+
+    def _close_race(self, alive: list[int], default: int, scores: list[list[float]]) -> list[int]:
+        """The candidates of a close decision, the default among them (``extend=``); ``[]`` when the
+        gate is clear: the best challenger's t is ``>= z + CLOSE_BAND`` (a clear override) or
+        none is above ``z - CLOSE_BAND`` (the default clearly holds)."""
+        t = {i: self._t(scores[i], scores[default]) for i in alive if i != default}
+        if not t or max(t.values()) >= self.z + CLOSE_BAND:
+            return []
+        contenders = sorted(i for i, ti in t.items() if ti > self.z - CLOSE_BAND)
+        return sorted([default, *contenders]) if contenders else []
 
     def _significant(self, better: list[float], default: list[float]) -> bool:
         """Whether ``better`` beats ``default`` by more than ``z`` standard errors (paired)."""
