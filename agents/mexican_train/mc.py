@@ -282,6 +282,17 @@ def compiled_rollouts() -> Any:
     return rollout
 
 
+def paired_t(challenger: list[float], default: list[float]) -> float:
+    """The paired t statistic of ``challenger`` minus ``default`` (+-inf when every
+    difference is the same and not zero; 0 when they are all zero or there is one)."""
+    diffs = np.subtract(challenger, default)
+    if len(diffs) < 2:
+        return 0.0
+    mean = float(diffs.mean())
+    se = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
+    return mean / se if se > 0 else math.copysign(math.inf, mean) if mean else 0.0
+
+
 class MCAgent(Agent):
     """Determinized Monte Carlo with rollouts to the end of the round.
 
@@ -710,21 +721,11 @@ class MCAgent(Agent):
 
         return run
 
-    def _t(self, challenger: list[float], default: list[float]) -> float:
-        """The paired t statistic of ``challenger`` minus ``default`` (+-inf when every
-        difference is the same and not zero; 0 when they are all zero or there is one)."""
-        diffs = np.subtract(challenger, default)
-        if len(diffs) < 2:
-            return 0.0
-        mean = float(diffs.mean())
-        se = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
-        return mean / se if se > 0 else math.copysign(math.inf, mean) if mean else 0.0
-
     def _close_race(self, alive: list[int], default: int, scores: list[list[float]]) -> list[int]:
         """The candidates of a close decision, the default among them (``extend=``); ``[]`` when the
         gate is clear: the best challenger's t is ``>= z + CLOSE_BAND`` (a clear override) or
         none is above ``z - CLOSE_BAND`` (the default clearly holds)."""
-        t = {i: self._t(scores[i], scores[default]) for i in alive if i != default}
+        t = {i: paired_t(scores[i], scores[default]) for i in alive if i != default}
         if not t or max(t.values()) >= self.z + CLOSE_BAND:
             return []
         contenders = sorted(i for i, ti in t.items() if ti > self.z - CLOSE_BAND)
