@@ -166,6 +166,21 @@ def test_bench_search_prints_each_agent_against_the_first(capsys: pytest.Capture
     assert rows[0][-1] == "1.0x" and all(float(r[1]) > 0 for r in rows)
 
 
+def test_bench_search_counts_the_rollouts_a_budget_spends(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--rollouts``: the mean ``last_rollouts`` a decision, one more column; ``extend=``
+    spends at least the plain search's, and an agent without rollouts shows 0."""
+    pytest.importorskip("numba")
+    from agents.tournament import bench_search
+
+    agents = ["mc[sims=16]", "mc[extend=64,sims=16]", "planner"]
+    assert bench_search.main(["--games", "2", "--seed", "3", "--rollouts", "--agents", *agents]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:]}
+    assert set(rows) == set(agents) and all(len(r) == 5 for r in rows.values())
+    plain, extended = float(rows["mc[sims=16]"][-1]), float(rows["mc[extend=64,sims=16]"][-1])
+    assert 2 <= plain <= 16 and extended > plain  # some of these decisions are close
+    assert float(rows["planner"][-1]) == 0.0
+
+
 def test_curves_writes_the_figures_and_the_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("numba")
     from agents.tournament import curves

@@ -53,10 +53,16 @@ def positions(games: int, seed: int, players: int) -> list[tuple[Any, str]]:
 
 
 def time_agents(
-    specs: Sequence[AgentSpec], snapshots: Sequence[tuple[Any, str]], players: int, seed: int
+    specs: Sequence[AgentSpec],
+    snapshots: Sequence[tuple[Any, str]],
+    players: int,
+    seed: int,
+    rollouts: list[list[int]] | None = None,
 ) -> list[list[float]]:
     """Milliseconds of each decision, per spec. The agents take turns on each position (the
-    order reversed every other one), so a load swing of the shared machine hits them alike."""
+    order reversed every other one), so a load swing of the shared machine hits them alike.
+    ``rollouts``, if given, gets each decision's ``last_rollouts`` per spec (0 for an agent
+    that runs none): what a budget such as ``extend=`` spends."""
     agents = [make_agent(spec.name, seed=seed, **spec.params) for spec in specs]
     e = make_env(num_players=players)
     e.reset(seed=0)
@@ -65,6 +71,8 @@ def time_agents(
     for agent in agents:  # the first call compiles or loads caches: not timed
         agent.act(agent.decision_class(e, snapshots[0][1]))
     out: list[list[float]] = [[] for _ in specs]
+    if rollouts is not None:
+        rollouts[:] = [[] for _ in specs]
     for k, (state, agent_id) in enumerate(snapshots):
         turns = list(range(len(agents)))
         for i in turns if k % 2 == 0 else reversed(turns):
@@ -73,6 +81,8 @@ def time_agents(
             t = time.perf_counter()
             agents[i].act(decision)
             out[i].append((time.perf_counter() - t) * 1000.0)
+            if rollouts is not None:
+                rollouts[i].append(int(getattr(agents[i], "last_rollouts", 0)))
     return out
 
 
@@ -84,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", type=int_at_least(1), default=4)
     parser.add_argument("--players", type=int_at_least(2), default=4)
     parser.add_argument("--seed", type=int_at_least(0), default=0)
+    parser.add_argument(
+        "--rollouts", action="store_true", help="also print the mean rollouts a decision (search agents)"
+    )
     args = parser.parse_args(argv)
     try:
         specs = [AgentSpec.parse(text) for text in args.agents]
@@ -94,12 +107,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(snaps)} decisions (seat 0, more than one legal action) of {args.games} planner games, "
         f"{args.players} players, double-12"
     )
-    print(f"{'agent':28s} {'mean ms':>9s} {'median ms':>10s} {'speed-up':>9s}")
+    extra = f" {'rollouts':>9s}" if args.rollouts else ""
+    print(f"{'agent':28s} {'mean ms':>9s} {'median ms':>10s} {'speed-up':>9s}{extra}")
+    counts: list[list[int]] = []
+    timed = time_agents(specs, snaps, args.players, args.seed, counts if args.rollouts else None)
     ref = None
-    for spec, times in zip(specs, time_agents(specs, snaps, args.players, args.seed), strict=True):
+    for i, (spec, times) in enumerate(zip(specs, timed, strict=True)):
         mean = statistics.fmean(times)
         ref = mean if ref is None else ref
-        print(f"{spec.default_label():28s} {mean:9.2f} {statistics.median(times):10.2f} {ref / mean:8.1f}x")
+        extra = f" {statistics.fmean(counts[i]):9.1f}" if args.rollouts else ""
+        line = f"{spec.default_label():28s} {mean:9.2f} {statistics.median(times):10.2f} {ref / mean:8.1f}x"
+        print(line + extra)
     return 0
 
 
