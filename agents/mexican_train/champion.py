@@ -65,9 +65,10 @@ TABLE_POLICIES: dict[tuple[int, int], Path] = {
 }
 
 #: rollouts per decision by default: 4 players, ~30 ms a decision as the harness counts
-#: (every call), ~55 ms a decision with a choice, on one core. ``sims=800`` takes twice that
-#: and is 0.80 [0.34, 1.26] pips a round stronger over 3,000 deals: the budget the issue-12
-#: targets are measured at (README, step 12)
+#: (every call), ~55-60 ms a decision with a choice, on one core. ``sims=800`` takes twice
+#: that and is 0.80 [0.34, 1.26] pips a round stronger over 3,000 deals (README, step 12);
+#: ``extend=800`` gains as much at 1.4 times the default's time, rollouts spent on the close
+#: decisions only: the budget the issue-12 targets are measured at (README, step 13)
 DEFAULT_SIMS = 400
 
 
