@@ -152,8 +152,9 @@ def test_a_decision_is_close_when_the_challengers_t_is_near_the_gate() -> None:
     for bad in (-1, True, 2.5):
         with pytest.raises(ValueError, match="extend must be an int >= 0"):
             ChampionAgent(extend=bad)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="needs a prior and a rollouts=/sims= budget"):
-        ChampionAgent(ms=50, extend=100)
+    for budget in ({"ms": 50.0}, {"ms": 50.0, "sims": 400}):
+        with pytest.raises(ValueError, match="needs a prior and a rollouts=/sims= budget without ms="):
+            ChampionAgent(extend=100, **budget)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs a prior"):
         MCAgent(prior=None, extend=100)
 

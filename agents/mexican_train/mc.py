@@ -390,10 +390,10 @@ class MCAgent(Agent):
             raise ValueError(f"depth must be an int >= 0, got {depth!r}")
         if isinstance(extend, bool) or not isinstance(extend, int) or extend < 0:
             raise ValueError(f"extend must be an int >= 0, got {extend!r}")
-        if extend and (prior is None or rollouts is None):
+        if extend and (prior is None or rollouts is None or ms is not None):
             raise ValueError(
-                "extend= adds rollouts where the gate against the prior's move is close: "
-                f"it needs a prior and a rollouts=/sims= budget, got prior={prior!r}, ms={ms!r}"
+                "extend= adds rollouts where the gate against the prior's move is close: it needs "
+                f"a prior and a rollouts=/sims= budget without ms=, got prior={prior!r}, ms={ms!r}"
             )
         self.extend = extend
         if depth and leaf != "value":

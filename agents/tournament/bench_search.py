@@ -53,16 +53,19 @@ def positions(games: int, seed: int, players: int) -> list[tuple[Any, str]]:
 
 
 def time_agents(
-    specs: Sequence[AgentSpec],
-    snapshots: Sequence[tuple[Any, str]],
-    players: int,
-    seed: int,
-    rollouts: list[list[int]] | None = None,
+    specs: Sequence[AgentSpec], snapshots: Sequence[tuple[Any, str]], players: int, seed: int
 ) -> list[list[float]]:
-    """Milliseconds of each decision, per spec. The agents take turns on each position (the
-    order reversed every other one), so a load swing of the shared machine hits them alike.
-    ``rollouts``, if given, gets each decision's ``last_rollouts`` per spec (0 for an agent
-    that runs none): what a budget such as ``extend=`` spends."""
+    """Milliseconds of each decision, per spec (:func:`time_and_count`'s times)."""
+    return [[ms for ms, _ in spec_runs] for spec_runs in time_and_count(specs, snapshots, players, seed)]
+
+
+def time_and_count(
+    specs: Sequence[AgentSpec], snapshots: Sequence[tuple[Any, str]], players: int, seed: int
+) -> list[list[tuple[float, int]]]:
+    """``(milliseconds, rollouts)`` of each decision, per spec: the agent's ``last_rollouts``
+    (0 for an agent that runs none), what a budget such as ``extend=`` spends. The agents
+    take turns on each position (the order reversed every other one), so a load swing of the
+    shared machine hits them alike."""
     agents = [make_agent(spec.name, seed=seed, **spec.params) for spec in specs]
     e = make_env(num_players=players)
     e.reset(seed=0)
@@ -70,9 +73,7 @@ def time_agents(
     raw.load_state_dict(snapshots[0][0])
     for agent in agents:  # the first call compiles or loads caches: not timed
         agent.act(agent.decision_class(e, snapshots[0][1]))
-    out: list[list[float]] = [[] for _ in specs]
-    if rollouts is not None:
-        rollouts[:] = [[] for _ in specs]
+    out: list[list[tuple[float, int]]] = [[] for _ in specs]
     for k, (state, agent_id) in enumerate(snapshots):
         turns = list(range(len(agents)))
         for i in turns if k % 2 == 0 else reversed(turns):
@@ -80,9 +81,8 @@ def time_agents(
             decision: Decision = agents[i].decision_class(e, agent_id)  # as the play loop builds it
             t = time.perf_counter()
             agents[i].act(decision)
-            out[i].append((time.perf_counter() - t) * 1000.0)
-            if rollouts is not None:
-                rollouts[i].append(int(getattr(agents[i], "last_rollouts", 0)))
+            ms = (time.perf_counter() - t) * 1000.0
+            out[i].append((ms, int(getattr(agents[i], "last_rollouts", 0))))
     return out
 
 
@@ -109,13 +109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     extra = f" {'rollouts':>9s}" if args.rollouts else ""
     print(f"{'agent':28s} {'mean ms':>9s} {'median ms':>10s} {'speed-up':>9s}{extra}")
-    counts: list[list[int]] = []
-    timed = time_agents(specs, snaps, args.players, args.seed, counts if args.rollouts else None)
     ref = None
-    for i, (spec, times) in enumerate(zip(specs, timed, strict=True)):
+    for spec, spec_runs in zip(specs, time_and_count(specs, snaps, args.players, args.seed), strict=True):
+        times = [ms for ms, _ in spec_runs]
         mean = statistics.fmean(times)
         ref = mean if ref is None else ref
-        extra = f" {statistics.fmean(counts[i]):9.1f}" if args.rollouts else ""
+        extra = f" {statistics.fmean(n for _, n in spec_runs):9.1f}" if args.rollouts else ""
         line = f"{spec.default_label():28s} {mean:9.2f} {statistics.median(times):10.2f} {ref / mean:8.1f}x"
         print(line + extra)
     return 0
