@@ -282,14 +282,22 @@ def compiled_rollouts() -> Any:
     return rollout
 
 
+def paired_mean_se(challenger: list[float], default: list[float]) -> tuple[float, float] | None:
+    """Mean and standard error of the paired differences ``challenger - default`` (the same
+    worlds), or None with fewer than two."""
+    diffs = np.subtract(challenger, default)
+    if len(diffs) < 2:
+        return None
+    return float(diffs.mean()), float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
+
+
 def paired_t(challenger: list[float], default: list[float]) -> float:
     """The paired t statistic of ``challenger`` minus ``default`` (+-inf when every
     difference is the same and not zero; 0 when they are all zero or there is one)."""
-    diffs = np.subtract(challenger, default)
-    if len(diffs) < 2:
+    stats = paired_mean_se(challenger, default)
+    if stats is None:
         return 0.0
-    mean = float(diffs.mean())
-    se = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
+    mean, se = stats
     return mean / se if se > 0 else math.copysign(math.inf, mean) if mean else 0.0
 
 
@@ -733,8 +741,5 @@ class MCAgent(Agent):
 
     def _significant(self, better: list[float], default: list[float]) -> bool:
         """Whether ``better`` beats ``default`` by more than ``z`` standard errors (paired)."""
-        diffs = np.subtract(better, default)
-        if len(diffs) < 2:
-            return False
-        se = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
-        return float(diffs.mean()) > self.z * se
+        stats = paired_mean_se(better, default)
+        return stats is not None and stats[0] > self.z * stats[1]

@@ -38,6 +38,7 @@ from agents.registry import agent_class
 from agents.tournament import AgentSpec, TournamentConfig, run_tournament
 from agents.tournament.bench_search import positions, time_agents
 from agents.tournament.plots import _figure
+from agents.tournament.report import SUMMARY_FILE
 from mtrain_env.cli import int_at_least
 from mtrain_env.mexican_train import GameConfig
 
@@ -70,7 +71,7 @@ def run_point(
     label = spec.default_label()
     if summary is not None:
         return _row(spec, label, summary)
-    summary_path = out / label / "summary.json"
+    summary_path = out / label / SUMMARY_FILE
     if summary_path.is_file():
         summary = json.loads(summary_path.read_text())
         if point_mismatch(summary, label, deals, seed, players) is None:
@@ -117,10 +118,13 @@ def point_mismatch(summary: dict[str, Any], label: str, deals: int, seed: int, p
 def played_run(run_dir: Path, label: str, deals: int, seed: int, players: int) -> dict[str, Any]:
     """The summary of the finished tournament in ``run_dir`` as the point ``label``;
     ``ValueError`` naming why it is not that point (:func:`point_mismatch`)."""
-    path = run_dir / "summary.json"
+    path = run_dir / SUMMARY_FILE
     if not path.is_file():
-        raise ValueError(f"--run {label}={run_dir}: no finished tournament there (no summary.json)")
-    summary = json.loads(path.read_text())
+        raise ValueError(f"--run {label}={run_dir}: no finished tournament there (no {SUMMARY_FILE})")
+    try:
+        summary = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--run {label}={run_dir}: {SUMMARY_FILE} is not JSON ({err})") from err
     reason = point_mismatch(summary, label, deals, seed, players)
     if reason is not None:
         raise ValueError(f"--run {label}={run_dir}: {reason}")
