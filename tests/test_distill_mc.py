@@ -219,6 +219,40 @@ def test_value_labels_are_advantages_over_the_planners_move_and_train(tmp_path: 
     assert agent.act(decision) in decision.legal_actions
 
 
+def test_improved_targets_are_the_network_tilted_by_the_values(tmp_path: Path) -> None:
+    from agents.mexican_train.tilenet import read_selfplay_policy
+
+    _label(tmp_path, 1, "--student", "planner", "--target", "values")
+    data = load_labels(tmp_path)
+    net = read_selfplay_policy(POLICY)
+    p0 = distill_mc.network_policy(net, data["obs"], data["mask"])
+    mask, values = data["mask"], data["values"]
+    for temperature in (0.5, 2.0):
+        target = distill_mc.improved_targets(net, data, temperature)
+        np.testing.assert_allclose(target.sum(1), 1.0, atol=1e-5)
+        assert not target[~mask].any(), "weight on an illegal move"
+        # p0 * exp(values / T) up to a constant a row: log(target / p0) - values / T is flat
+        # (on the moves where neither underflows in float32)
+        seen = mask & (p0 > 1e-6) & (target > 1e-6)
+        with np.errstate(divide="ignore"):
+            tilt = np.where(seen, np.log(target) - np.log(p0) - values / temperature, np.nan)
+        spread = np.nanmax(tilt, 1) - np.nanmin(tilt, 1)
+        assert np.all(spread < 1e-3), spread.max()
+    cold = distill_mc.improved_targets(net, data, 1e-4)  # the values decide
+    decided = np.sort(np.where(mask, values, -np.inf), 1)
+    clear = decided[:, -1] - decided[:, -2] > 0.01  # no tie at the top
+    np.testing.assert_array_equal(cold[clear].argmax(1), data["target"][clear].argmax(1))
+    hot = distill_mc.improved_targets(net, data, 1e6)  # the network stays
+    np.testing.assert_allclose(hot, p0, atol=1e-4)
+    argv = ["train", "--out", str(tmp_path), "--init", POLICY, "--loss", "improve", "--temperature", "2"]
+    assert distill_mc.main([*argv, "--epochs", "1"]) == 0
+    row = json.loads((tmp_path / "metrics.jsonl").read_text())
+    assert row["loss"] == "improve" and row["temperature"] == 2.0 and row["label_entropy"] > 0.0
+    agent = make_agent("ppo", path=str(tmp_path / "policy.npz"))
+    decision = _first_choice(500_000)
+    assert agent.act(decision) in decision.legal_actions
+
+
 def test_advantage_rule_deviates_only_beyond_the_margin() -> None:
     scores = np.array([[0.0, 3.0, 1.0], [0.0, 0.5, 9.0], [2.0, 1.0, 0.0]])
     mask = np.array([[True, True, True], [True, True, False], [True, True, True]])
@@ -241,6 +275,9 @@ def test_advantage_rule_deviates_only_beyond_the_margin() -> None:
         (["train", "--anchor", "1"], "--anchor must be in [0, 1) so the label stays the argmax, got 1.0"),
         (["train", "--anchor", "0.5", "--loss", "advantage"], "--anchor mixes the xent targets"),
         (["train", "--policy-out", "/nonexistent/dir/p.npz"], "no directory /nonexistent/dir"),
+        (["train", "--loss", "improve"], "--loss improve weights the starting network's policy: give --init"),
+        (["train", "--loss", "improve", "--temperature", "0"], "--temperature: must be a number > 0"),
+        (["train", "--anchor", "0.5", "--loss", "improve"], "--loss improve has none"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(

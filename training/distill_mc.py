@@ -31,7 +31,13 @@ the games held out:
 ``--loss xent`` (default) by masked cross-entropy to the teacher's move (metrics: top-1
 agreement, and per ``mc_student`` threshold its agreement with the teacher, how often it
 overrules the planner and how often rightly); ``--loss advantage`` by squared error to the
-value labels (metrics per ``mc_student`` margin). ``--anchor b`` (xent, ``0 <= b < 1``) fits
+value labels (metrics per ``mc_student`` margin); ``--loss improve`` (value labels, ``--init``)
+by cross-entropy to ``p0 * exp(values / --temperature)`` renormalised over the legal moves,
+``p0`` the starting network's policy: the closed-form policy that maximises the labelled
+values minus ``temperature`` times the KL divergence from ``p0`` (MPO's improvement step,
+Abdolmaleki et al. 2018), so every position teaches how much better or worse each move
+measured, not only which won, and a small difference moves the policy a little.
+``--anchor b`` (xent, ``0 <= b < 1``) fits
 ``(one-hot + b * p0) / (1 + b)`` instead of the one-hot move, ``p0`` the starting network's own
 policy: the gradient of cross-entropy plus ``b`` times the KL divergence from ``p0``, so the
 fit learns the teacher's overrides without drifting elsewhere (the label stays the argmax).
@@ -355,7 +361,7 @@ def _check_policy(path: str, players: int | None) -> None:
 #: what a position is labelled with (``label --target``)
 TARGETS = ("move", "values")
 #: what the network is fitted to (``train --loss``)
-LOSSES = ("xent", "advantage")
+LOSSES = ("xent", "advantage", "improve")
 #: margins (pips a round) of ``mc_student``'s advantage rule that ``train`` reports on
 MARGINS = (0.0, 0.5, 1.0, 2.0, 4.0)
 
@@ -425,6 +431,18 @@ def anchored_targets(net: Any, data: dict[str, np.ndarray], anchor: float) -> np
     return ((data["target"] + anchor * p0) / (1.0 + anchor)).astype(np.float32)
 
 
+def improved_targets(net: Any, data: dict[str, np.ndarray], temperature: float) -> np.ndarray:
+    """``p0 * exp(values / temperature)`` over the legal moves, normalised, ``p0`` the
+    network's policy on each position: the targets of ``train --loss improve`` (the policy
+    maximising the labelled values minus ``temperature`` times its KL divergence from ``p0``)."""
+    p0 = network_policy(net, data["obs"], data["mask"])
+    mask = data["mask"]
+    logits = np.where(mask, np.log(np.maximum(p0, 1e-30)) + data["values"] / temperature, -np.inf)
+    logits -= logits.max(1, keepdims=True)
+    weights = np.exp(logits)
+    return (weights / weights.sum(1, keepdims=True)).astype(np.float32)
+
+
 def _train(args: argparse.Namespace) -> int:
     import torch as th
 
@@ -441,9 +459,11 @@ def _train(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     )
-    if args.loss == "xent":
+    if args.loss in ("xent", "improve"):
         if args.anchor:
             data = {**data, "target": anchored_targets(net, data, args.anchor)}
+        if args.loss == "improve":
+            data = {**data, "target": improved_targets(net, data, args.temperature)}
         metrics = train_policy(net, data, args.epochs, args.lr, args.batch, args.seed)
         metrics.update(student_agreement(net, data))
     else:
@@ -456,6 +476,7 @@ def _train(args: argparse.Namespace) -> int:
         "init": str(args.init or f"fresh tile {args.hidden}/{args.pair_hidden}"),
         "loss": args.loss,
         "anchor": args.anchor,
+        **({"temperature": args.temperature} if args.loss == "improve" else {}),
         "epochs": args.epochs,
         "lr": args.lr,
         "batch": args.batch,
@@ -521,7 +542,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--loss",
         choices=LOSSES,
         default="xent",
-        help="xent: cross-entropy to mc's move; advantage: squared error to the values' advantages",
+        help="xent: cross-entropy to mc's move; advantage: squared error to the values' advantages; "
+        "improve: cross-entropy to p0 * exp(values / temperature) (needs --init)",
+    )
+    tr.add_argument(
+        "--temperature",
+        type=positive_float,
+        default=1.0,
+        help="improve: pips a round that multiply a move's weight by e (default 1)",
     )
     tr.add_argument(
         "--anchor",
@@ -548,18 +576,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"--anchor must be in [0, 1) so the label stays the argmax, got {args.anchor}"
                 )
             if args.anchor and args.loss != "xent":
-                raise ValueError("--anchor mixes the xent targets; --loss advantage has none")
+                raise ValueError(f"--anchor mixes the xent targets; --loss {args.loss} has none")
+            if args.loss == "improve" and args.init is None:
+                raise ValueError("--loss improve weights the starting network's policy: give --init")
             if args.policy_out is not None and not args.policy_out.parent.is_dir():
                 raise ValueError(f"--policy-out {args.policy_out}: no directory {args.policy_out.parent}")
             paths = shard_paths(args.out)
             if args.shards is not None and args.shards > len(paths):
                 raise ValueError(f"--shards {args.shards}: {args.out} has {len(paths)} shards")
             first = paths[0]
-            if args.loss == "advantage":
+            if args.loss in ("advantage", "improve"):
                 with np.load(first) as f:
                     if "values" not in f.files:
                         raise ValueError(
-                            f"{args.out}: --loss advantage needs shards labelled with --target values"
+                            f"{args.out}: --loss {args.loss} needs shards labelled with --target values"
                         )
             if args.init is not None:
                 _check_policy(args.init, None)
