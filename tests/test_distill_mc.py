@@ -253,6 +253,18 @@ def test_improved_targets_are_the_network_tilted_by_the_values(tmp_path: Path) -
     assert agent.act(decision) in decision.legal_actions
 
 
+@pytest.mark.parametrize("loss", ["improve", "advantage"])
+def test_value_losses_refuse_move_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], loss: str
+) -> None:
+    _label(tmp_path, 1)  # --target move: no values
+    with pytest.raises(SystemExit) as exc:
+        distill_mc.main(["train", "--out", str(tmp_path), "--init", POLICY, "--loss", loss])
+    assert exc.value.code == 2
+    assert f"--loss {loss} needs shards labelled with --target values" in capsys.readouterr().err
+    assert not (tmp_path / "policy.npz").exists() and not (tmp_path / "metrics.jsonl").exists()
+
+
 def test_advantage_rule_deviates_only_beyond_the_margin() -> None:
     scores = np.array([[0.0, 3.0, 1.0], [0.0, 0.5, 9.0], [2.0, 1.0, 0.0]])
     mask = np.array([[True, True, True], [True, True, False], [True, True, True]])
@@ -278,6 +290,10 @@ def test_advantage_rule_deviates_only_beyond_the_margin() -> None:
         (["train", "--loss", "improve"], "--loss improve weights the starting network's policy: give --init"),
         (["train", "--loss", "improve", "--temperature", "0"], "--temperature: must be a number > 0"),
         (["train", "--anchor", "0.5", "--loss", "improve"], "--loss improve has none"),
+        (
+            ["train", "--temperature", "2"],
+            "--temperature weights --loss improve's targets; --loss xent has none",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(

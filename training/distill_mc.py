@@ -460,10 +460,10 @@ def _train(args: argparse.Namespace) -> int:
         )
     )
     if args.loss in ("xent", "improve"):
-        if args.anchor:
-            data = {**data, "target": anchored_targets(net, data, args.anchor)}
         if args.loss == "improve":
-            data = {**data, "target": improved_targets(net, data, args.temperature)}
+            data = {**data, "target": improved_targets(net, data, args.temperature or 1.0)}
+        elif args.anchor:
+            data = {**data, "target": anchored_targets(net, data, args.anchor)}
         metrics = train_policy(net, data, args.epochs, args.lr, args.batch, args.seed)
         metrics.update(student_agreement(net, data))
     else:
@@ -476,7 +476,7 @@ def _train(args: argparse.Namespace) -> int:
         "init": str(args.init or f"fresh tile {args.hidden}/{args.pair_hidden}"),
         "loss": args.loss,
         "anchor": args.anchor,
-        **({"temperature": args.temperature} if args.loss == "improve" else {}),
+        **({"temperature": args.temperature or 1.0} if args.loss == "improve" else {}),
         "epochs": args.epochs,
         "lr": args.lr,
         "batch": args.batch,
@@ -548,7 +548,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr.add_argument(
         "--temperature",
         type=positive_float,
-        default=1.0,
+        default=None,
         help="improve: pips a round that multiply a move's weight by e (default 1)",
     )
     tr.add_argument(
@@ -577,6 +577,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             if args.anchor and args.loss != "xent":
                 raise ValueError(f"--anchor mixes the xent targets; --loss {args.loss} has none")
+            if args.temperature is not None and args.loss != "improve":
+                raise ValueError(
+                    f"--temperature weights --loss improve's targets; --loss {args.loss} has none"
+                )
             if args.loss == "improve" and args.init is None:
                 raise ValueError("--loss improve weights the starting network's policy: give --init")
             if args.policy_out is not None and not args.policy_out.parent.is_dir():
