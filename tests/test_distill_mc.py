@@ -234,8 +234,8 @@ def test_improved_targets_are_the_network_tilted_by_the_values(tmp_path: Path) -
         # p0 * exp(values / T) up to a constant a row: log(target / p0) - values / T is flat
         # (on the moves where neither underflows in float32)
         seen = mask & (p0 > 1e-6) & (target > 1e-6)
-        with np.errstate(divide="ignore"):
-            tilt = np.where(seen, np.log(target) - np.log(p0) - values / temperature, np.nan)
+        ratio = np.where(seen, target, 1.0) / np.where(seen, p0, 1.0)
+        tilt = np.where(seen, np.log(ratio) - values / temperature, np.nan)
         spread = np.nanmax(tilt, 1) - np.nanmin(tilt, 1)
         assert np.all(spread < 1e-3), spread.max()
     cold = distill_mc.improved_targets(net, data, 1e-4)  # the values decide
