@@ -362,6 +362,8 @@ def _check_policy(path: str, players: int | None) -> None:
 TARGETS = ("move", "values")
 #: what the network is fitted to (``train --loss``)
 LOSSES = ("xent", "advantage", "improve")
+#: ``train --loss improve``'s temperature unless ``--temperature`` says otherwise (pips a round)
+DEFAULT_TEMPERATURE = 1.0
 #: margins (pips a round) of ``mc_student``'s advantage rule that ``train`` reports on
 MARGINS = (0.0, 0.5, 1.0, 2.0, 4.0)
 
@@ -461,7 +463,7 @@ def _train(args: argparse.Namespace) -> int:
     )
     if args.loss in ("xent", "improve"):
         if args.loss == "improve":
-            data = {**data, "target": improved_targets(net, data, args.temperature or 1.0)}
+            data = {**data, "target": improved_targets(net, data, args.temperature)}
         elif args.anchor:
             data = {**data, "target": anchored_targets(net, data, args.anchor)}
         metrics = train_policy(net, data, args.epochs, args.lr, args.batch, args.seed)
@@ -476,7 +478,7 @@ def _train(args: argparse.Namespace) -> int:
         "init": str(args.init or f"fresh tile {args.hidden}/{args.pair_hidden}"),
         "loss": args.loss,
         "anchor": args.anchor,
-        **({"temperature": args.temperature or 1.0} if args.loss == "improve" else {}),
+        **({"temperature": args.temperature} if args.loss == "improve" else {}),
         "epochs": args.epochs,
         "lr": args.lr,
         "batch": args.batch,
@@ -549,7 +551,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--temperature",
         type=positive_float,
         default=None,
-        help="improve: pips a round that multiply a move's weight by e (default 1)",
+        help=f"improve: pips a round that multiply a move's weight by e (default {DEFAULT_TEMPERATURE:g})",
     )
     tr.add_argument(
         "--anchor",
@@ -583,6 +585,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             if args.loss == "improve" and args.init is None:
                 raise ValueError("--loss improve weights the starting network's policy: give --init")
+            if args.loss == "improve" and args.temperature is None:
+                args.temperature = DEFAULT_TEMPERATURE
             if args.policy_out is not None and not args.policy_out.parent.is_dir():
                 raise ValueError(f"--policy-out {args.policy_out}: no directory {args.policy_out.parent}")
             paths = shard_paths(args.out)
