@@ -132,6 +132,31 @@ def test_extend_adds_worlds_to_close_decisions_only() -> None:
     assert AgentSpec.parse("champion[extend=40]").params == {"extend": 40}
 
 
+@pytest.mark.parametrize(
+    "budget", [{"sims": 40}, {"sims": 40, "extend": 40}, {"sims": 40, "policy": "planner"}]
+)
+def test_threads_split_the_same_worlds(budget: dict[str, Any]) -> None:
+    """``threads=2``: the network's rollouts of one decision run on two threads, one block of
+    worlds each, and every move, value and rollout count is the one-thread champion's."""
+    one = ChampionAgent(seed=1, **budget)
+    two = ChampionAgent(seed=1, threads=2, **budget)
+    for decision, _env in _decisions(4, 6, seed=11):
+        assert two.act(decision) == one.act(decision)
+        assert two.last_values == one.last_values and two.last_rollouts == one.last_rollouts
+    assert two.params()["threads"] == 2 and "threads" not in one.params()
+    assert AgentSpec.parse("champion[threads=2]").params == {"threads": 2}
+
+
+def test_threads_need_the_priors_worlds() -> None:
+    with pytest.raises(ValueError, match="threads must be an int >= 1"):
+        ChampionAgent(threads=0)
+    with pytest.raises(ValueError, match="threads must be 1 with pool=4"):
+        ChampionAgent(threads=2, pool=4)
+    for source in ({"particles": 8}, {"history": 40}):
+        with pytest.raises(ValueError, match="deal their worlds on one thread"):
+            ChampionAgent(threads=2, **source)
+
+
 def test_a_decision_is_close_when_the_challengers_t_is_near_the_gate() -> None:
     """``_close_race`` on made-up scores (default: candidate 0, ``z = 1``, ``CLOSE_BAND = 1``):
     the paired t of each challenger is ``mean / (sd / sqrt(n))`` of its differences."""
@@ -186,6 +211,7 @@ def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, i
         {"sims": 12, "history": 40},
         {"sims": 12, "policy": "planner"},
         {"sims": 12, "extend": 24},
+        {"sims": 12, "threads": 2},
     ],
 )
 def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path, params: dict[str, Any]) -> None:

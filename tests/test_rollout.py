@@ -418,5 +418,5 @@ def test_mc_threads_knob() -> None:
         MCAgent(engine="python", threads=2)
     from agents.mexican_train.mc_infer import MCInferAgent
 
-    with pytest.raises(ValueError, match="threads must be 1"):
+    with pytest.raises(ValueError, match="threads must be 1 with pool=8"):
         MCInferAgent(threads=2)

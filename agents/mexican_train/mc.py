@@ -345,7 +345,7 @@ class MCAgent(Agent):
             ``"chain"`` or ``"planner"``)
             or ``"value"`` (played to the seat's next real choice, then valued by that
             network's value head): :mod:`agents.mexican_train.value_leaf`; compiled
-            engine, one thread.
+            engine.
         depth: with ``leaf="value"``, the seat's own later choices the network makes
             (argmax) before its value is read (default 0).
         extend: rollouts added to a CLOSE decision (default 0: none), on fresh worlds: one
@@ -434,11 +434,8 @@ class MCAgent(Agent):
             raise ValueError(
                 f"threads={threads} splits the compiled rollouts; this mc runs engine={self.engine!r}"
             )
-        if leaf in NETWORK_LEAVES and (self.engine != "compiled" or threads > 1):
-            raise ValueError(
-                f"leaf={leaf!r} runs on the compiled engine on one thread; "
-                f"got engine={self.engine!r}, threads={threads}"
-            )
+        if leaf in NETWORK_LEAVES and self.engine != "compiled":
+            raise ValueError(f"leaf={leaf!r} runs on the compiled engine, got engine={self.engine!r}")
         self.threads = threads
         self._rollout_module: Any = compiled_rollouts() if self.engine == "compiled" else None
         self._prior: Agent | None = (
@@ -692,13 +689,13 @@ class MCAgent(Agent):
 
         def rows(det: Any, base: int, first: int, count: int, candidates: list[int]) -> np.ndarray:
             if leaves is not None:
-                return leaves.results(det, base, first, count, candidates, sc)
+                return leaves.results(det, base, first, count, candidates, sc, pool)
             lookahead = self.policy == "lookahead"
             return rollout.run_rollouts(
                 det, base, first, count, candidates, sc=sc, pool=pool, lookahead=lookahead
             )
 
-        chunk = VALUE_CHUNK if leaves is not None else CHUNK * self.threads  # a call under a deadline
+        chunk = (VALUE_CHUNK if leaves is not None else CHUNK) * self.threads  # a call under a deadline
         return self._staged_runner(decision, moves, rows, chunk)
 
     def _staged_runner(self, decision: Decision, moves: list[int], rows: RowsOf, chunk: int) -> Runner:

@@ -75,8 +75,10 @@ class MCInferAgent(MCAgent):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        if self.threads > 1:
-            raise ValueError("mc_infer deals its weighted worlds one at a time: threads must be 1")
+        if self.threads > 1 and pool > 1:
+            raise ValueError(
+                f"mc_infer deals its weighted worlds one at a time: threads must be 1 with pool={pool}"
+            )
         if self.leaf == "value" or self.policy == "lookahead":
             raise ValueError(
                 "mc_infer plays its weighted worlds out by chain rollouts or the network's "

@@ -19,8 +19,9 @@ hand size times N).
 
 Every world's candidates are valued in one batched forward pass per step of the seat, in
 numpy float32 (no torch; within float32 rounding of the ``ppo`` agent's float64), BLAS on
-one thread. Deterministic: the worlds are ``mc``'s, the network's argmax and value are
-functions of the observation.
+one thread; ``results`` can split the worlds over a rollout thread pool, one block each.
+Deterministic: the worlds are ``mc``'s, the network's argmax and value are functions of
+the observation.
 """
 
 from __future__ import annotations
@@ -100,11 +101,23 @@ class ValueLeaves:
         self.num_actions = config.num_actions
 
     def results(
-        self, det: rollout.Determinizer, base: int, first: int, count: int, candidates: list[int], sc: Any
+        self,
+        det: rollout.Determinizer,
+        base: int,
+        first: int,
+        count: int,
+        candidates: list[int],
+        sc: Any,
+        pool: rollout.ThreadPool | None = None,
     ) -> np.ndarray:
         """``(count, len(candidates))`` values for the view's seat, in pips: determinizations
         ``first .. first + count - 1`` of stream ``base`` (those of ``run_rollouts``), every
-        candidate on each."""
+        candidate on each. With a ``pool``, one block of determinizations per thread (the
+        kernels and BLAS release the GIL; a row's value is a function of its world alone)."""
+        if pool is not None and count > 1:
+            return pool.blocks(
+                first, count, lambda at, n, block_sc: self.results(det, base, at, n, candidates, block_sc)
+            )
         states = rollout.advance_states(det, base, first, count, candidates, self.danger, sc)
         return self._values(states, det.game.tables, det.view.seat, sc)
 

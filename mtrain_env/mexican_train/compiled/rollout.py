@@ -38,6 +38,7 @@ Numba caches a function by the file it is defined in; these kernels inline
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -1084,6 +1085,19 @@ class ThreadPool:
         """Stop the threads (a pool is also stopped when it is garbage collected)."""
         self.executor.shutdown(wait=True)
 
+    def blocks(self, first: int, count: int, work: Callable[[int, int, Any], np.ndarray]) -> np.ndarray:
+        """``work(first, count, scratch)`` over one contiguous block of determinizations
+        ``first .. first + count - 1`` per thread, each on its thread's scratch, the blocks'
+        rows concatenated in order. When ``work``'s rows are functions of their index alone
+        (a world is a function of ``(base, index)``), the result is the array one call on
+        one thread would give."""
+        bounds = np.linspace(0, count, min(self.threads, count) + 1).astype(np.int64).tolist()
+        parts = self.executor.map(
+            lambda i: work(first + bounds[i], bounds[i + 1] - bounds[i], self.scratch[i]),
+            range(len(bounds) - 1),
+        )
+        return np.concatenate(list(parts), axis=0)
+
 
 class Determinizer:
     """One seat's decision, ready for compiled rollouts: a template state and the dealer's
@@ -1168,21 +1182,13 @@ def run_rollouts(
     the same array as on one thread. ``lookahead``: the seat's later choices in each
     rollout look one move ahead (:func:`lookahead_rollout`)."""
     if pool is not None and count > 1:
-        bounds = np.linspace(0, count, min(pool.threads, count) + 1).astype(np.int64).tolist()
-        blocks = pool.executor.map(
-            lambda i: run_rollouts(
-                det,
-                base,
-                first + bounds[i],
-                bounds[i + 1] - bounds[i],
-                candidates,
-                danger,
-                pool.scratch[i],
-                lookahead=lookahead,
+        return pool.blocks(
+            first,
+            count,
+            lambda at, n, block_sc: run_rollouts(
+                det, base, at, n, candidates, danger, block_sc, lookahead=lookahead
             ),
-            range(len(bounds) - 1),
         )
-        return np.concatenate(list(blocks), axis=0)
     tb = det.game.tables
     sc = scratch() if sc is None else sc
     cand = np.array(candidates, np.int64)
