@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -195,6 +196,23 @@ def test_curves_writes_the_figures_and_the_plot(tmp_path: Path, capsys: pytest.C
         curves.main(["--out", str(tmp_path), "--points", "nosuchagent"])
     assert err.value.code == 2
     assert "--points" in capsys.readouterr().err
+
+
+def test_curves_replay_a_point_whose_summary_is_damaged(tmp_path: Path) -> None:
+    """A point's own ``summary.json`` that is not JSON is not read as the point: the point is
+    played again into its directory (resuming its results), and gives the same row."""
+    pytest.importorskip("numba")
+    from agents.tournament import curves
+
+    argv = ["--out", str(tmp_path), "--deals", "2", "--seed", "5", "--points", "mc[sims=4]"]
+    assert curves.main(argv) == 0
+    row = (tmp_path / "curves.csv").read_text().splitlines()[1]
+    summary = tmp_path / "mc[sims=4]" / "summary.json"
+    summary.write_text('{"config": ')
+    assert curves.main(argv) == 0
+    assert json.loads(summary.read_text())["config"]["seed"] == 5
+    gain = curves.FIELDS.index("gain")
+    assert (tmp_path / "curves.csv").read_text().splitlines()[1].split(",")[gain:] == row.split(",")[gain:]
 
 
 def test_curves_read_a_point_from_a_tournament_played_elsewhere(

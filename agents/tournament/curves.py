@@ -72,10 +72,9 @@ def run_point(
     if summary is not None:
         return _row(spec, label, summary)
     summary_path = out / label / SUMMARY_FILE
-    if summary_path.is_file():
-        summary = json.loads(summary_path.read_text())
-        if point_mismatch(summary, label, deals, seed, players) is None:
-            return _row(spec, label, summary)
+    cached = _readable_summary(summary_path)
+    if cached is not None and point_mismatch(cached, label, deals, seed, players) is None:
+        return _row(spec, label, cached)
     config = TournamentConfig(
         agents=[spec, AgentSpec("planner")],
         game=GameConfig.make(num_players=players),
@@ -88,6 +87,18 @@ def run_point(
     )
     run_tournament(config)
     return _row(spec, label, json.loads(summary_path.read_text()))
+
+
+def _readable_summary(path: Path) -> dict[str, Any] | None:
+    """The point's own earlier ``summary.json``, or None when there is none or it is not a
+    JSON object (a damaged file: the point is then played again, resuming its results)."""
+    if not path.is_file():
+        return None
+    try:
+        summary = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return None
+    return summary if isinstance(summary, dict) else None
 
 
 def point_mismatch(summary: dict[str, Any], label: str, deals: int, seed: int, players: int) -> str | None:
