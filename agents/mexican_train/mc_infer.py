@@ -77,7 +77,7 @@ class MCInferAgent(MCAgent):
         super().__init__(*args, **kwargs)
         if self.threads > 1 and pool > 1:
             raise ValueError(
-                f"mc_infer deals its weighted worlds one at a time: threads must be 1 with pool={pool}"
+                f"{self.name} deals its weighted worlds one at a time: threads must be 1 with pool={pool}"
             )
         if self.leaf == "value" or self.policy == "lookahead":
             raise ValueError(
