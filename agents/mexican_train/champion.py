@@ -11,7 +11,7 @@ the policy as its default player: policy improvement by rollouts (Tesauro & Galp
 1996), the PIMC half of AlphaZe**.
 
 The network is the table's shipped ``graph`` self-play policy (:data:`TABLE_POLICIES`:
-2, 4 and 6 players, double-12), or ``path=``. ``champion_policy`` is that network alone
+2 to 6 players, double-12), or ``path=``. ``champion_policy`` is that network alone
 (argmax, no search, ~0.2 ms a decision): the fast player.
 
 With ``pool=`` > 1 the worlds carry inference: each is resampled from ``pool`` samples by
@@ -60,7 +60,9 @@ _POLICIES = Path(__file__).resolve().parent.parent / "policies"
 #: (README, "The graph network"); 4 players is the reference policy
 TABLE_POLICIES: dict[tuple[int, int], Path] = {
     (2, 12): _POLICIES / "graph_2p.npz",
+    (3, 12): _POLICIES / "graph_3p.npz",
     (4, 12): REFERENCE_POLICY,
+    (5, 12): _POLICIES / "graph_5p.npz",
     (6, 12): _POLICIES / "graph_6p.npz",
 }
 
