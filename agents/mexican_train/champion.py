@@ -57,7 +57,8 @@ __all__ = ["DEFAULT_SIMS", "TABLE_POLICIES", "ChampionAgent", "ChampionPolicyAge
 _POLICIES = Path(__file__).resolve().parent.parent / "policies"
 
 #: the shipped network per table ``(players, N of double-N)``: ``graph`` self-play runs
-#: (README, "The graph network"); 4 players is the reference policy
+#: (README, "The graph network"; 3 and 5 players: issue 12's step 16); 4 players is the
+#: reference policy
 TABLE_POLICIES: dict[tuple[int, int], Path] = {
     (2, 12): _POLICIES / "graph_2p.npz",
     (3, 12): _POLICIES / "graph_3p.npz",
