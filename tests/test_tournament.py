@@ -38,7 +38,7 @@ from agents.tournament import (
     read_results,
     run_tournament,
 )
-from agents.tournament.cli import bench, config_from_args, register
+from agents.tournament.cli import bench, config_from_args, cores_note, register
 from agents.tournament.games import MexicanTrainGame
 from agents.tournament.harness import make_plan
 from agents.tournament.rating import game_ranks
@@ -562,6 +562,20 @@ def test_bench_cli_says_how_it_filled_the_seats(tmp_path: Path, capsys: pytest.C
     argv = ["--agents", "planner", "greedy", "--players", "3", "--deals", "1", "--no-plots", "--no-progress"]
     assert bench(_bench_args([*argv, "--out", str(tmp_path / "x")])) == 0
     assert "seats filled by cycling the agent list (planner greedy planner)" in capsys.readouterr().err
+
+
+def test_bench_warns_when_workers_times_threads_exceed_the_cores() -> None:
+    """``threads=2`` on 2 workers asks 4 threads of 2 cores: said, with the --workers that fits."""
+    args = _bench_args(["--agents", "mc[threads=2]", "planner", "--deals", "1", "--out", "unused"])
+    plan = make_plan(config_from_args(args))
+    note = cores_note(plan, workers=2, cores=2)
+    assert note is not None and "4 threads on 2 core(s)" in note and "--workers 1" in note
+    assert cores_note(plan, workers=1, cores=2) is None
+    assert cores_note(plan, workers=0, cores=4) is not None  # 0 = one worker per core
+    single = make_plan(
+        config_from_args(_bench_args(["--agents", "mc", "planner", "--deals", "1", "--out", "unused"]))
+    )
+    assert cores_note(single, workers=2, cores=2) is None
 
 
 # ------------------------------------------------------------ damaged results

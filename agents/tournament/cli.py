@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 from typing import Any
 
@@ -249,6 +250,22 @@ def seating_note(plan: Plan) -> str | None:
     )
 
 
+def cores_note(plan: Plan, workers: int, cores: int | None = None) -> str | None:
+    """The warning when the worker processes times an agent's ``threads=`` ask for more
+    threads than there are cores: decisions then wait for a core, so ``ms/dec`` (and any
+    ``ms=`` budget) measures the crowding, not the agent. Results stay the same."""
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    threads = max((int(p.get("threads", 1)) for p in plan.agent_params), default=1)
+    processes = cores if workers == 0 else workers
+    if threads <= 1 or processes * threads <= cores:
+        return None
+    return (
+        f"{processes} worker(s) x threads={threads} = {processes * threads} threads on {cores} core(s): "
+        f"decisions will wait for cores and ms/dec will overstate them (results are unchanged); "
+        f"use --workers {max(1, cores // threads)} for honest timings"
+    )
+
+
 def bench(args: argparse.Namespace) -> int:
     """Run the tournament, print the table and where the files are."""
     from agents.tournament import run_tournament
@@ -258,9 +275,9 @@ def bench(args: argparse.Namespace) -> int:
     except OptionError as err:
         print(f"mtrain bench: {err.option}: {err}", file=sys.stderr)
         return 2
-    note = seating_note(plan)
-    if note is not None:
-        print(f"mtrain bench: {note}", file=sys.stderr)
+    for note in (seating_note(plan), cores_note(plan, args.workers)):
+        if note is not None:
+            print(f"mtrain bench: {note}", file=sys.stderr)
     try:
         result = run_tournament(config)
     except ConfigMismatchError as err:
