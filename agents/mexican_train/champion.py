@@ -11,7 +11,7 @@ the policy as its default player: policy improvement by rollouts (Tesauro & Galp
 1996), the PIMC half of AlphaZe**.
 
 The network is the table's shipped ``graph`` self-play policy (:data:`TABLE_POLICIES`:
-2 to 6 players, double-12), or ``path=``. ``champion_policy`` is that network alone
+2 to 8 players, double-12), or ``path=``. ``champion_policy`` is that network alone
 (argmax, no search, ~0.2 ms a decision): the fast player.
 
 With ``pool=`` > 1 the worlds carry inference: each is resampled from ``pool`` samples by
@@ -57,14 +57,16 @@ __all__ = ["DEFAULT_SIMS", "TABLE_POLICIES", "ChampionAgent", "ChampionPolicyAge
 _POLICIES = Path(__file__).resolve().parent.parent / "policies"
 
 #: the shipped network per table ``(players, N of double-N)``: ``graph`` self-play runs
-#: (README, "The graph network"; 3 and 5 players: issue 12's step 16); 4 players is the
-#: reference policy
+#: (README, "The graph network"; 3 and 5 players: issue 12's step 16; 7 and 8 players:
+#: step 17); 4 players is the reference policy
 TABLE_POLICIES: dict[tuple[int, int], Path] = {
     (2, 12): _POLICIES / "graph_2p.npz",
     (3, 12): _POLICIES / "graph_3p.npz",
     (4, 12): REFERENCE_POLICY,
     (5, 12): _POLICIES / "graph_5p.npz",
     (6, 12): _POLICIES / "graph_6p.npz",
+    (7, 12): _POLICIES / "graph_7p.npz",
+    (8, 12): _POLICIES / "graph_8p.npz",
 }
 
 #: rollouts per decision by default: 4 players, ~30 ms a decision as the harness counts
