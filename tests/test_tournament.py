@@ -578,6 +578,15 @@ def test_bench_warns_when_workers_times_threads_exceed_the_cores() -> None:
     assert cores_note(single, workers=2, cores=2) is None
 
 
+def test_bench_cli_prints_the_cores_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("agents.tournament.cli.os.cpu_count", lambda: 1)
+    argv = ["--agents", "mc[sims=8,threads=2]", "planner", "--deals", "1", "--no-plots", "--no-progress"]
+    assert bench(_bench_args([*argv, "--out", str(tmp_path / "x")])) == 0
+    assert "1 worker(s) x threads=2 = 2 threads on 1 core(s)" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------ damaged results
 def _edit_line(path: Path, number: int, edit: Callable[[list[str]], list[str]]) -> None:
     lines = path.read_text().splitlines(keepends=True)

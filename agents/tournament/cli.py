@@ -275,7 +275,8 @@ def bench(args: argparse.Namespace) -> int:
     except OptionError as err:
         print(f"mtrain bench: {err.option}: {err}", file=sys.stderr)
         return 2
-    for note in (seating_note(plan), cores_note(plan, args.workers)):
+    local = args.address is None  # a Ray cluster's cores are not this machine's
+    for note in (seating_note(plan), cores_note(plan, args.workers) if local else None):
         if note is not None:
             print(f"mtrain bench: {note}", file=sys.stderr)
     try:
