@@ -565,17 +565,19 @@ def test_bench_cli_says_how_it_filled_the_seats(tmp_path: Path, capsys: pytest.C
 
 
 def test_bench_warns_when_workers_times_threads_exceed_the_cores() -> None:
-    """``threads=2`` on 2 workers asks 4 threads of 2 cores: said, with the --workers that fits."""
+    """``threads=2`` on 2 workers asks 4 threads of 2 cores: said, with the --workers that fits
+    (workers counted as started: no more than the deals)."""
     args = _bench_args(["--agents", "mc[threads=2]", "planner", "--deals", "1", "--out", "unused"])
     plan = make_plan(config_from_args(args))
-    note = cores_note(plan, workers=2, cores=2)
+    note = cores_note(plan, workers=2, deals=10, cores=2)
     assert note is not None and "4 threads on 2 core(s)" in note and "--workers 1" in note
-    assert cores_note(plan, workers=1, cores=2) is None
-    assert cores_note(plan, workers=0, cores=4) is not None  # 0 = one worker per core
+    assert cores_note(plan, workers=1, deals=10, cores=2) is None
+    assert cores_note(plan, workers=0, deals=10, cores=4) is not None  # 0 = one worker per core
+    assert cores_note(plan, workers=2, deals=1, cores=2) is None  # one deal starts one process
     single = make_plan(
         config_from_args(_bench_args(["--agents", "mc", "planner", "--deals", "1", "--out", "unused"]))
     )
-    assert cores_note(single, workers=2, cores=2) is None
+    assert cores_note(single, workers=2, deals=10, cores=2) is None
 
 
 def test_bench_cli_prints_the_cores_warning(

@@ -250,13 +250,14 @@ def seating_note(plan: Plan) -> str | None:
     )
 
 
-def cores_note(plan: Plan, workers: int, cores: int | None = None) -> str | None:
+def cores_note(plan: Plan, workers: int, deals: int, cores: int | None = None) -> str | None:
     """The warning when the worker processes times an agent's ``threads=`` ask for more
     threads than there are cores: decisions then wait for a core, so ``ms/dec`` (and any
-    ``ms=`` budget) measures the crowding, not the agent. Results stay the same."""
+    ``ms=`` budget) measures the crowding, not the agent. Results stay the same. The
+    processes are counted as the harness starts them: no more than the deals."""
     cores = cores if cores is not None else (os.cpu_count() or 1)
     threads = max((int(p.get("threads", 1)) for p in plan.agent_params), default=1)
-    processes = cores if workers == 0 else workers
+    processes = max(1, min(cores if workers == 0 else workers, deals))
     if threads <= 1 or processes * threads <= cores:
         return None
     return (
@@ -276,7 +277,7 @@ def bench(args: argparse.Namespace) -> int:
         print(f"mtrain bench: {err.option}: {err}", file=sys.stderr)
         return 2
     local = args.address is None  # a Ray cluster's cores are not this machine's
-    for note in (seating_note(plan), cores_note(plan, args.workers) if local else None):
+    for note in (seating_note(plan), cores_note(plan, args.workers, args.deals) if local else None):
         if note is not None:
             print(f"mtrain bench: {note}", file=sys.stderr)
     try:
