@@ -27,7 +27,14 @@ import sys
 from typing import Any
 
 from agents.tournament.games import GAMES, make_game_config
-from agents.tournament.harness import AgentSpec, Plan, TournamentConfig, make_plan, parse_param
+from agents.tournament.harness import (
+    AgentSpec,
+    Plan,
+    TournamentConfig,
+    make_plan,
+    parse_param,
+    worker_processes,
+)
 from agents.tournament.results import ConfigMismatchError
 from mtrain_env.cli import int_at_least
 
@@ -254,10 +261,10 @@ def cores_note(plan: Plan, workers: int, deals: int, cores: int | None = None) -
     """The warning when the worker processes times an agent's ``threads=`` ask for more
     threads than there are cores: decisions then wait for a core, so ``ms/dec`` (and any
     ``ms=`` budget) measures the crowding, not the agent. Results stay the same. The
-    processes are counted as the harness starts them: no more than the deals."""
+    processes are counted as the harness starts them (:func:`worker_processes`)."""
     cores = cores if cores is not None else (os.cpu_count() or 1)
     threads = max((int(p.get("threads", 1)) for p in plan.agent_params), default=1)
-    processes = max(1, min(cores if workers == 0 else workers, deals))
+    processes = worker_processes(workers, deals, cores)
     if threads <= 1 or processes * threads <= cores:
         return None
     return (

@@ -535,6 +535,13 @@ class PlayStats:
         return self.actions / self.seconds if self.seconds > 0 else math.nan
 
 
+def worker_processes(workers: int, deals: int, cores: int | None = None) -> int:
+    """The processes ``play_deals`` starts for ``deals`` deals: ``workers`` (0 = one per
+    core), never more than the deals, at least one."""
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    return max(1, min(workers or cores, deals or 1))
+
+
 def play_deals(
     plan: Plan,
     deal_ids: Sequence[int],
@@ -554,11 +561,7 @@ def play_deals(
     the same order. Every backend plays a deal with :meth:`DealPlayer.play_deal`.
     """
     replays = str(replays_dir) if replays_dir is not None else None
-    if backend == "ray":
-        workers = workers or 0
-    else:
-        workers = workers or os.cpu_count() or 1
-        workers = max(1, min(workers, len(deal_ids) or 1))
+    workers = (workers or 0) if backend == "ray" else worker_processes(workers, len(deal_ids))
     stats = PlayStats(
         workers=workers,
         backend=backend,
