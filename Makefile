@@ -40,7 +40,7 @@ lint: $(STAMP)
 
 # the API reference (mkdocs.yml, docs/), warnings as errors; the site goes to site/ (git-ignored)
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 slow-test: $(STAMP)
 	$(PY) -m pytest -q -m slow

@@ -3,6 +3,8 @@
 * ``on_files``: the repository's README becomes ``readme.md`` (links into ``docs/`` made
   relative to the site, links to other repository files shown as their path), so the
   home page links its sections and the README stays the one source.
+* ``on_page_markdown``: a page of ``docs/`` links the README as ``../README.md`` (right on
+  GitHub); on the site that page is ``readme.md``.
 * ``on_page_content``: the docstrings are written for Sphinx (``:class:`~a.b.C```);
   rendered by Markdown that is ``:class:<code>~a.b.C</code>``, turned into an optional
   cross-reference that mkdocs-autorefs makes a link to ``a.b.C``'s entry where the site
@@ -32,6 +34,12 @@ def readme_page() -> str:
 def on_files(files: Files, config: Any) -> Files:
     files.append(File.generated(config, "readme.md", content=readme_page()))
     return files
+
+
+def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
+    if page.file.src_uri == "readme.md":
+        return markdown
+    return markdown.replace("](../README.md", "](readme.md")
 
 
 def _role(match: re.Match[str]) -> str:

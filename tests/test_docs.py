@@ -2,7 +2,8 @@
 
 * every page of ``docs/`` is in the nav, and every ``::: module`` names a module of the
   project (once);
-* the build fetches nothing: no web fonts, and the README page's links stay inside the site;
+* the build fetches nothing: no web fonts, and the README page's links stay inside the site
+  (the other pages link the README page, not the repository file);
 * Sphinx roles in docstrings become optional cross-references.
 """
 
@@ -61,6 +62,8 @@ def test_the_build_is_strict_and_fetches_no_font() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^test: .*\bdocs\b", makefile, flags=re.MULTILINE)
     assert "mkdocs build --strict" in makefile
+    mkdocs = next(line for line in makefile.splitlines() if "mkdocs build" in line)
+    assert "--quiet" not in mkdocs and " -q" not in mkdocs  # quiet drops the warnings strict counts
     assert "site/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
 
 
@@ -79,3 +82,26 @@ def test_sphinx_roles_become_optional_cross_references() -> None:
         'see <autoref identifier="agents.base.BaseAgent" optional><code>BaseAgent</code></autoref> and '
         '<autoref identifier="reset" optional><code>reset</code></autoref>, not <code>x</code>'
     )
+
+
+def test_the_docs_pages_link_the_readme_page_not_the_repository_file() -> None:
+    hooks = _hooks()
+
+    class _File:
+        def __init__(self, src_uri: str) -> None:
+            self.src_uri = src_uri
+
+    class _Page:
+        def __init__(self, src_uri: str) -> None:
+            self.file = _File(src_uri)
+
+    text = (DOCS / "champion.md").read_text(encoding="utf-8")
+    assert "](../README.md#the-champion-issue-12-where-it-stands)" in text  # right on GitHub
+    page = hooks.on_page_markdown(text, page=_Page("champion.md"))
+    assert "../README.md" not in page and "](readme.md#the-champion-issue-12-where-it-stands)" in page
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", page):
+        assert (
+            target.startswith(("http://", "https://")) or target == "readme.md" or (DOCS / target).is_file()
+        ), target
+    readme = "see [x](../README.md)"
+    assert hooks.on_page_markdown(readme, page=_Page("readme.md")) == readme

@@ -208,7 +208,14 @@ def test_training_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "particle filter, 4" in text
     assert "history sampler, 20" in text and "from the truth (cheat)" in text
     HandModel.load(out).check(GameConfig.make(num_players=2))
-    for bad_args in (["--out", str(tmp_path / "h.pt")], [*args, "--reveals", "1.5"]):
+    assert main([*args, "--history", "20", "--history-chains", "2"]) == 0
+    assert "2 walks, 20 " in capsys.readouterr().out
+    for bad_args in (
+        ["--out", str(tmp_path / "h.pt")],
+        [*args, "--reveals", "1.5"],
+        [*args, "--history", "20", "--history-chains", "2", "--history-from-truth"],
+        [*args, "--history", "3", "--history-chains", "4"],
+    ):
         with pytest.raises(SystemExit) as bad:
             main(bad_args)
         assert bad.value.code == 2

@@ -8,7 +8,9 @@
   log-likelihood is exactly ``log(1 - eps)`` per opponent choice (so the past hands it
   rebuilds are the true ones, move by move);
 * its worlds place more of the opponents' tiles right than worlds dealt from the view;
-* ``champion[history=N]`` plays a whole game from it, and the knobs name themselves.
+* ``champion[history=N]`` plays a whole game from it, and the knobs name themselves;
+* :class:`HistoryChains`: independent walks sharing the proposals, each world as valid as
+  one walk's, the walks apart from one another, the same worlds from the same seed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pytest
 
 import mtrain_env
 from agents.mexican_train.champion import ChampionAgent
-from agents.mexican_train.history import HistorySampler
+from agents.mexican_train.history import HistoryChains, HistorySampler, history_factory
 from agents.mexican_train.particles import HeardWorlds, _public_matches
 from agents.mexican_train.planner import PlannerAgent
 from agents.play import play_game
@@ -147,3 +149,55 @@ def test_sampler_refuses_bad_knobs(steps: int, thin: int, eps: float) -> None:
     env = mtrain_env.raw_env(num_players=2)
     with pytest.raises(ValueError, match=r"steps|eps"):
         HistorySampler(env.game, env.codec, 0, steps, thin, np.random.default_rng(0), eps)
+
+
+def _chains_round(seed: int, count: int) -> list[list[list[int]]]:
+    """Seat 1's worlds' hands at each of its decisions of a 4-player planner round, walked
+    by ``count`` chains of 40 proposals each (every check of one walk's worlds made)."""
+    seat = 1
+    chains: HistoryChains | None = None
+    seen: list[list[list[int]]] = []
+    for env, decision, move in _planner_round(7, 4):
+        if decision.seat == seat:
+            view = decision.view
+            if chains is None:
+                rng = np.random.default_rng(seed)
+                chains = HistoryChains(env.game, env.codec, seat, count, 40 * count, 4, rng)
+                chains.start(view)
+            chains.sync_hand(view)
+            chains.settle(view)
+            assert chains.matches(view)
+            assert len(chains.worlds) == 10 * count
+            assert chains.weights() == pytest.approx(np.full(10 * count, 1 / (10 * count)))
+            for w in chains.worlds:
+                assert _public_matches(w, view)
+                assert [h.bit_count() for h in w.hands] == list(view.hand_counts)
+                assert w.hands[seat] == view.hand
+            seen.append([w.hands for w in chains.worlds])
+        if chains is not None:
+            chains.observe(move)
+    assert chains is not None and all(0 < w.accepted < w.proposed for w in chains.walks)
+    caches = {id(w.cache) for w in chains.walks}
+    assert len(caches) == 1  # one memo of move likelihoods for every walk
+    return seen
+
+
+def test_chains_keep_the_table_and_walk_apart() -> None:
+    seen = _chains_round(3, 3)
+    assert len(seen) > 3
+    last = seen[-1]
+    firsts = [tuple(last[10 * c]) for c in range(3)]
+    assert len(set(firsts)) == 3  # each walk its own start and stream
+    assert _chains_round(3, 3) == seen  # deterministic given the seed
+    assert _chains_round(4, 3) != seen
+
+
+def test_history_factory_builds_chains_only_when_asked() -> None:
+    env = mtrain_env.raw_env(num_players=4)
+    rng = np.random.default_rng(0)
+    assert isinstance(history_factory(100, 10, 0.1)(env.game, env.codec, 0, rng), HistorySampler)
+    chains = history_factory(100, 10, 0.1, chains=4)(env.game, env.codec, 0, rng)
+    assert isinstance(chains, HistoryChains)
+    assert [w.steps for w in chains.walks] == [25] * 4
+    with pytest.raises(ValueError, match="chains"):
+        HistoryChains(env.game, env.codec, 0, 5, 4, 1, rng)

@@ -349,6 +349,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(champion[history=N])",
     )
     parser.add_argument(
+        "--history-chains",
+        type=int_at_least(1),
+        default=1,
+        help="split each --history sampler's proposals between this many independent walks "
+        "(default 1: one walk; agents.mexican_train.history.HistoryChains)",
+    )
+    parser.add_argument(
         "--history-from-truth",
         action="store_true",
         help="also walk each --history sampler from the true history (a check that it samples the posterior)",
@@ -357,6 +364,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not all(0.0 <= f <= 1.0 for f in args.reveals):
         parser.error(f"--reveals are probabilities in [0, 1], got {args.reveals}")
+    if args.history_from_truth and args.history_chains > 1:
+        parser.error("--history-from-truth plants the truth in one walk: it needs --history-chains 1")
+    if any(steps < args.history_chains for steps in args.history):
+        parser.error(f"each --history needs at least --history-chains ({args.history_chains}) proposals")
     if args.out.suffix != ".npz":
         parser.error(f"--out must end in .npz, got {args.out}")
     players = args.players
@@ -392,13 +403,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"particle filter, {count}"
             )
         )
+    chains = args.history_chains
     for steps in args.history:
-        factory = history_factory(steps, DEFAULT_THIN, DEFAULT_EPS)
-        print(
-            tracker_placement(players, placement_seeds, factory, "history sampler").line(
-                f"history sampler, {steps}"
-            )
-        )
+        factory = history_factory(steps, DEFAULT_THIN, DEFAULT_EPS, chains)
+        label = f"history sampler, {steps}" if chains == 1 else f"{chains} walks, {steps}"
+        print(tracker_placement(players, placement_seeds, factory, "history sampler").line(label))
         if args.history_from_truth:
             walk = tracker_placement(players, placement_seeds, factory, "history from the truth", True)
             print(walk.line("  from the truth (cheat)"))

@@ -19,13 +19,13 @@ how likely they are given what the table shows (``mc_infer``'s weights: the chai
 model of the opponents' attributed plays, :mod:`agents.mexican_train.inference`, or with
 ``model="learned"`` the table's hand model, :mod:`agents.mexican_train.hand_model`).
 ``pool=1`` (default) is the plain champion, decision for decision; neither weighting made
-it measurably stronger (README, step 7). With ``particles=N`` the worlds come instead from a
+it measurably stronger (docs/champion.md, step 7). With ``particles=N`` the worlds come instead from a
 particle filter of the round's public moves, which the play loop tells it
 (:meth:`inform`; :mod:`agents.mexican_train.particles`): +0.18 [-0.79, 1.14] pips a round
-over 1,000 paired deals, not significant (README, step 8, where ``oracle_champion`` measures
+over 1,000 paired deals, not significant (docs/champion.md, step 8, where ``oracle_champion`` measures
 what perfect inference would give: +11.3). With ``history=STEPS`` they are the states of an
 MCMC walk over the round's whole hidden history, every opponent move re-checked at each
-proposal (:mod:`agents.mexican_train.history`, README step 9).
+proposal (:mod:`agents.mexican_train.history`, docs/champion.md step 9).
 
 Deterministic given the seed and ``sims=`` (not ``ms=``); reads only the seat's view and
 its own observation (the harness's leak check covers it).
@@ -57,8 +57,8 @@ __all__ = ["DEFAULT_SIMS", "TABLE_POLICIES", "ChampionAgent", "ChampionPolicyAge
 _POLICIES = Path(__file__).resolve().parent.parent / "policies"
 
 #: the shipped network per table ``(players, N of double-N)``: ``graph`` self-play runs
-#: (README, "The graph network"; 3 and 5 players: issue 12's step 16; 7 and 8 players:
-#: step 17); 4 players is the reference policy
+#: (README, "The graph network"; 3 and 5 players: docs/champion.md, step 16; 7 and 8
+#: players: step 17); 4 players is the reference policy
 TABLE_POLICIES: dict[tuple[int, int], Path] = {
     (2, 12): _POLICIES / "graph_2p.npz",
     (3, 12): _POLICIES / "graph_3p.npz",
@@ -71,9 +71,9 @@ TABLE_POLICIES: dict[tuple[int, int], Path] = {
 
 #: rollouts per decision by default: 4 players, ~30 ms a decision as the harness counts
 #: (every call), ~55-60 ms a decision with a choice, on one core. ``sims=800`` takes twice
-#: that and is 0.80 [0.34, 1.26] pips a round stronger over 3,000 deals (README, step 12);
+#: that and is 0.80 [0.34, 1.26] pips a round stronger over 3,000 deals (docs/champion.md, step 12);
 #: ``extend=800`` gains as much at 1.4 times the default's time, rollouts spent on the close
-#: decisions only: the budget the issue-12 targets are measured at (README, step 13)
+#: decisions only: the budget the issue-12 targets are measured at (docs/champion.md, step 13)
 DEFAULT_SIMS = 400
 
 
@@ -130,8 +130,10 @@ class ChampionAgent(MCInferAgent):
         pool: samples each world is resampled from by the opponents' attributed plays
             (:mod:`agents.mexican_train.inference`); 1 (default): the prior's worlds, no inference.
         beta: the opponent model's continuation weight (with ``pool`` > 1).
-        model, alpha, hands: what weights the worlds (``"chain"`` or ``"learned"``), as
+        model: what weights the worlds (``"chain"`` or ``"learned"``), as
             :class:`~agents.mexican_train.mc_infer.MCInferAgent`'s.
+        alpha: the learned model's temper (its log-weights times ``alpha``).
+        hands: the learned hand model's file (default: the table's shipped one).
         particles: 0 (default): no filter; else the worlds are drawn from a particle filter
             of that many worlds, weighted by every opponent move heard since the round's
             start under a planner model (:mod:`agents.mexican_train.particles`).
@@ -143,7 +145,7 @@ class ChampionAgent(MCInferAgent):
             planner's ranking with an estimated chain damage) or ``"planner"`` (the planner's
             moves exactly, its chain damage searched at each choice).
         extend: rollouts added to a decision whose gate against the network's move is
-            close (default 0: none): ``mc``'s ``extend=`` (README, step 13).
+            close (default 0: none): ``mc``'s ``extend=`` (docs/champion.md, step 13).
         threads: threads one decision's worlds are split over (default 1): the same
             rollouts and choices in less wall time on idle cores (``mc``'s ``threads=``);
             on the prior's worlds only (not with ``pool``, ``particles`` or ``history``).

@@ -2,7 +2,7 @@
 
 :class:`~agents.mexican_train.particles.ParticleFilter` weights worlds move by move and
 repairs the ones a move contradicts; its 64-512 worlds lose most of what the log says
-(README step 8). :class:`HistorySampler` instead keeps ONE history of the round and walks
+(docs/champion.md step 8). :class:`HistorySampler` instead keeps ONE history of the round and walks
 it by Metropolis-Hastings, so every opponent choice since the seat's first decision is
 re-checked against every proposed change.
 
@@ -51,7 +51,7 @@ from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.tilegame.tiles import bits_list
 
-__all__ = ["DEFAULT_THIN", "HistorySampler", "history_factory"]
+__all__ = ["DEFAULT_THIN", "HistoryChains", "HistorySampler", "history_factory"]
 
 #: keep every tenth state of a walk as a world
 DEFAULT_THIN = 10
@@ -76,7 +76,8 @@ class HistorySampler:
     """One MCMC walk over the round's hidden history (module docstring).
 
     Args:
-        game, codec: the table's rules core and action codec.
+        game: the table's rules core.
+        codec: the table's action codec.
         seat: the observing seat.
         steps: proposals walked at each decision (:meth:`settle`).
         thin: keep every ``thin``-th state of the walk as a world.
@@ -350,10 +351,78 @@ class HistorySampler:
         return s
 
 
-def history_factory(steps: int, thin: int, eps: float) -> TrackerFactory:
-    """A :class:`HistorySampler` walking ``steps`` proposals a decision, per round."""
+class HistoryChains:
+    """``count`` independent walks of the same posterior; the worlds are all their kept states.
+
+    One walk's kept states are near copies of one another (two agree on 42% of the hidden
+    tiles while each places 26% right, docs/champion.md step 9), so a search on them bets on a few
+    worlds. Independent walks, each from its own random start with its own stream, are as
+    varied as the posterior: the same proposals a decision, split between them. They share
+    the memo of move likelihoods, a pure function of the public log and a hand (the model,
+    ``planner``, reads only the mover's view).
+    """
+
+    def __init__(
+        self,
+        game: MexicanTrain,
+        codec: Any,
+        seat: int,
+        count: int,
+        steps: int,
+        thin: int,
+        rng: np.random.Generator,
+        eps: float = DEFAULT_EPS,
+    ) -> None:
+        if count < 1 or steps < count:
+            raise ValueError(f"need 1 <= chains <= steps, got {count} chains of {steps} steps")
+        self.game = game
+        streams = rng.spawn(count)
+        self.walks = [HistorySampler(game, codec, seat, steps // count, thin, r, eps) for r in streams]
+        self._worlds: list[GameState] | None = None
+
+    def start(self, view: PublicView) -> None:
+        for walk in self.walks:
+            walk.start(view)
+        shared = self.walks[0].cache
+        for walk in self.walks[1:]:
+            walk.cache = shared
+
+    def observe(self, move: int) -> None:
+        for walk in self.walks:
+            walk.observe(move)
+
+    def sync_hand(self, view: PublicView) -> None:
+        for walk in self.walks:
+            walk.sync_hand(view)
+
+    def matches(self, view: PublicView) -> bool:
+        return all(walk.matches(view) for walk in self.walks)
+
+    def settle(self, view: PublicView) -> None:
+        self._worlds = None
+        for walk in self.walks:
+            walk.settle(view)
+
+    @property
+    def worlds(self) -> list[GameState]:
+        """Every walk's kept states, walk by walk (equal weights)."""
+        if self._worlds is None:
+            self._worlds = [w for walk in self.walks for w in walk.worlds]
+        return self._worlds
+
+    def weights(self) -> np.ndarray:
+        """Equal weights: every kept state is a posterior sample."""
+        count = len(self.worlds)
+        return np.full(count, 1.0 / max(count, 1))
+
+
+def history_factory(steps: int, thin: int, eps: float, chains: int = 1) -> TrackerFactory:
+    """A :class:`HistorySampler` walking ``steps`` proposals a decision, per round; with
+    ``chains`` > 1, :class:`HistoryChains` of that many walks sharing the ``steps``."""
 
     def make(game: MexicanTrain, codec: Any, seat: int, rng: np.random.Generator) -> WorldTracker:
+        if chains > 1:
+            return HistoryChains(game, codec, seat, chains, steps, thin, rng, eps)
         return HistorySampler(game, codec, seat, steps, thin, rng, eps)
 
     return make

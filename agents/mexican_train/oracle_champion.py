@@ -68,7 +68,10 @@ class OracleChampionAgent(ChampionAgent):
 
     Args:
         seed: seeds the boneyard shuffles.
-        sims, ms, z, path: as :class:`~agents.mexican_train.champion.ChampionAgent`'s.
+        sims: rollouts a decision, as :class:`~agents.mexican_train.champion.ChampionAgent`'s.
+        ms: a time budget instead, as ``ChampionAgent``'s.
+        z: the gate's margin in standard errors, as ``ChampionAgent``'s.
+        path: the self-play policy file, as ``ChampionAgent``'s.
         reveal: the probability that a world keeps a hidden tile where it truly is (module
             docstring); 1 (default): every hand true, only the boneyard's order re-dealt.
     """

@@ -138,7 +138,8 @@ class ParticleFilter:
     """Weighted worlds of one seat's round, updated move by move (module docstring).
 
     Args:
-        game, codec: the table's rules core and action codec.
+        game: the table's rules core.
+        codec: the table's action codec.
         seat: the observing seat.
         count: worlds kept.
         eps: the share of the model's probability left to the moves it would not make.

@@ -14,7 +14,7 @@ the fast player. Both read the shipped :data:`PUCT_POLICY` unless given ``path=`
 
 This was the registered ``champion`` until ``mc`` with network leaves beat it
 (:mod:`agents.mexican_train.champion`); kept under its own name, with its measurements in
-the README.
+``docs/champion.md`` ("Where the strength is").
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from agents.mexican_train.ppo import PPOAgent
 
 __all__ = ["PUCT_POLICY", "PUCTAgent", "PUCTPolicyAgent", "softmax_priors"]
 
-#: the expert-iteration network shipped with the package (see the README's "Search agents")
+#: the expert-iteration network shipped with the package (see docs/champion.md, "Where the strength is")
 PUCT_POLICY = Path(__file__).resolve().parent.parent / "policies" / "ismcts_puct.npz"
 
 
@@ -52,7 +52,7 @@ class PUCTAgent(ISMCTSAgent):
         temperature: softens (``> 1``) or sharpens the network's policy before use.
         path: the policy file (default :data:`PUCT_POLICY`).
         opponents: as ``ismcts``'s; default ``"chain"`` (the opponents play the chain policy
-            in the tree: measured stronger, see the README's "Search agents").
+            in the tree: measured stronger, see docs/champion.md, "Where the strength is").
     """
 
     name = "ismcts_puct"
