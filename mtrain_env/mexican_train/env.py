@@ -289,6 +289,8 @@ class CompiledRawEnv(raw_env):
         self._moves = np.empty(engine.MAX_MOVES, np.int64)
         self._obs_size = self.layout.size
         self._empty = np.empty
+        self._obs_dtype = np.dtype(np.float32)  # dtype objects: np.empty skips the type lookup
+        self._mask_dtype = np.dtype(np.int8)
 
     def step(self, action: int | None) -> None:
         # _mask is the zero mask when nobody is on turn (and before reset)
@@ -304,8 +306,8 @@ class CompiledRawEnv(raw_env):
             self._begin_step(agent)
         s = self._state
         empty = self._empty
-        obs = empty(self._obs_size, np.float32)
-        mask = empty(self._num_actions, np.int8)
+        obs = empty(self._obs_size, self._obs_dtype)
+        mask = empty(self._num_actions, self._mask_dtype)
         code: int = self._fused(s.a, self._tables, action, self._moves, obs, mask)
         if code < 0:  # the round is over: scored, dealt or ended, then settled as usual
             self._end_step(s)
