@@ -361,3 +361,81 @@ def test_an_env_without_check_action_gets_the_generic_clear_errors() -> None:
     assert env.agent_selection == "b"
     env.step(2)  # illegal by the mask
     assert all(env.terminations.values()) and env.rewards["b"] == -1.0
+
+
+#: the envs with ``try_step``: both games, and Mexican Train on the compiled backend
+TRY_STEP_ENVS = [
+    *GAMES,
+    pytest.param(
+        mtrain_env.raw_env, {"num_players": 3, "rounds": 2, "backend": "compiled"}, id="mexican-compiled"
+    ),
+]
+
+
+@pytest.mark.parametrize(("make_raw", "kwargs"), TRY_STEP_ENVS)
+def test_try_step_plays_a_legal_move_as_step_and_refuses_the_rest_untouched(
+    make_raw: Callable[..., AECEnv], kwargs: dict
+) -> None:
+    if kwargs.get("backend") == "compiled":
+        pytest.importorskip("numba")
+    env, twin = make_raw(**kwargs), make_raw(**kwargs)
+    assert env.try_step(0) is False  # before reset: nothing to play
+    env.reset(seed=3)
+    twin.reset(seed=3)
+    rng = np.random.default_rng(3)
+    played = refused = 0
+    while env.agents:
+        agent = env.agent_selection
+        mask = env.observe(agent)["action_mask"]
+        if env.terminations[agent] or env.truncations[agent]:
+            assert env.try_step(0) is False and env.try_step(int(np.argmax(mask))) is False  # a dead agent
+            env.step(None)
+            twin.step(None)
+            continue
+        before = env.state_dict()
+        for bad in np.flatnonzero(mask == 0)[:3].tolist():
+            assert env.try_step(bad) is False
+            refused += 1
+        assert env.state_dict() == before  # a refusal changes nothing
+        action = int(rng.choice(np.flatnonzero(mask)))
+        assert env.try_step(action) is True
+        twin.step(action)
+        played += 1
+        assert env.state_dict() == twin.state_dict() and env.agent_selection == twin.agent_selection
+        assert env.rewards == twin.rewards and env.infos.keys() == twin.infos.keys()
+    assert played > 20 and refused > 20
+
+
+@pytest.mark.parametrize(("make_raw", "kwargs"), TRY_STEP_ENVS)
+def test_an_illegal_move_is_judged_against_the_table_it_is_played_on(
+    make_raw: Callable[..., AECEnv], kwargs: dict
+) -> None:
+    """An observation made before a snapshot was loaded does not judge the move: the mask of
+    the table it is played on does (PettingZoo's wrapper reads the stale observation)."""
+    if kwargs.get("backend") == "compiled":
+        pytest.importorskip("numba")
+    env = _ours(make_raw, **kwargs)
+    env.reset(seed=5)
+    first = env.unwrapped.state_dict()
+    for _ in range(4):
+        env.step(int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
+    later = env.unwrapped.state_dict()
+    stale = env.last()[0]["action_mask"]  # observed on the later table
+    env.unwrapped.load_state_dict(first)
+    now = env.unwrapped.observe(env.agent_selection)["action_mask"]
+    illegal_now = np.flatnonzero((stale == 1) & (now == 0))
+    assert illegal_now.size, "the two tables should disagree on some move"
+    agent = env.agent_selection
+    env.step(int(illegal_now[0]))
+    assert all(env.terminations.values()) and env.rewards[agent] == -1.0
+    env.reset(seed=5)
+    env.unwrapped.load_state_dict(later)
+    env.last()
+    env.unwrapped.load_state_dict(first)
+    legal_now = int(np.flatnonzero(now)[0])
+    env.step(legal_now)  # played on the first table, as a twin plays it
+    twin = make_raw(**kwargs)
+    twin.reset(seed=5)
+    twin.load_state_dict(first)
+    twin.step(legal_now)
+    assert env.unwrapped.state_dict() == twin.state_dict()

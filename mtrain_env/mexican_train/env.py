@@ -293,14 +293,18 @@ class CompiledRawEnv(raw_env):
         self._mask_dtype = np.dtype(np.int8)
 
     def step(self, action: int | None) -> None:
+        if not (type(action) is int and 0 <= action < self._num_actions and self.try_step(action)):
+            TileGameEnv.step(self, action)  # everything else: checked, refused or played there
+
+    def try_step(self, action: int) -> bool:
+        """:meth:`TileGameEnv.try_step` on the fused call: a legal ``action`` of the live agent
+        on turn is played (and ``True``), anything else changes nothing (and ``False``)."""
         # _mask is the zero mask when nobody is on turn (and before reset)
-        if type(action) is not int or not 0 <= action < self._num_actions or not self._mask[action]:
-            TileGameEnv.step(self, action)
-            return
+        if not self._mask[action]:
+            return False
         agent = self.agent_selection
         if self.terminations.get(agent, True) or self.truncations.get(agent, True):
-            TileGameEnv.step(self, action)
-            return
+            return False
         self._cumulative_rewards[agent] = 0.0
         if self._rewards_given or self._round_result_info is not None:
             self._begin_step(agent)
@@ -311,7 +315,7 @@ class CompiledRawEnv(raw_env):
         code: int = self._fused(s.a, self._tables, action, self._moves, obs, mask)
         if code < 0:  # the round is over: scored, dealt or ended, then settled as usual
             self._end_step(s)
-            return
+            return True
         self.agent_selection = on_turn = self.possible_agents[code % FUSED_SEATS]
         if code >= FUSED_SEATS:
             self._obs_ready = obs
@@ -327,6 +331,7 @@ class CompiledRawEnv(raw_env):
             infos[on_turn] = {"action_mask": mask}
         if self.render_mode == "human":
             self.render()
+        return True
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         obs = self._obs_ready

@@ -414,6 +414,28 @@ class TileGameEnv(AECEnv, EzPickle):
                 move = self._to_move(s, action)  # raises before any change
         else:
             move = self._to_move(s, action)  # validates; raises before any change
+        self._play(agent, s, move)
+
+    def try_step(self, action: int) -> bool:
+        """``step(action)`` if ``action`` (a Python int of the action space: the caller checked
+        it) is legal for the live agent on turn, and ``True``; else ``False``, nothing changed.
+
+        The wrappers' path for the common step: ``TerminateIllegalWrapper`` needs to know
+        whether a move is legal before the env refuses it, and this answers from the env's
+        own mask of the moment in the same call that plays it.
+        """
+        s = self._state
+        agent = self.agent_selection
+        if s is None or self.terminations.get(agent, True) or self.truncations.get(agent, True):
+            return False
+        move = self._action_to_move[s.current][action]
+        if move not in self._legal:
+            return False
+        self._play(agent, s, move)
+        return True
+
+    def _play(self, agent: str, s: Any, move: int) -> None:
+        """Apply ``agent``'s legal core ``move`` with the step's bookkeeping."""
         self._cumulative_rewards[agent] = 0.0
         if self._rewards_given or self._round_result_info is not None:
             self._begin_step(agent)
