@@ -137,7 +137,7 @@ class TerminateIllegalWrapper(_Wrapper):
         super().__init__(env)
         self._illegal_value = illegal_reward
         self._terminated = False  # the game was ended by an illegal move
-        self.try_step: Callable[[int], bool] | None = try_step_of(env)
+        self._try_step: Callable[[int], bool] | None = _try_step_of(env)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._terminated = False
@@ -157,7 +157,7 @@ class TerminateIllegalWrapper(_Wrapper):
         info = self._raw.infos.get(agent, {})
         if "action_mask" not in info:
             raise KeyError(
-                f"`action_mask` not found in info for non-dict observation: {info}. Action mask "
+                f"`action_mask` not found in info for non-dictionary observation: {info}. Action mask "
                 "must either be in observation['action_mask'] or info['action_mask'] to use "
                 "TerminateIllegalWrapper."
             )
@@ -166,7 +166,7 @@ class TerminateIllegalWrapper(_Wrapper):
     def step(self, action: Any) -> None:
         raw = self._raw
         agent = raw.agent_selection
-        try_step = self.try_step
+        try_step = self._try_step
         # the common case first: a legal plain int of the live agent, played by the env
         plain = type(action) is int and 0 <= action < self._num_actions
         if plain and try_step is not None and try_step(action):
@@ -191,7 +191,7 @@ class TerminateIllegalWrapper(_Wrapper):
             self.env.step(action)
 
 
-def try_step_of(env: AECEnv) -> Callable[[int], bool] | None:
+def _try_step_of(env: AECEnv) -> Callable[[int], bool] | None:
     """``env.try_step`` when ``env`` is an unwrapped env that has one (else ``None``)."""
     method = getattr(env, "try_step", None) if env is env.unwrapped else None
     return method if callable(method) else None
@@ -249,7 +249,7 @@ class OrderEnforcingWrapper(_Wrapper):
         judge = inner if type(inner) is TerminateIllegalWrapper else None
         observer = judge.env if judge is not None else inner
         self._inner_observe: Callable[[Any], Any] = observer.observe
-        self._try_step: Callable[[int], bool] | None = judge.try_step if judge is not None else None
+        self._try_step: Callable[[int], bool] | None = judge._try_step if judge is not None else None
 
     def __getattr__(self, name: str) -> Any:
         if name in _NEEDS_RESET and not self._has_reset:
