@@ -2,6 +2,8 @@
 
 * only agents that declare ``cheats`` get a decision carrying the hidden state;
 * the oracle's values are the rollouts of the TRUE state (compiled and pure agree);
+  ``rollout=policy`` (the champion's rollouts) reads the true hands too, and with the
+  boneyard hidden never the draw order;
 * search agents on a ``sims``/``rollouts`` budget write the same tournament CSV on 1 and 2
   workers.
 """
@@ -61,7 +63,8 @@ def test_oracle_values_are_the_true_states_rollouts(engine: str) -> None:
     assert oracle.last_values[action] == max(oracle.last_values.values())
 
 
-def test_hidden_boneyard_oracle_never_reads_the_draw_order() -> None:
+@pytest.mark.parametrize("rollout", ["chain", "policy"])
+def test_hidden_boneyard_oracle_never_reads_the_draw_order(rollout: str) -> None:
     """``boneyard=hidden``: reversing the true boneyard changes nothing it computes (the same
     seed, the same values), where the full oracle's values follow the draws."""
     pytest.importorskip("numba")
@@ -70,7 +73,7 @@ def test_hidden_boneyard_oracle_never_reads_the_draw_order() -> None:
     assert len(truth.boneyard) > 1
 
     def values(**params: object) -> dict[int, float]:
-        oracle = OracleAgent(seed=5, **params)  # type: ignore[arg-type]
+        oracle = OracleAgent(seed=5, rollout=rollout, **params)  # type: ignore[arg-type]
         oracle.act(decision)
         return dict(oracle.last_values)
 
@@ -94,9 +97,60 @@ def test_hidden_boneyard_oracle_engines_agree() -> None:
         assert means[0][a] == pytest.approx(means[1][a])
 
 
+def test_policy_rollouts_read_the_true_hands() -> None:
+    """``rollout=policy`` plays each move out on the true state: its values are the network
+    rollouts of that state (one per move, deterministic), and swapping a tile between two
+    opponents' hands (the seat's view unchanged) changes them."""
+    pytest.importorskip("numba")
+    from agents.mexican_train.champion import table_policy
+    from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
+    from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
+    from mtrain_env.mexican_train.compiled.rollout import scratch
+
+    env, decision = _decision_with_choices(9)
+    oracle = OracleAgent(rollout="policy")
+    assert oracle.params() == {"engine": "compiled", "rollout": "policy", "path": None}
+    oracle.act(decision)
+    before = dict(oracle.last_values)
+    raw = env.unwrapped
+    truth = raw.state_obj
+    config = decision.game.config
+    moves = [decision.to_move(a) for a in before]
+    game = CompiledMexicanTrain(config)
+    leaves = ValueLeaves(load_value_net(table_policy(config)), config, depth=None)
+    expected = leaves.results_on(
+        game.to_compiled(truth)[None, :], game.tables, decision.seat, moves, scratch()
+    )
+    assert list(before.values()) == pytest.approx(list(expected[0]))
+    # swap one tile between two opponents' hands (the seat's view stays the same)
+    live = raw._state  # the python backend's live state: what true_state() copies
+    seat = decision.seat
+    a, b = [q for q in range(config.num_players) if q != seat][:2]
+    swaps = [
+        (x, y)
+        for x in range(live.hands[a].bit_length())
+        for y in range(live.hands[b].bit_length())
+        if live.hands[a] >> x & 1 and live.hands[b] >> y & 1
+    ]
+    differs = False
+    for x, y in swaps[:20]:
+        hands = list(live.hands)
+        live.hands[a] = hands[a] ^ (1 << x) ^ (1 << y)
+        live.hands[b] = hands[b] ^ (1 << x) ^ (1 << y)
+        oracle.act(decision)
+        differs = differs or oracle.last_values != before
+        live.hands = hands
+    assert differs, "the true hands should matter to some swap"
+    oracle.act(decision)
+    assert oracle.last_values == before  # deterministic, and the swaps were undone
+
+
 @pytest.mark.parametrize(
     "params, message",
     [
+        ({"rollout": "greedy"}, "rollout must be one of"),
+        ({"path": "x.npz"}, "path= is the network of rollout=policy"),
+        ({"rollout": "policy", "engine": "python"}, "runs on the compiled engine"),
         ({"boneyard": "peek"}, "boneyard must be one of"),
         ({"boneyard": "hidden", "worlds": 0}, "worlds must be"),
         ({"worlds": 8}, "it needs boneyard=hidden"),
@@ -122,7 +176,12 @@ def test_true_state_is_a_copy() -> None:
 
 def test_search_agents_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
     pytest.importorskip("numba")
-    agents = [AgentSpec("mc", {"sims": 24}), AgentSpec("oracle"), AgentSpec("planner")]
+    agents = [
+        AgentSpec("mc", {"sims": 24}),
+        AgentSpec("oracle"),
+        AgentSpec("oracle", {"rollout": "policy"}),
+        AgentSpec("planner"),
+    ]
 
     def run(out: Path, workers: int) -> bytes:
         config = TournamentConfig(
@@ -133,7 +192,7 @@ def test_search_agents_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
             out_dir=out,
             plots=False,
             progress=False,
-            lineup=["mc[sims=24]", "oracle", "planner", "planner"],
+            lineup=["mc[sims=24]", "oracle", "oracle[rollout=policy]", "planner"],
         )
         run_tournament(config)
         return (out / "results.csv").read_bytes()

@@ -16,6 +16,12 @@ move is played out on ``worlds`` copies of the true state whose boneyards are sh
 and the best mean wins. What it scores is what perfect inference of the hidden hands
 would give this search; the rest of the full oracle's margin is knowing the draws.
 
+``oracle[rollout=policy]`` plays each move out with the ``champion``'s rollouts instead:
+the seat's later choices by the table's self-play network (argmax), the other seats by
+the chain policy (:class:`~agents.mexican_train.value_leaf.ValueLeaves` on the true
+state, one rollout a move: deterministic there too). A one-ply bound is only as high as
+its continuation is good; this one asks whether a better continuation raises it.
+
 How it gets the hidden state without breaking the house rule (nothing above the env reads
 hidden state for a fair agent): the play loop builds each agent's decision as
 ``agent.decision_class(env, agent_id)``. Fair agents get
@@ -38,12 +44,15 @@ from agents.mexican_train.planner import PlannerAgent
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.state import GameState
 
-__all__ = ["BONEYARD", "WORLDS", "CheatDecision", "OracleAgent"]
+__all__ = ["BONEYARD", "ROLLOUTS", "WORLDS", "CheatDecision", "OracleAgent"]
 
 #: what the oracle sees of the boneyard: its order too, or only its tiles
 BONEYARD = ("seen", "hidden")
 #: boneyard shuffles a move is played out on, by default, when the order is hidden
 WORLDS = 32
+#: how each move is played out: the chain policy for every seat, or the seat's later
+#: choices by the table's self-play network (the champion's rollouts)
+ROLLOUTS = ("chain", "policy")
 
 
 class CheatDecision(Decision):
@@ -67,6 +76,10 @@ class OracleAgent(Agent):
             every hand, the boneyard's tiles but not their order (module docstring).
         worlds: boneyard shuffles a move is played out on with ``boneyard="hidden"``
             (default :data:`WORLDS`); refused with the seen boneyard, which needs none.
+        rollout: ``"chain"`` (default) or ``"policy"``: the seat's later choices by a
+            self-play network (compiled engine only; module docstring).
+        path: that network's policy file (``rollout="policy"`` only); default the table's
+            shipped one (:func:`~agents.mexican_train.champion.table_policy`).
     """
 
     name = "oracle"
@@ -75,7 +88,13 @@ class OracleAgent(Agent):
     decision_class = CheatDecision
 
     def __init__(
-        self, seed: int | None = None, engine: str = "auto", boneyard: str = "seen", worlds: int | None = None
+        self,
+        seed: int | None = None,
+        engine: str = "auto",
+        boneyard: str = "seen",
+        worlds: int | None = None,
+        rollout: str = "chain",
+        path: str | None = None,
     ) -> None:
         super().__init__(seed)
         if engine not in ("auto", "compiled", "python"):
@@ -87,27 +106,40 @@ class OracleAgent(Agent):
         worlds = WORLDS if worlds is None else worlds
         if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
             raise ValueError(f"worlds must be an int >= 1, got {worlds!r}")
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"rollout must be one of {ROLLOUTS}, got {rollout!r}")
+        if path is not None and rollout != "policy":
+            raise ValueError("path= is the network of rollout=policy")
         self.boneyard = boneyard
         self.worlds = worlds
+        self.rollout = rollout
+        self.path = path
         module = compiled_rollouts() if engine != "python" else None
         if engine == "compiled" and module is None:
             raise ValueError("engine='compiled' needs numba: pip install 'mtrain_env[fast]'")
+        if rollout == "policy" and module is None:
+            raise ValueError("rollout='policy' runs on the compiled engine: pip install 'mtrain_env[fast]'")
         self.engine = "compiled" if module is not None else "python"
         self._rollout = module
         self._prior = PlannerAgent()
         self._games: dict[GameConfig, Any] = {}
+        self._leaves: dict[GameConfig, Any] = {}
         self.last_values: dict[int, float] = {}  #: result of each legal action (last decision)
 
     def params(self) -> dict[str, Any]:
-        if self.boneyard == "seen":
-            return {"engine": self.engine}
-        return {"engine": self.engine, "boneyard": self.boneyard, "worlds": self.worlds}
+        out: dict[str, Any] = {"engine": self.engine}
+        if self.boneyard != "seen":
+            out |= {"boneyard": self.boneyard, "worlds": self.worlds}
+        if self.rollout != "chain":
+            out |= {"rollout": self.rollout, "path": self.path}
+        return out
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the compiled module and its per-config caches (rebuilt on use)."""
         state = self.__dict__.copy()
         state["_rollout"] = None
         state["_games"] = {}
+        state["_leaves"] = {}
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -139,6 +171,17 @@ class OracleAgent(Agent):
         best = max(range(len(legal)), key=lambda i: (values[i], i == prior, -i))
         return int(legal[best])
 
+    def _network_leaves(self, config: GameConfig) -> Any:
+        """The network rollouts of ``config``'s table (one per config, loaded on first use)."""
+        leaves = self._leaves.get(config)
+        if leaves is None:
+            from agents.mexican_train.champion import table_policy
+            from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
+
+            net = load_value_net(self.path if self.path is not None else table_policy(config))
+            leaves = self._leaves[config] = ValueLeaves(net, config, depth=None)
+        return leaves
+
     def _shuffled_values(self, decision: Decision, truth: GameState, moves: list[int]) -> list[float]:
         """Each move's mean result over :attr:`worlds` copies of ``truth`` with the boneyard
         shuffled (from its tiles sorted: the true order never matters)."""
@@ -160,8 +203,13 @@ class OracleAgent(Agent):
 
                 pair = self._games[game.config] = (CompiledMexicanTrain(game.config), self._rollout.scratch())
             cgame, sc = pair
-            out = np.zeros(len(moves))
             root = cgame.to_compiled(truth)
+            if self.rollout == "policy":
+                values = self._network_leaves(game.config).results_on(
+                    root[None, :], cgame.tables, seat, moves, sc
+                )
+                return [float(x) for x in values[0]]
+            out = np.zeros(len(moves))
             self._rollout.rollout_root(root, cgame.tables, np.array(moves, np.int64), seat, 2, out, sc)
             return [float(x) for x in out]
         policy = self._games.get(game.config)
