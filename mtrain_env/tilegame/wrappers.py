@@ -27,8 +27,8 @@ And one where the stock wrappers cannot tell:
   observation, stale if a snapshot was loaded since). On our envs a legal plain-int step
   goes from ``OrderEnforcingWrapper`` straight to the env's ``try_step``, which judges
   and plays it in one call; observations come from the env itself (the two inner
-  wrappers pass them on untouched). Same results; a step and its ``last()`` take four
-  Python calls instead of six, and the mask is read once instead of twice.
+  wrappers pass them on untouched). Same results; a step and its ``last()`` make two
+  Python calls fewer (the inner wrappers' own), and the mask is read once instead of twice.
 
 Otherwise:
 
