@@ -47,14 +47,14 @@ def test_shards_hold_the_teachers_legal_one_hot_moves(tmp_path: Path) -> None:
     assert exc.value.code == 2 and not (tmp_path / "policy.npz").exists()
 
 
-def _first_choice(deal: int) -> Decision:
+def _first_choice(deal: int, decision_class: type[Decision] = Decision) -> Decision:
     """The first decision of ``deal`` with a choice (every move before it is forced): the
-    deal's first labelled position."""
+    deal's first labelled position (as a ``decision_class``)."""
     e = make_env(num_players=4)
     e.reset(seed=deal)
     while len(decision_for(e, e.agent_selection).legal_actions) == 1:
         e.step(decision_for(e, e.agent_selection).legal_actions[0])
-    return decision_for(e, e.agent_selection)
+    return decision_class(e, e.agent_selection)
 
 
 def test_prior_is_the_planners_move(tmp_path: Path) -> None:
@@ -79,6 +79,28 @@ def test_champion_teacher_labels_the_champions_move(tmp_path: Path) -> None:
         first = int(np.flatnonzero(data["game"] == deal)[0])
         assert data["target"][first].argmax() == champion.act(_first_choice(deal))
     assert '"teacher": "champion[' in (tmp_path / "label.json").read_text()
+
+
+def test_oracle_teacher_labels_the_true_states_values_on_the_seats_observation(tmp_path: Path) -> None:
+    """``--teacher oracle[rollout=policy] --target values``: the first labelled position of a
+    deal keeps the seat's own observation, and its values are the oracle's playouts of the
+    TRUE state there (every hand, the draws) less the planner move's."""
+    from agents.mexican_train.oracle import CheatDecision, OracleAgent
+
+    _label(tmp_path, 1, "--teacher", "oracle[rollout=policy]", "--target", "values")
+    data = load_labels(tmp_path)
+    assert '"teacher": "oracle[rollout=policy]"' in (tmp_path / "label.json").read_text()
+    for deal in (500_000, 500_001):
+        fair, cheat = _first_choice(deal), _first_choice(deal, CheatDecision)
+        oracle = OracleAgent(rollout="policy")
+        oracle.act(cheat)
+        first = int(np.flatnonzero(data["game"] == deal)[0])
+        np.testing.assert_array_equal(data["obs"][first], fair.observation)
+        prior = PlannerAgent().act(fair)
+        expected = {a: v - oracle.last_values[prior] for a, v in oracle.last_values.items()}
+        assert data["prior"][first] == prior
+        assert {a: float(data["values"][first, a]) for a in fair.legal_actions} == pytest.approx(expected)
+        assert data["target"][first].argmax() == max(expected, key=lambda a: (expected[a], -a))
 
 
 def test_opponents_planner_labels_one_seat_against_planners(tmp_path: Path) -> None:
@@ -282,7 +304,8 @@ def test_advantage_rule_deviates_only_beyond_the_margin() -> None:
         (["label", "--student", STUDENT, "--players", "3"], "has 457 actions, the game has 366"),
         (["train", "--init", POLICY], "no labels_NNNNN.npz shards"),
         (["label", "--target", "q"], "invalid choice: 'q'"),
-        (["label", "--teacher", "planner"], "--teacher must be one of mc, champion"),
+        (["label", "--teacher", "planner"], "--teacher must be one of mc, champion, oracle"),
+        (["label", "--teacher", "oracle[rollout=x]"], "rollout must be one of"),
         (["label", "--teacher", "champion[sims=9]"], "give the budget with --sims, not sims="),
         (["train", "--anchor", "1"], "--anchor must be in [0, 1) so the label stays the argmax, got 1.0"),
         (["train", "--anchor", "0.5", "--loss", "advantage"], "--anchor mixes the xent targets"),

@@ -3,7 +3,8 @@
 * only agents that declare ``cheats`` get a decision carrying the hidden state;
 * the oracle's values are the rollouts of the TRUE state (compiled and pure agree);
   ``rollout=policy`` (the champion's rollouts) reads the true hands too, and with the
-  boneyard hidden never the draw order;
+  boneyard hidden never the draw order; ``rollout=search`` is the spelled-out search
+  over those rollouts at each later choice and never values a move below them;
 * search agents on a ``sims``/``rollouts`` budget write the same tournament CSV on 1 and 2
   workers.
 """
@@ -22,6 +23,7 @@ from agents.mexican_train.mc import ChainPolicy, round_result
 from agents.mexican_train.oracle import CheatDecision, OracleAgent
 from agents.registry import agent_class, agent_names
 from agents.tournament import AgentSpec, TournamentConfig, run_tournament
+from mtrain_env.mexican_train import GameConfig
 
 
 def test_only_declared_cheats_get_the_hidden_state() -> None:
@@ -63,7 +65,7 @@ def test_oracle_values_are_the_true_states_rollouts(engine: str) -> None:
     assert oracle.last_values[action] == max(oracle.last_values.values())
 
 
-@pytest.mark.parametrize("rollout", ["chain", "policy"])
+@pytest.mark.parametrize("rollout", ["chain", "policy", "search"])
 def test_hidden_boneyard_oracle_never_reads_the_draw_order(rollout: str) -> None:
     """``boneyard=hidden``: reversing the true boneyard changes nothing it computes (the same
     seed, the same values), where the full oracle's values follow the draws."""
@@ -145,12 +147,55 @@ def test_policy_rollouts_read_the_true_hands() -> None:
     assert oracle.last_values == before  # deterministic, and the swaps were undone
 
 
+def test_searched_rollouts_improve_on_the_network_and_match_the_spelled_out_search() -> None:
+    """``rollout=search``: each move's value is its playout with the seat's later choices
+    each the best move by network rollouts, as spelled out here one choice at a time with
+    ``results_on``; on the true state (the draws and the others' chain policy known, so a
+    deterministic problem) that improved continuation can never do worse than the network
+    itself (the policy improvement theorem), so no move's value falls below its
+    ``rollout=policy`` value, and some rise."""
+    pytest.importorskip("numba")
+    from agents.mexican_train.champion import table_policy
+    from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
+    from mtrain_env.mexican_train.compiled import engine, rollout
+    from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
+
+    risen = 0
+    for seed in (9, 12, 21):
+        _env, decision = _decision_with_choices(seed)
+        searched, network = OracleAgent(rollout="search"), OracleAgent(rollout="policy")
+        assert searched.params() == {"engine": "compiled", "rollout": "search", "path": None}
+        searched.act(decision)
+        network.act(decision)
+        assert searched.last_values.keys() == network.last_values.keys()
+        for a, value in searched.last_values.items():
+            assert value >= network.last_values[a] - 1e-9
+            risen += value > network.last_values[a] + 1e-9
+        config = decision.game.config
+        game = CompiledMexicanTrain(config)
+        tb, seat, sc = game.tables, decision.seat, rollout.scratch()
+        leaves = ValueLeaves(load_value_net(table_policy(config)), config, depth=None)
+        legal = np.empty(engine.MAX_MOVES, np.int64)
+        for a, value in searched.last_values.items():
+            s = game.to_compiled(decision.true_state())
+            engine.apply(s, tb, decision.to_move(a))
+            rollout.advance_to_choice(s, tb, seat, leaves.danger, sc)
+            while s[engine.S_PHASE] < engine.ROUND_OVER:
+                moves = legal[: engine.legal_moves_into(s, tb, legal)].copy()
+                best = moves[int(np.argmax(leaves.results_on(s[None, :], tb, seat, list(moves), sc)[0]))]
+                engine.apply(s, tb, best)
+                rollout.advance_to_choice(s, tb, seat, leaves.danger, sc)
+            assert value == pytest.approx(rollout.round_result(s, tb, seat))
+    assert risen > 0, "a better continuation should raise some move's value"
+
+
 @pytest.mark.parametrize(
     "params, message",
     [
         ({"rollout": "greedy"}, "rollout must be one of"),
-        ({"path": "x.npz"}, "path= is the network of rollout=policy"),
+        ({"path": "x.npz"}, "path= is the network of rollout=policy or rollout=search"),
         ({"rollout": "policy", "engine": "python"}, "runs on the compiled engine"),
+        ({"rollout": "search", "engine": "python"}, "runs on the compiled engine"),
         ({"boneyard": "peek"}, "boneyard must be one of"),
         ({"boneyard": "hidden", "worlds": 0}, "worlds must be"),
         ({"worlds": 8}, "it needs boneyard=hidden"),
@@ -180,6 +225,7 @@ def test_search_agents_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
         AgentSpec("mc", {"sims": 24}),
         AgentSpec("oracle"),
         AgentSpec("oracle", {"rollout": "policy"}),
+        AgentSpec("oracle", {"rollout": "search"}),
         AgentSpec("planner"),
     ]
 
@@ -192,7 +238,8 @@ def test_search_agents_same_csv_on_one_and_two_workers(tmp_path: Path) -> None:
             out_dir=out,
             plots=False,
             progress=False,
-            lineup=["mc[sims=24]", "oracle", "oracle[rollout=policy]", "planner"],
+            lineup=["mc[sims=24]", "oracle", "oracle[rollout=policy]", "oracle[rollout=search]", "planner"],
+            game=GameConfig.make(num_players=5),
         )
         run_tournament(config)
         return (out / "results.csv").read_bytes()

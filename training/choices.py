@@ -9,12 +9,13 @@ the labellers have no play loop of their own.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from agents.mexican_train.base import Agent, Decision
+from agents.mexican_train.oracle import CheatDecision
 from agents.play import play_game
 
-__all__ = ["ChoiceAgent", "play_choices"]
+__all__ = ["CheatChoiceAgent", "ChoiceAgent", "play_choices"]
 
 
 class ChoiceAgent(Agent):
@@ -31,7 +32,17 @@ class ChoiceAgent(Agent):
         return int(legal[0]) if len(legal) == 1 else int(self.choose(decision))
 
 
-def play_choices(env: Any, seed: int, choose: Callable[[Decision], int]) -> None:
-    """Reset ``env`` to deal ``seed`` and play it to its end with ``choose`` in every seat."""
-    agent = ChoiceAgent(choose)
+class CheatChoiceAgent(ChoiceAgent):
+    """A :class:`ChoiceAgent` whose decisions carry the true state (CHEATS): for labellers
+    whose teacher is the ``oracle`` (the labels read it; what is fitted is the seat's view)."""
+
+    name = "cheat_choices"
+    cheats: ClassVar[bool] = True
+    decision_class = CheatDecision
+
+
+def play_choices(env: Any, seed: int, choose: Callable[[Decision], int], cheat: bool = False) -> None:
+    """Reset ``env`` to deal ``seed`` and play it to its end with ``choose`` in every seat
+    (with ``cheat``, each decision a :class:`CheatDecision`)."""
+    agent = (CheatChoiceAgent if cheat else ChoiceAgent)(choose)
     play_game(env, [agent] * env.unwrapped.config.num_players, seed=seed)

@@ -15,7 +15,13 @@ teacher (``--teacher``: ``mc`` by default, or ``champion``, the search whose pri
 rollouts are a network, for expert iteration proper; at ``--sims`` rollouts) labels the
 position: ``--target move`` (default) with its move, ``--target values`` with every legal
 move's mean result minus the planner move's over the same worlds
-(``MCAgent.candidate_results``). The move actually played is the teacher's with probability
+(``MCAgent.candidate_results``). ``--teacher oracle[rollout=policy]`` labels from the TRUE
+state instead (perfect-information distillation, as Suphx's oracle guiding and PerfectDou's
+perfect-training-imperfect-execution): each move's value is its playout by the network's
+rollouts on the real hands and draws, one sample of the hidden state drawn from the true
+posterior (the deal itself), so over many positions the fitted policy follows each move's
+mean over what the seat cannot see. Only the labels read the hidden state; the network is
+fitted to the seat's observation and plays fair. The move actually played is the teacher's with probability
 ``--teacher-share`` and the student's (``--student``, an agent spec such as ``planner`` or
 ``ppo[path=P]``) otherwise, so the positions are those the student reaches (DAgger's mixture;
 without ``--student`` the teacher plays every move). ``--opponents planner`` labels one seat
@@ -64,6 +70,7 @@ from tqdm import tqdm
 
 from agents.mexican_train.base import Decision, decision_for
 from agents.mexican_train.mc import MCAgent
+from agents.mexican_train.oracle import OracleAgent
 from agents.mexican_train.selfplay_file import read_selfplay_file
 from agents.registry import make_agent
 from agents.tournament.harness import AgentSpec
@@ -132,7 +139,7 @@ def label_shard(job: LabelJob) -> int:
             if job.target == "move":
                 label = teacher.act(decision)
             else:  # every legal move on the same worlds: advantages over the planner's move
-                means = teacher.candidate_results(decision, max(1, job.sims // len(legal))).mean(0)
+                means = teacher_values(teacher, decision, job.sims)
                 label = int(legal[int(np.argmax(means))])
                 row = np.zeros(len(decision.action_mask), np.float32)
                 row[np.asarray(legal)] = means - means[list(legal).index(prior)]
@@ -146,7 +153,7 @@ def label_shard(job: LabelJob) -> int:
                 return int(student.act(decision))
             return label
 
-        play_choices(e, deal, label_and_play)
+        play_choices(e, deal, label_and_play, cheat=isinstance(teacher, OracleAgent))
     mask = np.stack(masks)
     target = np.zeros(mask.shape, np.float32)
     target[np.arange(len(targets)), targets] = 1.0
@@ -183,14 +190,17 @@ def load_labels(out: str | Path, shards: int | None = None) -> dict[str, np.ndar
     return {k: np.concatenate([p[k] for p in parts]) for k in keys}
 
 
-#: the search agents ``--teacher`` may name (each an :class:`MCAgent`: ``candidate_results``)
-TEACHERS = ("mc", "champion")
+#: the searches ``--teacher`` may name: ``mc`` and ``champion`` (each an :class:`MCAgent`:
+#: ``candidate_results``) and the CHEATING ``oracle`` (its values on the true state)
+TEACHERS = ("mc", "champion", "oracle")
 
 
-def make_teacher(spec: str, sims: int) -> MCAgent:
-    """The labelling search of ``spec`` (``mc`` or ``champion``, optionally with params such as
-    ``champion[path=P]``) at ``sims`` rollouts a decision; ``ValueError`` for any other agent
-    or a ``sims``/``ms`` in the spec (the budget is ``--sims``: labels are reproducible)."""
+def make_teacher(spec: str, sims: int) -> MCAgent | OracleAgent:
+    """The labelling search of ``spec`` (``mc``, ``champion`` or ``oracle``, optionally with
+    params such as ``champion[path=P]`` or ``oracle[rollout=policy]``) at ``sims`` rollouts a
+    decision (the oracle's search on the true state needs no budget); ``ValueError`` for any
+    other agent or a ``sims``/``ms`` in the spec (the budget is ``--sims``: labels are
+    reproducible)."""
     parsed = AgentSpec.parse(spec)
     if parsed.name not in TEACHERS:
         raise ValueError(f"--teacher must be one of {', '.join(TEACHERS)} (with params), got {spec!r}")
@@ -198,11 +208,23 @@ def make_teacher(spec: str, sims: int) -> MCAgent:
     for knob in ("sims", "ms", "rollouts"):
         if knob in params:
             raise ValueError(f"--teacher {spec}: give the budget with --sims, not {knob}=")
+    if parsed.name == "oracle":
+        return OracleAgent(**params)
     if parsed.name == "mc":
         params.setdefault("engine", "compiled")
     agent = make_agent(parsed.name, sims=sims, **params)
     assert isinstance(agent, MCAgent)
     return agent
+
+
+def teacher_values(teacher: MCAgent | OracleAgent, decision: Decision, sims: int) -> np.ndarray:
+    """Every legal move's result for the seat, in the order of ``decision.legal_actions``:
+    ``mc``/``champion``'s means over the same worlds (``sims`` rollouts shared out), the
+    oracle's playouts of the true state (one sample of the hidden hands, the real one)."""
+    if isinstance(teacher, OracleAgent):
+        teacher.act(decision)
+        return np.array([teacher.last_values[a] for a in decision.legal_actions])
+    return teacher.candidate_results(decision, max(1, sims // len(decision.legal_actions))).mean(0)
 
 
 def agent_from_spec(spec: str) -> Any:
@@ -502,7 +524,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     lab.add_argument(
         "--teacher",
         default="mc",
-        help="the labelling search: mc (default) or champion, with params (champion[path=P])",
+        help="the labelling search: mc (default), champion or the cheating oracle, with params "
+        "(champion[path=P], oracle[rollout=policy])",
     )
     lab.add_argument("--players", type=int_at_least(2), default=4)
     lab.add_argument("--seed", type=int_at_least(0), default=500_000)

@@ -22,6 +22,14 @@ the chain policy (:class:`~agents.mexican_train.value_leaf.ValueLeaves` on the t
 state, one rollout a move: deterministic there too). A one-ply bound is only as high as
 its continuation is good; this one asks whether a better continuation raises it.
 
+``oracle[rollout=search]`` improves the continuation once more: at each of the seat's later
+choices in a move's playout, every legal move is itself played out by those network
+rollouts and the best is taken (so the seat plays ``oracle[rollout=policy]``'s move at
+every later choice of the round), the others still by the chain policy. About five times
+``rollout=policy``'s time a decision (``bench_search``); still deterministic on the true
+state. The one-ply bound rises with each better continuation (docs/champion.md, steps 19
+and 20), so none of them is the game's perfect-information value.
+
 How it gets the hidden state without breaking the house rule (nothing above the env reads
 hidden state for a fair agent): the play loop builds each agent's decision as
 ``agent.decision_class(env, agent_id)``. Fair agents get
@@ -50,9 +58,10 @@ __all__ = ["BONEYARD", "ROLLOUTS", "WORLDS", "CheatDecision", "OracleAgent"]
 BONEYARD = ("seen", "hidden")
 #: boneyard shuffles a move is played out on, by default, when the order is hidden
 WORLDS = 32
-#: how each move is played out: the chain policy for every seat, or the seat's later
-#: choices by the table's self-play network (the champion's rollouts)
-ROLLOUTS = ("chain", "policy")
+#: how each move is played out: the chain policy for every seat, the seat's later choices
+#: by the table's self-play network (the champion's rollouts), or each of them the best
+#: move by those network rollouts (``rollout=policy``'s own move: one more improvement)
+ROLLOUTS = ("chain", "policy", "search")
 
 
 class CheatDecision(Decision):
@@ -76,10 +85,11 @@ class OracleAgent(Agent):
             every hand, the boneyard's tiles but not their order (module docstring).
         worlds: boneyard shuffles a move is played out on with ``boneyard="hidden"``
             (default :data:`WORLDS`); refused with the seen boneyard, which needs none.
-        rollout: ``"chain"`` (default) or ``"policy"``: the seat's later choices by a
-            self-play network (compiled engine only; module docstring).
-        path: that network's policy file (``rollout="policy"`` only); default the table's
-            shipped one (:func:`~agents.mexican_train.champion.table_policy`).
+        rollout: ``"chain"`` (default), ``"policy"``: the seat's later choices by a
+            self-play network, or ``"search"``: each of them the best move by that
+            network's rollouts (compiled engine only; module docstring).
+        path: that network's policy file (``rollout="policy"`` or ``"search"``); default
+            the table's shipped one (:func:`~agents.mexican_train.champion.table_policy`).
     """
 
     name = "oracle"
@@ -108,8 +118,8 @@ class OracleAgent(Agent):
             raise ValueError(f"worlds must be an int >= 1, got {worlds!r}")
         if rollout not in ROLLOUTS:
             raise ValueError(f"rollout must be one of {ROLLOUTS}, got {rollout!r}")
-        if path is not None and rollout != "policy":
-            raise ValueError("path= is the network of rollout=policy")
+        if path is not None and rollout == "chain":
+            raise ValueError("path= is the network of rollout=policy or rollout=search")
         self.boneyard = boneyard
         self.worlds = worlds
         self.rollout = rollout
@@ -117,8 +127,10 @@ class OracleAgent(Agent):
         module = compiled_rollouts() if engine != "python" else None
         if engine == "compiled" and module is None:
             raise ValueError("engine='compiled' needs numba: pip install 'mtrain_env[fast]'")
-        if rollout == "policy" and module is None:
-            raise ValueError("rollout='policy' runs on the compiled engine: pip install 'mtrain_env[fast]'")
+        if rollout != "chain" and module is None:
+            raise ValueError(
+                f"rollout={rollout!r} runs on the compiled engine: pip install 'mtrain_env[fast]'"
+            )
         self.engine = "compiled" if module is not None else "python"
         self._rollout = module
         self._prior = PlannerAgent()
@@ -209,6 +221,9 @@ class OracleAgent(Agent):
                     root[None, :], cgame.tables, seat, moves, sc
                 )
                 return [float(x) for x in values[0]]
+            if self.rollout == "search":
+                leaves = self._network_leaves(game.config)
+                return [float(x) for x in leaves.searched_results_on(root, cgame.tables, seat, moves, sc)]
             out = np.zeros(len(moves))
             self._rollout.rollout_root(root, cgame.tables, np.array(moves, np.int64), seat, 2, out, sc)
             return [float(x) for x in out]

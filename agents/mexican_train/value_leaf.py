@@ -131,6 +131,43 @@ class ValueLeaves:
         rollout.advance_roots(roots, tb, cand, seat, self.danger, states, sc)
         return self._values(states, tb, seat, sc)
 
+    def searched_results_on(
+        self, root: np.ndarray, tb: np.ndarray, seat: int, candidates: list[int], sc: Any
+    ) -> np.ndarray:
+        """``len(candidates)`` values for ``seat``, in pips, on one world ``root`` (a full
+        compiled state, ``seat`` on turn): each candidate played out with the seat's later
+        choices each the BEST of its legal moves by these network rollouts (ties: the
+        lowest engine move id), the others by the chain policy: one step of policy
+        improvement over :meth:`results_on`'s network (``oracle[rollout=search]``).
+        Deterministic; every step's (row, move) pairs go through the network in one batch."""
+        k = len(candidates)
+        current = np.empty((1, k, root.shape[0]), np.int64)
+        cand = np.array(candidates, np.int64)
+        rollout.advance_roots(root[None, :], tb, cand, seat, self.danger, current, sc)
+        current = current[0]
+        out = np.zeros(k, np.float64)
+        over = np.zeros(k, np.bool_)
+        legal = np.empty(engine.MAX_MOVES, np.int64)
+        for _ in range(_TO_THE_END):
+            rollout.results_rows(current, np.arange(k), tb, seat, over, out)
+            rows = np.flatnonzero(~over)
+            if not rows.size:
+                return out
+            children = []
+            for r in rows:  # each live row is at one of the seat's real choices
+                count = engine.legal_moves_into(current[r], tb, legal)
+                child = np.empty((1, count, current.shape[1]), np.int64)
+                moves = legal[:count].copy()
+                rollout.advance_roots(current[r][None, :], tb, moves, seat, self.danger, child, sc)
+                children.append(child[0])
+            batch = np.concatenate(children)
+            values = self._values(batch[None].copy(), tb, seat, sc)[0]
+            at = 0
+            for r, child in zip(rows, children, strict=True):
+                current[r] = child[int(np.argmax(values[at : at + len(child)]))]
+                at += len(child)
+        raise RuntimeError(f"a round went on past {_TO_THE_END} choices of one seat")
+
     def _values(self, states: np.ndarray, tb: np.ndarray, seat: int, sc: Any) -> np.ndarray:
         """The ``(count, k)`` values of advanced states ``(count, k, STATE_SIZE)`` (in place)."""
         count, k = states.shape[:2]
