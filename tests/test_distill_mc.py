@@ -81,13 +81,29 @@ def test_champion_teacher_labels_the_champions_move(tmp_path: Path) -> None:
     assert '"teacher": "champion[' in (tmp_path / "label.json").read_text()
 
 
-def test_oracle_teacher_labels_the_true_states_values_on_the_seats_observation(tmp_path: Path) -> None:
+def test_oracle_teacher_labels_the_true_states_values_on_the_seats_observation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``--teacher oracle[rollout=policy] --target values``: the first labelled position of a
     deal keeps the seat's own observation, and its values are the oracle's playouts of the
-    TRUE state there (every hand, the draws) less the planner move's."""
+    TRUE state there (every hand, the draws) less the planner move's; only the teacher is
+    handed the decision that carries the true state (the planner sees the seat's view)."""
     from agents.mexican_train.oracle import CheatDecision, OracleAgent
 
+    handed: list[type] = []
+
+    class SpyPlanner(PlannerAgent):
+        def act(self, decision: Decision) -> int:
+            handed.append(type(decision))
+            return super().act(decision)
+
+    monkeypatch.setattr(
+        distill_mc,
+        "make_agent",
+        lambda name, **kw: SpyPlanner() if name == "planner" else make_agent(name, **kw),
+    )
     _label(tmp_path, 1, "--teacher", "oracle[rollout=policy]", "--target", "values")
+    assert handed and set(handed) == {Decision}
     data = load_labels(tmp_path)
     assert '"teacher": "oracle[rollout=policy]"' in (tmp_path / "label.json").read_text()
     for deal in (500_000, 500_001):

@@ -34,7 +34,8 @@ class ChoiceAgent(Agent):
 
 class CheatChoiceAgent(ChoiceAgent):
     """A :class:`ChoiceAgent` whose decisions carry the true state (CHEATS): for labellers
-    whose teacher is the ``oracle`` (the labels read it; what is fitted is the seat's view)."""
+    whose teacher is the ``oracle`` (only the teacher reads it; what is fitted, and what
+    every other agent of the labeller is handed, is the seat's view)."""
 
     name = "cheat_choices"
     cheats: ClassVar[bool] = True

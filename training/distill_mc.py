@@ -132,25 +132,27 @@ def label_shard(job: LabelJob) -> int:
         labelled = g % job.players if job.opponents == "planner" else None
 
         def label_and_play(decision: Decision, deal: int = deal, labelled: int | None = labelled) -> int:
-            legal = decision.legal_actions
-            prior = planner.act(decision)
-            if labelled is not None and decision.seat != labelled:
+            # the oracle teacher's decision carries the true state: everyone else gets the seat's view
+            view = decision if type(decision) is Decision else decision_for(e, decision.agent_id)
+            legal = view.legal_actions
+            prior = planner.act(view)
+            if labelled is not None and view.seat != labelled:
                 return int(prior)  # an opponent seat of the lineup: not labelled
             if job.target == "move":
                 label = teacher.act(decision)
             else:  # every legal move on the same worlds: advantages over the planner's move
                 means = teacher_values(teacher, decision, job.sims)
                 label = int(legal[int(np.argmax(means))])
-                row = np.zeros(len(decision.action_mask), np.float32)
+                row = np.zeros(len(view.action_mask), np.float32)
                 row[np.asarray(legal)] = means - means[list(legal).index(prior)]
                 values.append(row)
-            obs.append(np.asarray(decision.observation, np.float32).copy())
-            masks.append(np.asarray(decision.action_mask, bool).copy())
+            obs.append(np.asarray(view.observation, np.float32).copy())
+            masks.append(np.asarray(view.action_mask, bool).copy())
             targets.append(label)
             priors.append(prior)
             game_ids.append(deal)
             if student is not None and rng.random() >= job.teacher_share:
-                return int(student.act(decision))
+                return int(student.act(view))
             return label
 
         play_choices(e, deal, label_and_play, cheat=isinstance(teacher, OracleAgent))

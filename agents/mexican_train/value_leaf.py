@@ -137,7 +137,7 @@ class ValueLeaves:
         """``len(candidates)`` values for ``seat``, in pips, on one world ``root`` (a full
         compiled state, ``seat`` on turn): each candidate played out with the seat's later
         choices each the BEST of its legal moves by these network rollouts (ties: the
-        lowest engine move id), the others by the chain policy: one step of policy
+        first in the engine's legal-move order), the others by the chain policy: one step of policy
         improvement over :meth:`results_on`'s network (``oracle[rollout=search]``).
         Deterministic; every step's (row, move) pairs go through the network in one batch."""
         k = len(candidates)
