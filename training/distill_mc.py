@@ -155,7 +155,7 @@ def label_shard(job: LabelJob) -> int:
                 return int(student.act(view))
             return label
 
-        play_choices(e, deal, label_and_play, cheat=isinstance(teacher, OracleAgent))
+        play_choices(e, deal, label_and_play, cheat=getattr(teacher, "cheats", False))
     mask = np.stack(masks)
     target = np.zeros(mask.shape, np.float32)
     target[np.arange(len(targets)), targets] = 1.0
@@ -211,7 +211,9 @@ def make_teacher(spec: str, sims: int) -> MCAgent | OracleAgent:
         if knob in params:
             raise ValueError(f"--teacher {spec}: give the budget with --sims, not {knob}=")
     if parsed.name == "oracle":
-        return OracleAgent(**params)
+        oracle = make_agent("oracle", **params)
+        assert isinstance(oracle, OracleAgent)
+        return oracle
     if parsed.name == "mc":
         params.setdefault("engine", "compiled")
     agent = make_agent(parsed.name, sims=sims, **params)

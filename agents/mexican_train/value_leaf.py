@@ -161,7 +161,7 @@ class ValueLeaves:
                 rollout.advance_roots(current[r][None, :], tb, moves, seat, self.danger, child, sc)
                 children.append(child[0])
             batch = np.concatenate(children)
-            values = self._values(batch[None].copy(), tb, seat, sc)[0]
+            values = self._values(batch[None], tb, seat, sc)[0]  # batch is a copy: children stay
             at = 0
             for r, child in zip(rows, children, strict=True):
                 current[r] = child[int(np.argmax(values[at : at + len(child)]))]
