@@ -189,10 +189,156 @@ def test_searched_rollouts_improve_on_the_network_and_match_the_spelled_out_sear
     assert risen > 0, "a better continuation should raise some move's value"
 
 
+def _late_decision(seed: int, tiles: int) -> CheatDecision:
+    """The first decision with a choice of a seat holding at most ``tiles`` tiles (the
+    table played by ``planner``)."""
+    from agents.mexican_train.planner import PlannerAgent
+
+    env = mtrain_env.env(num_players=4)
+    env.reset(seed=seed)
+    planner = PlannerAgent()
+    while True:
+        decision = CheatDecision(env, env.agent_selection)
+        held = env.unwrapped.state_obj.hands[decision.seat].bit_count()
+        if held <= tiles and len(decision.legal_actions) >= 2:
+            return decision
+        env.step(planner.act(decision))
+
+
+def _solved_by_hand(decision: CheatDecision, sc: object) -> dict[int, tuple[float, int]]:
+    """Every legal action's best result for the seat over every sequence of its later
+    moves (no table of positions, no budget), and the most choices of the seat on a line;
+    the other seats play ``sc``'s policy, forced moves as they come."""
+    from mtrain_env.mexican_train.compiled import engine, rollout
+    from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
+
+    game = CompiledMexicanTrain(decision.game.config)
+    tb, seat = game.tables, decision.seat
+    legal = np.empty(engine.MAX_MOVES, np.int64)
+    nodes = 0
+
+    def played(s: np.ndarray, move: int) -> np.ndarray:
+        child = s.copy()
+        engine.apply(child, tb, move)
+        rollout.advance_to_choice(child, tb, seat, 2, sc)
+        return child
+
+    def exact(s: np.ndarray) -> tuple[float, int]:
+        nonlocal nodes
+        nodes += 1
+        assert nodes < 20_000, "the position should be small enough to solve"
+        if s[engine.S_PHASE] >= engine.ROUND_OVER:
+            return float(rollout.round_result(s, tb, seat)), 0
+        moves = legal[: engine.legal_moves_into(s, tb, legal)].copy()
+        solved = [exact(played(s, m)) for m in moves]
+        return max(v for v, _ in solved), 1 + max(d for _, d in solved)
+
+    root = game.to_compiled(decision.true_state())
+    return {a: exact(played(root, decision.to_move(a))) for a in decision.legal_actions}
+
+
+LATE_SEEDS = (9, 12, 21, 33)
+
+
+def test_search_levels_rise_to_the_exact_optimum() -> None:
+    """``rollout=search,levels=k``: no level values a move below the level under it (each
+    is greedy on the one below's values, on a problem with nothing hidden or random left),
+    and once ``k`` covers the seat's choices left in the round every move's value is the
+    exact optimum, found here by trying every sequence of the seat's moves (the others by
+    the chain policy, forced moves as they come). A mutation that stops the nesting (every
+    level greedy on the network alone) fails it."""
+    pytest.importorskip("numba")
+    from mtrain_env.mexican_train.compiled import rollout
+
+    risen = 0
+    for seed in LATE_SEEDS:
+        decision = _late_decision(seed, tiles=4)
+        solved = _solved_by_hand(decision, rollout.scratch())
+        deepest = max(d for _, d in solved.values())
+        assert deepest >= 3, "a position with several choices left tests the nesting"
+        below: dict[int, float] | None = None
+        for levels in range(1, deepest + 1):
+            oracle = OracleAgent(rollout="search", levels=levels)
+            oracle.act(decision)
+            if levels > 1:
+                assert oracle.params()["levels"] == levels
+            for a, value in oracle.last_values.items():
+                assert value <= solved[a][0] + 1e-9  # nothing beats the optimum
+                if below is not None:
+                    assert value >= below[a] - 1e-9
+                    risen += value > below[a] + 1e-9
+            below = dict(oracle.last_values)
+        assert below is not None
+        for a, value in below.items():
+            assert value == pytest.approx(solved[a][0]), f"seed {seed}, action {a}"
+    assert risen > 0, "a deeper search should raise some move's value"
+
+
+@pytest.mark.parametrize("planner", [False, True])
+def test_exact_solver_is_every_sequence_tried(planner: bool) -> None:
+    """``exact_results_on`` (a table of positions met twice, a node budget) gives each move
+    the best result over every sequence of the seat's later moves, as tried by hand, the
+    others playing the chain policy or the planner's own moves; past its budget, None."""
+    pytest.importorskip("numba")
+    from agents.mexican_train.exact import exact_results_on
+    from mtrain_env.mexican_train.compiled import rollout
+    from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
+
+    for seed in LATE_SEEDS:
+        decision = _late_decision(seed, tiles=5)
+        sc = rollout.scratch(planner=planner)
+        solved = _solved_by_hand(decision, sc)
+        game = CompiledMexicanTrain(decision.game.config)
+        root = game.to_compiled(decision.true_state())
+        moves = [decision.to_move(a) for a in decision.legal_actions]
+        values = exact_results_on(root, game.tables, decision.seat, moves, sc)
+        assert values == pytest.approx([solved[a][0] for a in decision.legal_actions])
+        assert exact_results_on(root, game.tables, decision.seat, moves, sc, max_nodes=2) is None
+    with pytest.raises(ValueError, match="max_nodes must be an int >= 1"):
+        exact_results_on(root, game.tables, decision.seat, moves, sc, max_nodes=0)
+
+
+def test_exact_gap_writes_each_levels_shortfall(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``agents.tournament.exact_gap``: a row a position with the exact optimum and every
+    level's result (never above it; the top level closer than level 0 on the whole), the
+    table printed, the plot written; bad input exits 2."""
+    pytest.importorskip("numba")
+    import csv
+
+    from agents.tournament import exact_gap
+
+    out = tmp_path / "gap"
+    assert (
+        exact_gap.main(
+            ["--games", "1", "--seed", "5", "--tiles", "5", "--levels", "0", "2", "--out", str(out)]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "T=5:" in printed and "oracle[rollout=search]" in printed
+    with open(out / "exact_gap.csv") as f:
+        rows = list(csv.DictReader(f))
+    solved = [r for r in rows if r["solved"] == "True"]
+    assert solved, "small positions should be solved"
+    for r in solved:
+        assert float(r["level0"]) <= float(r["exact"]) + 1e-6
+        assert float(r["level2"]) <= float(r["exact"]) + 1e-6
+    assert sum(float(r["level2"]) for r in solved) >= sum(float(r["level0"]) for r in solved)
+    assert (out / "exact_gap.png").stat().st_size > 0
+    for bad in (["--tiles", "0"], ["--levels", "-1"], ["--others", "random"]):
+        with pytest.raises(SystemExit) as raised:
+            exact_gap.main([*bad, "--out", str(out)])
+        assert raised.value.code == 2
+
+
 @pytest.mark.parametrize(
     "params, message",
     [
         ({"rollout": "greedy"}, "rollout must be one of"),
+        ({"levels": 2}, "levels= counts the levels of rollout=search"),
+        ({"rollout": "policy", "levels": 2}, "levels= counts the levels of rollout=search"),
+        ({"rollout": "search", "levels": 0}, "levels must be an int >= 1"),
+        ({"rollout": "search", "levels": True}, "levels must be an int >= 1"),
         ({"path": "x.npz"}, "path= is the network of rollout=policy or rollout=search"),
         ({"rollout": "policy", "engine": "python"}, "runs on the compiled engine"),
         ({"rollout": "search", "engine": "python"}, "runs on the compiled engine"),

@@ -27,8 +27,15 @@ choices in a move's playout, every legal move is itself played out by those netw
 rollouts and the best is taken (so the seat plays ``oracle[rollout=policy]``'s move at
 every later choice of the round), the others still by the chain policy. About five times
 ``rollout=policy``'s time a decision (``bench_search``); still deterministic on the true
-state. The one-ply bound rises with each better continuation (docs/champion.md, steps 19
-and 20), so none of them is the game's perfect-information value.
+state. ``oracle[rollout=search,levels=k]`` nests it: the seat's later choices are each the
+best move by the level ``k - 1`` search's playouts (level 0: the network), about forty
+times the cost a level. Each level is greedy on the values of the one below on a problem
+with nothing hidden or random left (the draws known, the others' chain policy fixed), so
+no level scores a move below the level under it, and once ``k`` reaches the seat's
+choices left in the round the values are the exact optimum against that policy
+(:meth:`~agents.mexican_train.value_leaf.ValueLeaves.improved_values`). The one-ply bound
+rises with each better continuation (docs/champion.md, steps 19 to 21), so none below that
+exact level is the game's perfect-information value.
 
 How it gets the hidden state without breaking the house rule (nothing above the env reads
 hidden state for a fair agent): the play loop builds each agent's decision as
@@ -90,6 +97,8 @@ class OracleAgent(Agent):
             network's rollouts (compiled engine only; module docstring).
         path: that network's policy file (``rollout="policy"`` or ``"search"``); default
             the table's shipped one (:func:`~agents.mexican_train.champion.table_policy`).
+        levels: with ``rollout="search"``, how many levels of search choose the seat's
+            later choices (default 1; module docstring).
     """
 
     name = "oracle"
@@ -105,6 +114,7 @@ class OracleAgent(Agent):
         worlds: int | None = None,
         rollout: str = "chain",
         path: str | None = None,
+        levels: int | None = None,
     ) -> None:
         super().__init__(seed)
         if engine not in ("auto", "compiled", "python"):
@@ -120,6 +130,12 @@ class OracleAgent(Agent):
             raise ValueError(f"rollout must be one of {ROLLOUTS}, got {rollout!r}")
         if path is not None and rollout == "chain":
             raise ValueError("path= is the network of rollout=policy or rollout=search")
+        if levels is not None and rollout != "search":
+            raise ValueError("levels= counts the levels of rollout=search")
+        levels = 1 if levels is None else levels
+        if isinstance(levels, bool) or not isinstance(levels, int) or levels < 1:
+            raise ValueError(f"levels must be an int >= 1, got {levels!r}")
+        self.levels = levels
         self.boneyard = boneyard
         self.worlds = worlds
         self.rollout = rollout
@@ -144,6 +160,8 @@ class OracleAgent(Agent):
             out |= {"boneyard": self.boneyard, "worlds": self.worlds}
         if self.rollout != "chain":
             out |= {"rollout": self.rollout, "path": self.path}
+        if self.levels != 1:
+            out["levels"] = self.levels
         return out
 
     def __getstate__(self) -> dict[str, Any]:
@@ -223,7 +241,10 @@ class OracleAgent(Agent):
                 return [float(x) for x in values[0]]
             if self.rollout == "search":
                 leaves = self._network_leaves(game.config)
-                return [float(x) for x in leaves.searched_results_on(root, cgame.tables, seat, moves, sc)]
+                return [
+                    float(x)
+                    for x in leaves.searched_results_on(root, cgame.tables, seat, moves, sc, self.levels)
+                ]
             out = np.zeros(len(moves))
             self._rollout.rollout_root(root, cgame.tables, np.array(moves, np.int64), seat, 2, out, sc)
             return [float(x) for x in out]

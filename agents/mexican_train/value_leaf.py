@@ -132,24 +132,44 @@ class ValueLeaves:
         return self._values(states, tb, seat, sc)
 
     def searched_results_on(
-        self, root: np.ndarray, tb: np.ndarray, seat: int, candidates: list[int], sc: Any
+        self, root: np.ndarray, tb: np.ndarray, seat: int, candidates: list[int], sc: Any, levels: int = 1
     ) -> np.ndarray:
         """``len(candidates)`` values for ``seat``, in pips, on one world ``root`` (a full
         compiled state, ``seat`` on turn): each candidate played out with the seat's later
-        choices each the BEST of its legal moves by these network rollouts (ties: the
-        first in the engine's legal-move order), the others by the chain policy: one step of policy
-        improvement over :meth:`results_on`'s network (``oracle[rollout=search]``).
-        Deterministic; every step's (row, move) pairs go through the network in one batch."""
-        k = len(candidates)
-        current = np.empty((1, k, root.shape[0]), np.int64)
+        choices each the BEST of its legal moves by ``levels - 1`` levels of this search
+        (level 0: these network rollouts; ties: the first in the engine's legal-move
+        order), the others by the chain policy. ``levels=1`` is one step of policy
+        improvement over :meth:`results_on`'s network (``oracle[rollout=search]``), each
+        level one more (:meth:`improved_values`). Deterministic."""
+        if isinstance(levels, bool) or not isinstance(levels, int) or levels < 0:
+            raise ValueError(f"levels must be an int >= 0, got {levels!r}")
+        children = np.empty((1, len(candidates), root.shape[0]), np.int64)
         cand = np.array(candidates, np.int64)
-        rollout.advance_roots(root[None, :], tb, cand, seat, self.danger, current, sc)
-        current = current[0]
-        out = np.zeros(k, np.float64)
-        over = np.zeros(k, np.bool_)
+        rollout.advance_roots(root[None, :], tb, cand, seat, self.danger, children, sc)
+        return self.improved_values(children[0], tb, seat, sc, levels)
+
+    def improved_values(
+        self, states: np.ndarray, tb: np.ndarray, seat: int, sc: Any, level: int
+    ) -> np.ndarray:
+        """The results for ``seat`` of ``states`` (``(n, STATE_SIZE)``, each at one of the
+        seat's choices or over; not modified) played out by the level-``level`` policy:
+        level 0 is the network's argmax, level ``k`` takes at each of the seat's choices
+        the move whose child (advanced to the seat's next choice) the level ``k - 1``
+        policy plays out best. On a true state (the draws and the others' chain policy
+        known) each level is greedy on the previous one's values, so by the policy
+        improvement theorem no level does worse than the one below it, and a state with at
+        most ``k`` choices of the seat left on every line is played out exactly optimally
+        by level ``k``. Every step's (row, move) children go through the level below in one
+        batch; the cost grows about forty-fold a level."""
+        if level == 0:
+            return self._values(states[None].copy(), tb, seat, sc)[0]
+        current = states.copy()
+        n = current.shape[0]
+        out = np.zeros(n, np.float64)
+        over = np.zeros(n, np.bool_)
         legal = np.empty(engine.MAX_MOVES, np.int64)
         for _ in range(_TO_THE_END):
-            rollout.results_rows(current, np.arange(k), tb, seat, over, out)
+            rollout.results_rows(current, np.arange(n), tb, seat, over, out)
             rows = np.flatnonzero(~over)
             if not rows.size:
                 return out
@@ -157,11 +177,11 @@ class ValueLeaves:
             for r in rows:  # each live row is at one of the seat's real choices
                 count = engine.legal_moves_into(current[r], tb, legal)
                 child = np.empty((1, count, current.shape[1]), np.int64)
-                moves = legal[:count].copy()
-                rollout.advance_roots(current[r][None, :], tb, moves, seat, self.danger, child, sc)
+                rollout.advance_roots(
+                    current[r][None, :], tb, legal[:count].copy(), seat, self.danger, child, sc
+                )
                 children.append(child[0])
-            batch = np.concatenate(children)
-            values = self._values(batch[None], tb, seat, sc)[0]  # batch is a copy: children stay
+            values = self.improved_values(np.concatenate(children), tb, seat, sc, level - 1)
             at = 0
             for r, child in zip(rows, children, strict=True):
                 current[r] = child[int(np.argmax(values[at : at + len(child)]))]
