@@ -18,7 +18,7 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from agents.mexican_train.base import Decision, decision_for
@@ -32,10 +32,9 @@ from mtrain_env.mexican_train import env as make_env
 DEFAULT_AGENTS = ("mc[engine=python]", "mc[engine=compiled]")
 
 
-def positions(games: int, seed: int, players: int) -> list[tuple[Any, str]]:
-    """``(env snapshot, agent id)`` of every seat-0 decision with a choice in ``games`` games
-    of ``planner`` seats (each env is restored from its ``state_dict`` to decide)."""
-    out = []
+def planner_turns(games: int, seed: int, players: int) -> Iterator[tuple[int, Any, str]]:
+    """``(game index, env, agent id)`` at every live turn of ``games`` games (seeds ``seed +
+    g``) of ``planner`` seats; the planner moves once the caller has looked."""
     planner = PlannerAgent()
     for g in range(games):
         e = make_env(num_players=players)
@@ -45,10 +44,18 @@ def positions(games: int, seed: int, players: int) -> list[tuple[Any, str]]:
             if term or trunc:
                 e.step(None)
                 continue
-            decision = decision_for(e, agent_id)
-            if decision.seat == 0 and len(decision.legal_actions) > 1:
-                out.append((e.unwrapped.state_dict(), agent_id))
-            e.step(planner.act(decision))
+            yield g, e, agent_id
+            e.step(planner.act(decision_for(e, agent_id)))
+
+
+def positions(games: int, seed: int, players: int) -> list[tuple[Any, str]]:
+    """``(env snapshot, agent id)`` of every seat-0 decision with a choice in ``games`` games
+    of ``planner`` seats (each env is restored from its ``state_dict`` to decide)."""
+    out = []
+    for _g, e, agent_id in planner_turns(games, seed, players):
+        decision = decision_for(e, agent_id)
+        if decision.seat == 0 and len(decision.legal_actions) > 1:
+            out.append((e.unwrapped.state_dict(), agent_id))
     return out
 
 

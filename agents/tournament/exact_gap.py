@@ -42,11 +42,10 @@ from tqdm import tqdm
 
 from agents.mexican_train.exact import exact_results_on
 from agents.mexican_train.oracle import CheatDecision
-from agents.mexican_train.planner import PlannerAgent
+from agents.tournament.bench_search import planner_turns
 from agents.tournament.plots import _figure
 from agents.tournament.stats import mean_ci
 from mtrain_env.cli import int_at_least
-from mtrain_env.mexican_train import env as make_env
 
 FIELDS = ("game", "seat", "tiles", "held", "moves", "nodes_budget", "solved", "exact", "exact_s")
 #: what plays the rest of the round at each level (the table's rows)
@@ -65,31 +64,24 @@ def level_name(level: int) -> str:
 def late_positions(games: int, seed: int, players: int, tiles: Sequence[int]) -> list[dict[str, Any]]:
     """For each game ``seed + g`` of ``planner`` seats, each seat and each ``T`` in ``tiles``:
     the seat's first decision with more than one legal move once it holds at most ``T``
-    tiles, as ``{game, seat, tiles, held, state, moves}`` (``state`` the true state)."""
+    tiles, as ``{game, seat, tiles, held, decision, state, moves}`` (``state`` the true
+    state, ``moves`` the legal moves)."""
     out = []
-    planner = PlannerAgent()
-    for g in range(games):
-        env = make_env(num_players=players)
-        env.reset(seed=seed + g)
-        wanted = {(seat, t) for seat in range(players) for t in tiles}
-        for agent_id in env.agent_iter():
-            _obs, _r, term, trunc, _info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            decision = CheatDecision(env, agent_id)
-            state = decision.true_state()
-            held = state.hands[decision.seat].bit_count()
-            if len(decision.legal_actions) > 1:
-                for t in sorted(tiles):
-                    if held <= t and (decision.seat, t) in wanted:
-                        wanted.discard((decision.seat, t))
-                        moves = [decision.to_move(a) for a in decision.legal_actions]
-                        out.append(
-                            {"game": seed + g, "seat": decision.seat, "tiles": t, "held": held,
-                             "decision": decision, "state": state, "moves": moves}
-                        )  # fmt: skip
-            env.step(planner.act(decision))
+    taken: set[tuple[int, int, int]] = set()  # (game, seat, T) already found
+    for g, env, agent_id in planner_turns(games, seed, players):
+        decision = CheatDecision(env, agent_id)
+        state = decision.true_state()
+        held = state.hands[decision.seat].bit_count()
+        if len(decision.legal_actions) < 2:
+            continue
+        for t in sorted(tiles):
+            if held <= t and (g, decision.seat, t) not in taken:
+                taken.add((g, decision.seat, t))
+                moves = [decision.to_move(a) for a in decision.legal_actions]
+                out.append(
+                    {"game": seed + g, "seat": decision.seat, "tiles": t, "held": held,
+                     "decision": decision, "state": state, "moves": moves}
+                )  # fmt: skip
     return out
 
 
