@@ -501,8 +501,16 @@ def test_curves_read_a_point_from_a_tournament_played_elsewhere(
         assert err.value.code == 2 and message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["mc", "mc_infer", "oracle"])
-def test_search_agents_pickle_and_play_the_same(name: str) -> None:
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("mc", {"sims": 16}),
+        ("mc_infer", {"sims": 16}),
+        ("oracle", {}),
+        ("oracle", {"rollout": "search", "levels": 2}),
+    ],
+)
+def test_search_agents_pickle_and_play_the_same(name: str, params: dict[str, object]) -> None:
     """Training checkpoints pickle their opponents: the compiled module is not pickled, and
     the copy plays as the original."""
     import pickle
@@ -510,7 +518,6 @@ def test_search_agents_pickle_and_play_the_same(name: str) -> None:
     pytest.importorskip("numba")
     from agents.registry import make_agent
 
-    params = {"sims": 16} if name.startswith("mc") else {}
     agent = make_agent(name, seed=3, **params)
     _env, decision = _decision_with_choices(7)
     agent.act(decision)  # caches filled

@@ -28,12 +28,13 @@ rollouts and the best is taken (so the seat plays ``oracle[rollout=policy]``'s m
 every later choice of the round), the others still by the chain policy. About five times
 ``rollout=policy``'s time a decision (``bench_search``); still deterministic on the true
 state. ``oracle[rollout=search,levels=k]`` nests it: the seat's later choices are each the
-best move by the level ``k - 1`` search's playouts (level 0: the network), about forty
+best move by the level ``k - 1`` search's playouts (level 0: the network), about six
 times the cost a level. Each level is greedy on the values of the one below on a problem
 with nothing hidden or random left (the draws known, the others' chain policy fixed), so
 no level scores a move below the level under it, and once ``k`` reaches the seat's
 choices left in the round the values are the exact optimum against that policy
-(:meth:`~agents.mexican_train.value_leaf.ValueLeaves.improved_values`). The one-ply bound
+(:meth:`~agents.mexican_train.value_leaf.ValueLeaves.improved_values`;
+:mod:`agents.mexican_train.exact` finds that optimum directly, late in a round). The one-ply bound
 rises with each better continuation (docs/champion.md, steps 19 to 21), so none below that
 exact level is the game's perfect-information value.
 
