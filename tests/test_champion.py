@@ -111,6 +111,44 @@ def test_planner_rollouts_are_mc_with_policy_planner_and_change_the_values() -> 
         MCAgent(leaf="policy", policy="greedy")
 
 
+def test_levels_search_the_seats_later_choices_on_each_world() -> None:
+    """``levels=k``: on each of the champion's worlds, a candidate's value is its playout
+    with the seat's later choices searched ``k`` levels deep ON THAT WORLD, the values
+    ``oracle[rollout=search]`` would give were the world the true state
+    (``ValueLeaves.searched_results_on``, checked against the search spelled out in
+    ``tests/test_oracle.py``); the champion's worlds and gate are unchanged, so only the
+    values move."""
+    import numpy as np
+
+    from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
+    from mtrain_env.mexican_train.compiled import rollout
+    from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
+
+    decision, env = next(_decisions(4, 3))
+    config = decision.game.config
+    net = load_value_net(table_policy(config))
+    plain, searched = ValueLeaves(net, config, None), ValueLeaves(net, config, None, levels=1)
+    game = CompiledMexicanTrain(config)
+    sc = rollout.scratch()
+    worlds = np.stack([game.to_compiled(env.state_obj) for _ in range(2)])  # any full states
+    moves = [decision.to_move(a) for a in decision.legal_actions]
+    values = searched.results_on(worlds, game.tables, decision.seat, moves, sc)
+    for row, world in zip(values, worlds, strict=True):
+        expected = plain.searched_results_on(world, game.tables, decision.seat, moves, sc)
+        assert list(row) == pytest.approx(list(expected))
+    assert np.any(values != plain.results_on(worlds, game.tables, decision.seat, moves, sc))
+    champion, deep = ChampionAgent(seed=2, sims=16), ChampionAgent(seed=2, sims=16, levels=1)
+    assert deep.params()["levels"] == 1 and "levels" not in champion.params()
+    champion.act(decision)
+    deep.act(decision)
+    assert champion.last_values != deep.last_values
+    for bad in (-1, True, 1.5):
+        with pytest.raises(ValueError, match="levels must be an int >= 0"):
+            ChampionAgent(levels=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs depth=None"):
+        ValueLeaves(net, config, 0, levels=1)
+
+
 def test_extend_adds_worlds_to_close_decisions_only() -> None:
     """``extend=``: a decision whose gate is clear is the plain champion's, move, values and
     rollouts; a close one is played on more worlds, the default and the close challengers."""
@@ -185,7 +223,7 @@ def test_a_decision_is_close_when_the_challengers_t_is_near_the_gate() -> None:
 
 
 @pytest.mark.parametrize(
-    "params", [{}, {"pool": 4}, {"particles": 8}, {"history": 40}, {"policy": "planner"}]
+    "params", [{}, {"pool": 4}, {"particles": 8}, {"history": 40}, {"policy": "planner"}, {"levels": 1}]
 )
 def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, int]) -> None:
     """The leak check of ``tests/test_agents.py`` on the champion (with and without
@@ -212,6 +250,7 @@ def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, i
         {"sims": 12, "policy": "planner"},
         {"sims": 12, "extend": 24},
         {"sims": 12, "threads": 2},
+        {"sims": 8, "levels": 1},
     ],
 )
 def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path, params: dict[str, Any]) -> None:

@@ -149,6 +149,12 @@ class ChampionAgent(MCInferAgent):
         threads: threads one decision's worlds are split over (default 1): the same
             rollouts and choices in less wall time on idle cores (``mc``'s ``threads=``);
             on the prior's worlds only (not with ``pool``, ``particles`` or ``history``).
+        levels: 0 (default): the network plays the seat's later choices in every rollout;
+            ``k``: each of them is the best move by ``k`` levels of search over the
+            network's playouts ON THAT WORLD (``oracle[rollout=search]``'s search on a
+            sampled world instead of the true one: fair, but each later choice knows its
+            world's hidden hands, PIMC's strategy fusion). About six times the cost of a
+            rollout a level (docs/champion.md, step 21).
     """
 
     name = "champion"
@@ -173,8 +179,9 @@ class ChampionAgent(MCInferAgent):
         policy: str = "chain",
         extend: int = 0,
         threads: int = 1,
+        levels: int = 0,
     ) -> None:
-        for knob, value in (("particles", particles), ("history", history)):
+        for knob, value in (("particles", particles), ("history", history), ("levels", levels)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{knob} must be an int >= 0, got {value!r}")
         if particles and history:
@@ -210,6 +217,7 @@ class ChampionAgent(MCInferAgent):
         self.particles = particles
         self.eps = float(eps)
         self.history = history
+        self.levels = levels
         self._heard: HeardWorlds | None = None
         if particles:
             self._heard = HeardWorlds(filter_factory(particles, self.eps))
@@ -227,7 +235,8 @@ class ChampionAgent(MCInferAgent):
         knobs = {"sims": self.rollouts, "ms": self.ms, "z": self.z, "path": self.table_path}
         extend = {"extend": self.extend} if self.extend else {}
         threads = {"threads": self.threads} if self.threads > 1 else {}
-        return {**knobs, **inference, **others, **extend, **threads}
+        levels = {"levels": self.levels} if self.levels else {}
+        return {**knobs, **inference, **others, **extend, **threads, **levels}
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -274,3 +283,6 @@ class ChampionAgent(MCInferAgent):
 
     def _network_path(self, config: GameConfig) -> str:
         return self.table_path or str(table_policy(config))
+
+    def _leaf_levels(self) -> int:
+        return self.levels

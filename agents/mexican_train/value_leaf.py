@@ -81,10 +81,19 @@ class ValueLeaves:
         depth: the seat's own later choices made by the network before the value is read;
             ``None``: all of them (the round is played out and scored, no value is read).
         danger: the chain policy's ``danger`` (as ``mc``'s rollouts).
+        levels: with ``depth=None``, the seat's later choices on each world are each the
+            best move by that many levels of search over the network's playouts on the
+            world (:meth:`improved_values`; ``champion[levels=k]``); 0 (default): the
+            network's argmax.
     """
 
     def __init__(
-        self, net: NumpyTileNet | NumpyMlpNet, config: GameConfig, depth: int | None = 0, danger: int = 2
+        self,
+        net: NumpyTileNet | NumpyMlpNet,
+        config: GameConfig,
+        depth: int | None = 0,
+        danger: int = 2,
+        levels: int = 0,
     ) -> None:
         layout = ObservationLayout(config)
         if net.size != layout.size or net.num_actions != config.num_actions:
@@ -93,8 +102,15 @@ class ValueLeaves:
                 f"{net.num_actions} actions); this game has {layout.size} and {config.num_actions} "
                 f"({config.num_players} players, double-{config.max_pips})"
             )
+        if isinstance(levels, bool) or not isinstance(levels, int) or levels < 0:
+            raise ValueError(f"levels must be an int >= 0, got {levels!r}")
+        if levels and depth is not None:
+            raise ValueError(
+                "levels= searches the seat's later choices of playouts to the end: it needs depth=None"
+            )
         _one_blas_thread()
         self.net = net
+        self.levels = levels
         self.depth = _TO_THE_END if depth is None else depth
         self.danger = danger
         self.obs_size = layout.size
@@ -119,7 +135,7 @@ class ValueLeaves:
                 first, count, lambda at, n, block_sc: self.results(det, base, at, n, candidates, block_sc)
             )
         states = rollout.advance_states(det, base, first, count, candidates, self.danger, sc)
-        return self._values(states, det.game.tables, det.view.seat, sc)
+        return self._leaf_values(states, det.game.tables, det.view.seat, sc)
 
     def results_on(
         self, roots: np.ndarray, tb: np.ndarray, seat: int, candidates: list[int], sc: Any
@@ -129,7 +145,7 @@ class ValueLeaves:
         states = np.empty((roots.shape[0], len(candidates), roots.shape[1]), np.int64)
         cand = np.array(candidates, np.int64)
         rollout.advance_roots(roots, tb, cand, seat, self.danger, states, sc)
-        return self._values(states, tb, seat, sc)
+        return self._leaf_values(states, tb, seat, sc)
 
     def searched_results_on(
         self, root: np.ndarray, tb: np.ndarray, seat: int, candidates: list[int], sc: Any, levels: int = 1
@@ -187,6 +203,14 @@ class ValueLeaves:
                 current[r] = child[int(np.argmax(values[at : at + len(child)]))]
                 at += len(child)
         raise RuntimeError(f"a round went on past {_TO_THE_END} choices of one seat")
+
+    def _leaf_values(self, states: np.ndarray, tb: np.ndarray, seat: int, sc: Any) -> np.ndarray:
+        """The ``(count, k)`` values of advanced states ``(count, k, STATE_SIZE)`` at
+        :attr:`levels` of search (0: :meth:`_values`, in place)."""
+        if not self.levels:
+            return self._values(states, tb, seat, sc)
+        flat = states.reshape(-1, states.shape[-1])
+        return self.improved_values(flat, tb, seat, sc, self.levels).reshape(states.shape[:2])
 
     def _values(self, states: np.ndarray, tb: np.ndarray, seat: int, sc: Any) -> np.ndarray:
         """The ``(count, k)`` values of advanced states ``(count, k, STATE_SIZE)`` (in place)."""
