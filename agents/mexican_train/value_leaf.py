@@ -17,6 +17,10 @@ others), and scored exactly. Values are in pips, the scale of
 :func:`agents.mexican_train.mc.round_result` (the self-play ``zero_sum`` reward times the
 hand size times N).
 
+``levels=k`` (``champion[levels=k]``, with ``depth=None``) makes each of the seat's later
+choices in a playout the best move by ``k`` levels of search over the network's playouts
+on that world (:meth:`ValueLeaves.improved_values`, the search of ``oracle[rollout=search]``).
+
 Every world's candidates are valued in one batched forward pass per step of the seat, in
 numpy float32 (no torch; within float32 rounding of the ``ppo`` agent's float64), BLAS on
 one thread; ``results`` can split the worlds over a rollout thread pool, one block each.
@@ -151,12 +155,12 @@ class ValueLeaves:
         self, root: np.ndarray, tb: np.ndarray, seat: int, candidates: list[int], sc: Any, levels: int = 1
     ) -> np.ndarray:
         """``len(candidates)`` values for ``seat``, in pips, on one world ``root`` (a full
-        compiled state, ``seat`` on turn): each candidate played out with the seat's later
-        choices each the BEST of its legal moves by ``levels - 1`` levels of this search
-        (level 0: these network rollouts; ties: the first in the engine's legal-move
-        order), the others by the chain policy. ``levels=1`` is one step of policy
-        improvement over :meth:`results_on`'s network (``oracle[rollout=search]``), each
-        level one more (:meth:`improved_values`). Deterministic."""
+        compiled state, ``seat`` on turn): each candidate played out by the level-``levels``
+        policy of :meth:`improved_values`, the others by the chain policy. Level 0 is
+        :meth:`results_on`'s network; level 1 makes each later choice the BEST of its legal
+        moves by those network rollouts (ties: the first in the engine's legal-move order),
+        one step of policy improvement (``oracle[rollout=search]``); each level one more.
+        Deterministic."""
         if isinstance(levels, bool) or not isinstance(levels, int) or levels < 0:
             raise ValueError(f"levels must be an int >= 0, got {levels!r}")
         children = np.empty((1, len(candidates), root.shape[0]), np.int64)
