@@ -135,24 +135,26 @@ def summary(rows: Sequence[dict[str, Any]], tiles: Sequence[int], levels: Sequen
     for t in tiles:
         at = [r for r in rows if r["tiles"] == t]
         solved = [r for r in at if r["solved"]]
+        if not solved:
+            lines.append(f"T={t}: none of {len(at)} positions solved within the budget")
+            continue
         lines.append(
             f"T={t}: {len(solved)} of {len(at)} positions solved (held {_held(solved)} tiles); "
             f"exact optimum {mean_ci([r['exact'] for r in solved])} pips a round"
         )
         for level in levels:
-            gap = mean_ci([r["exact"] - r[f"level{level}"] for r in solved])
-            exact_share = (
-                np.mean([r["exact"] - r[f"level{level}"] < 1e-6 for r in solved]) if solved else np.nan
-            )
+            shortfalls = [r["exact"] - r[f"level{level}"] for r in solved]
+            optimal = np.mean([x < 1e-6 for x in shortfalls])
+            name = level_name(level)
             lines.append(
-                f"  level {level}  {level_name(level):36s} shortfall {gap}   optimal at {exact_share:.0%}"
+                f"  level {level}  {name:36s} shortfall {mean_ci(shortfalls)}   optimal at {optimal:.0%}"
             )
     return "\n".join(lines)
 
 
 def _held(rows: Sequence[dict[str, Any]]) -> str:
     held = [r["held"] for r in rows]
-    return f"{min(held)}-{max(held)}" if held else "-"
+    return f"{min(held)}-{max(held)}"
 
 
 def plot(rows: Sequence[dict[str, Any]], tiles: Sequence[int], levels: Sequence[int], path: Path) -> None:
