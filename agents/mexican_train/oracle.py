@@ -235,17 +235,11 @@ class OracleAgent(Agent):
                 pair = self._games[game.config] = (CompiledMexicanTrain(game.config), self._rollout.scratch())
             cgame, sc = pair
             root = cgame.to_compiled(truth)
-            if self.rollout == "policy":
-                values = self._network_leaves(game.config).results_on(
-                    root[None, :], cgame.tables, seat, moves, sc
-                )
-                return [float(x) for x in values[0]]
-            if self.rollout == "search":
+            if self.rollout != "chain":  # the network's playouts (level 0) or a search over them
+                levels = 0 if self.rollout == "policy" else self.levels
                 leaves = self._network_leaves(game.config)
-                return [
-                    float(x)
-                    for x in leaves.searched_results_on(root, cgame.tables, seat, moves, sc, self.levels)
-                ]
+                values = leaves.searched_results_on(root, cgame.tables, seat, moves, sc, levels)
+                return [float(x) for x in values]
             out = np.zeros(len(moves))
             self._rollout.rollout_root(root, cgame.tables, np.array(moves, np.int64), seat, 2, out, sc)
             return [float(x) for x in out]
