@@ -45,7 +45,7 @@ def other_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _rehash(checkpoint: Path) -> None:
     """Record the checkpoint's current files in its checkpoint.json (as if it wrote them)."""
-    from training.train import _sha256
+    from training.checkpoints import sha256_of as _sha256
 
     meta = json.loads((checkpoint / "checkpoint.json").read_text())
     meta["sha256"] = {f: _sha256(checkpoint / f) for f in meta["sha256"]}

@@ -303,7 +303,7 @@ def _given(args: argparse.Namespace) -> dict[str, Any]:
 
 def _game(given: dict[str, Any], base: Any = None) -> Any:
     """The GameConfig of the options given (keywords not given from ``base``, a GameConfig)."""
-    from training.train import make_game
+    from training.run_config import make_game
 
     keywords = {
         k.split(".", 1)[1]: v for k, v in given.items() if k.startswith("game.") and k != "game.flags"
@@ -314,7 +314,7 @@ def _game(given: dict[str, Any], base: Any = None) -> Any:
 
 
 def _fresh_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
-    from training.train import TrainConfig
+    from training.run_config import TrainConfig
 
     # options that would do nothing (the Python API ignores them, as older runs may hold them)
     if "bc_expert" in given and given.get("bc_samples", 0) == 0:
@@ -330,7 +330,9 @@ def _fresh_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
 
 def _resumed_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
     """The run's saved config with what a resume may change; refuses conflicting options."""
-    from training.train import CONFIG_FILE, RESUME_OVERRIDES, read_config, read_latest
+    from training.checkpoints import read_latest
+    from training.run_config import RESUME_OVERRIDES
+    from training.run_dir import CONFIG_FILE, read_config
 
     out = Path(args.out)
     if not (out / CONFIG_FILE).exists():
@@ -378,12 +380,12 @@ def _resumed_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    """The validated :class:`~training.train.TrainConfig` of a command line (the run's saved
-    one on ``--resume``); raises :class:`_BadOptionError` or :class:`~training.train.ConfigError`.
+    """The validated :class:`~training.run_config.TrainConfig` of a command line (the run's saved
+    one on ``--resume``); raises :class:`_BadOptionError` or :class:`~training.run_config.ConfigError`.
     Reads ``--out`` but writes nothing."""
     import os
 
-    from training.train import run_files
+    from training.run_dir import run_files
 
     out = Path(args.out)
     if not str(args.out):
@@ -469,7 +471,8 @@ def _main_rllib(args: argparse.Namespace) -> int:
     """``mtrain train --backend rllib`` (:mod:`training.rllib`): the same checks, outputs and summary."""
     import importlib.util
 
-    from training.train import CheckpointError, ConfigError, format_summary, run_files
+    from training.run_config import ConfigError
+    from training.run_dir import CheckpointError, format_summary, run_files
 
     if importlib.util.find_spec("ray") is None:
         print(

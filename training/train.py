@@ -35,9 +35,8 @@ Policies (league snapshots, the evaluated policy, ``policy.npz``) are policy fil
 without unpickling; only ``model.zip`` and ``state.pkl`` are pickles, written and read by
 this module inside the run directory.
 
-**Validation**: :meth:`TrainConfig.validate` checks every field (the game through
-``GameConfig.make``, agents through the registry, feature sets, modes, numeric ranges) and
-raises :class:`ConfigError` naming the field; :class:`Trainer` calls it (and refuses an
+**Validation**: :meth:`TrainConfig.validate` (:mod:`training.run_config`) checks every
+field and raises :class:`ConfigError` naming it; :class:`Trainer` calls it (and refuses an
 ``out`` that holds a run unless resuming) before any process starts or any file is written.
 
 **Resume** (``resume=True``) continues a killed run from its newest checkpoint exactly:
@@ -54,17 +53,11 @@ continues in the ``out`` it is resumed from (a run directory may be copied or mo
 path inside it names a directory; snapshot opponents are stored by their file name in
 ``league/``), and its ``config.json`` is rewritten there with the new target.
 
-**Resume checks** (:func:`load_checkpoint`, before anything is started or written):
-``latest.json`` must name a ``step_<N>`` directory inside ``checkpoints/`` whose step it
-states; ``model.zip`` must be a GuardedMaskablePolicy model (read without unpickling) whose
-observation size, action count, ``net_arch``, feature set and logit bound are the run's
-config and whose ``num_timesteps`` is that step; ``model.zip``, ``state.pkl`` and
-``league.json`` must have the sha256 that ``checkpoint.json`` recorded (so a damaged state
-is never unpickled); ``state.pkl`` must hold that step, ``n_envs`` states and
-observations of the model's size, and a league whose snapshot files are in ``league/``.
-Anything else raises :class:`CheckpointError` (``<file>: <what is wrong>``). Checkpoints
-of format 1 (league snapshots pickled by SB3's ``policy.save``) are upgraded on resume:
-each snapshot the state names is converted once into a policy file beside it.
+**Resume checks** (:func:`~training.checkpoints.load_checkpoint`, before anything is
+started or written): the pointer, the model's architecture and step, the sha256 of every
+file, the state's contents and the league's files, each a
+:class:`~training.run_dir.CheckpointError` (``<file>: <what is wrong>``) naming what is
+wrong; format-1 checkpoints are upgraded on resume (:mod:`training.checkpoints`).
 
 **Determinism**: same seed + same ``n_envs`` -> same curve and weights, whatever
 ``vec`` and ``workers`` (each env is independent and keeps its index). Set up by
@@ -85,24 +78,17 @@ The rates reached are in the README's training section.
 from __future__ import annotations
 
 import contextlib
-import csv
-import dataclasses
-import hashlib
 import json
 import math
 import os
 import pickle
 import random
-import re
 import shutil
 import sys
 import time
 import warnings
-import zipfile
-import zlib
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,395 +99,111 @@ from stable_baselines3.common.logger import HumanOutputFormat, KVWriter, Logger,
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
-import agents
-from agents.mexican_train import pickles
-from agents.mexican_train.league import SNAPSHOT, League, OpponentSpec
-from agents.policy_net import (
-    PolicyFileError,
-    PolicySpec,
-    read_sb3_archive,
-    save_policy,
-    upgrade_trusted_policy,
-)
-from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
+from agents.mexican_train.league import League
+from agents.policy_net import save_policy
 from training import bc
+from training.checkpoints import (
+    Checkpoint,
+    latest_checkpoint,
+    load_checkpoint,
+    read_latest,
+    run_policy_spec,
+    sha256_of,
+    upgrade_format_1,
+)
 from training.evaluate import EvalResult, evaluate
 from training.policy import GuardedMaskablePolicy, RobustMaskablePPO
-from training.single_agent import EnvFactory, SingleAgentEnv
+from training.run_config import (
+    DEFAULT_EVAL_OPPONENTS,
+    DEFAULT_HEURISTICS,
+    ENVS_PER_WORKER,
+    LR_SCHEDULES,
+    RESUME_OVERRIDES,
+    ROLLOUT_STEPS,
+    SEAT_MODES,
+    VEC_KINDS,
+    ConfigError,
+    TrainConfig,
+    make_game,
+)
+from training.run_dir import (
+    CHECKPOINT_FILE,
+    CHECKPOINT_NAME,
+    CHECKPOINTS,
+    CONFIG_FILE,
+    CURVE_CSV,
+    CURVE_PNG,
+    FINAL_MODEL,
+    LATEST,
+    LEAGUE_DIR,
+    LEAGUE_FILE,
+    MODEL_FILE,
+    POLICY_FILE,
+    SNAPSHOT_NAME,
+    STATE_FILE,
+    STATE_FORMAT,
+    SUMMARY_FILE,
+    CheckpointError,
+    atomic_write_text,
+    format_summary,
+    read_config,
+    run_config_json,
+    run_files,
+    strict_json,
+    write_curve,
+)
+from training.single_agent import EnvFactory
 from training.vec import ShardedVecEnv, VecMaskCache
 
-CONFIG_FILE = "config.json"
-SUMMARY_FILE = "summary.json"
-CHECKPOINTS = "checkpoints"
-LATEST = "latest.json"
-LEAGUE_DIR = "league"
-CURVE_CSV = "curve.csv"
-CURVE_PNG = "curve.png"
-POLICY_FILE = "policy.npz"
-FINAL_MODEL = "final_model.zip"
-#: the files of a checkpoint directory
-MODEL_FILE = "model.zip"
-STATE_FILE = "state.pkl"
-LEAGUE_FILE = "league.json"
-CHECKPOINT_FILE = "checkpoint.json"
-#: 2: paths relative to the run, policy files, checkpoint.json (1: absolute paths, pickled snapshots)
-STATE_FORMAT = 2
-#: what latest.json may name (a directory inside checkpoints/)
-CHECKPOINT_NAME = re.compile(r"step_\d{12}")
-#: what a league may name (a file inside league/; ``.pt``: a format-1 snapshot, upgraded on resume)
-SNAPSHOT_NAME = re.compile(r"snap_\d{12}\.(npz|pt)")
-VEC_KINDS = ("sharded", "subproc", "dummy")
-LR_SCHEDULES = ("constant", "linear")
-#: ``seat`` values besides a fixed seat index
-SEAT_MODES = ("random", "rotate")
-#: what ``resume`` takes from the new config (the rest comes from the run's config.json);
-#: ``vec`` and ``workers`` do not change results (same ``n_envs``), only speed; ``out`` is
-#: where the run is now (a run directory may be copied or moved)
-RESUME_OVERRIDES = ("steps", "out", "progress", "verbose", "vec", "workers")
-#: default envs per worker process (the policy forward is batched over all envs)
-ENVS_PER_WORKER = 8
-#: default rollout size per PPO update (all envs together)
-ROLLOUT_STEPS = 2048
-
-#: the default league and evaluation opponents
-DEFAULT_HEURISTICS: dict[str, float] = {"greedy": 2.0, "planner": 1.0, "random": 1.0}
-DEFAULT_EVAL_OPPONENTS: tuple[str, ...] = ("random", "greedy", "planner")
-
-#: the game keywords a run used to keep flat in ``config.json`` (read back by ``from_json``)
-_FLAT_GAME_KEYS = ("num_players", "max_pips", "hand_size", "rules", "rounds")
-
-
-class CheckpointError(ValueError):
-    """A run that cannot be resumed: ``file`` (a path) and ``message`` (what is wrong with it)."""
-
-    def __init__(self, file: str | os.PathLike[str], message: str) -> None:
-        message = " ".join(str(message).split())  # always one line
-        super().__init__(f"{file}: {message}")
-        self.file = str(file)
-        self.message = message
-
-
-class ConfigError(ValueError):
-    """A bad :class:`TrainConfig` value, raised before anything runs or is written.
-
-    ``field`` names the field (``game.num_players`` ... ``game.flags`` for the game's
-    keywords), ``message`` says what is wrong and what is allowed.
-    """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-
-def _game_field(message: str) -> str:
-    """The :class:`GameConfig` keyword an error message of ``GameConfig.make`` is about."""
-    names = [*_FLAT_GAME_KEYS, "config keyword", *VARIANT_FLAGS]
-    hits = [(message.find(n), n) for n in names if n in message]
-    if not hits:
-        return "game"
-    name = min(hits)[1]
-    return "game.flags" if name == "config keyword" or name in VARIANT_FLAGS else f"game.{name}"
-
-
-def make_game(game: GameConfig | Mapping[str, Any] | None = None, /, **keywords: Any) -> GameConfig:
-    """A validated :class:`GameConfig` from ``GameConfig.make`` keywords (flat, as ``to_dict()``
-    writes them; a ``flags`` mapping is also accepted); errors become :class:`ConfigError`
-    naming the keyword (``game.num_players``, ...)."""
-    if isinstance(game, GameConfig) and not keywords:
-        return game
-    kw: dict[str, Any] = dict(game.to_dict() if isinstance(game, GameConfig) else game or {})
-    kw.update(keywords)
-    flags = kw.pop("flags", None) or {}
-    if not isinstance(flags, Mapping):
-        raise ConfigError("game.flags", f"must map variant names to booleans, got {flags!r}")
-    kw.update(flags)
-    try:
-        return GameConfig.make(**kw)
-    except (TypeError, ValueError) as err:
-        raise ConfigError(_game_field(str(err)), str(err)) from None
-
-
-@dataclass
-class TrainConfig:
-    """Everything that defines a training run (saved as ``config.json``).
-
-    Game: ``game``, the one :class:`~mtrain_env.mexican_train.core.config.GameConfig` of the
-    run (players, set, rules preset, rounds, hand size, RULES.md variants; a mapping of
-    ``GameConfig.make`` keywords is accepted and validated), ``reward`` (env reward mode),
-    ``seat`` (learner seat: ``"random"``, ``"rotate"`` or a seat index).
-    PPO: the usual MaskablePPO arguments; ``n_steps`` is per env; ``net_arch`` the hidden
-    sizes of both the actor and the critic; ``logit_bound`` the soft logit clamp;
-    ``lr_schedule`` ``"constant"`` or ``"linear"`` (to 0 at ``steps``); ``shaping`` the
-    potential-based shaping coefficient (0 = none).
-    League: see :mod:`training.league`. Evaluation: every ``eval_every`` steps (0 = never)
-    against ``eval_opponents`` on ``eval_deals`` duplicate deals. Checkpoints: every
-    ``checkpoint_every`` steps, ``keep_checkpoints`` kept. BC: ``bc_expert`` (registered
-    agent) and ``bc_samples`` (0 = no warm start).
-
-    :meth:`validate` (called by :meth:`resolved`, hence by the :class:`Trainer`) checks every
-    field and raises :class:`ConfigError` naming it.
-    """
-
-    steps: int = 1_000_000
-    seed: int = 0
-    out: str = "runs/ppo"
-    n_envs: int = 0  #: 0 = ENVS_PER_WORKER per worker process
-    vec: str = "sharded"  #: "sharded" (``workers`` processes), "subproc" (one per env) or "dummy"
-    workers: int = 0  #: processes of ``vec="sharded"``; 0 = one per CPU core
-    # game
-    game: GameConfig = field(default_factory=GameConfig.make)
-    reward: str = "zero_sum"
-    seat: str | int = "random"
-    # PPO
-    n_steps: int = 0  #: rollout steps per env per update; 0 = ROLLOUT_STEPS // n_envs
-    batch_size: int = 512
-    n_epochs: int = 4
-    learning_rate: float = 3e-4
-    lr_schedule: str = "constant"
-    gamma: float = 1.0
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    target_kl: float | None = 0.05
-    net_arch: list[int] = field(default_factory=lambda: [256, 256])
-    logit_bound: float = 20.0
-    features: str = "env"  #: learner input, agents.mexican_train.features: "env" or "planner"
-    shaping: float = 0.0
-    # league
-    heuristics: dict[str, float] = field(default_factory=dict)  #: default: DEFAULT_HEURISTICS registered
-    p_heuristic: float = 0.5
-    p_latest: float = 0.3
-    p_older: float = 0.2
-    snapshot_every: int = 100_000
-    max_snapshots: int = 20
-    snapshot_deterministic: bool = False
-    # evaluation
-    eval_every: int = 50_000
-    eval_deals: int = 10
-    eval_opponents: list[str] = field(default_factory=list)  #: default: DEFAULT_EVAL_OPPONENTS registered
-    eval_seed: int = 1_000_003
-    # checkpoints
-    checkpoint_every: int = 50_000
-    keep_checkpoints: int = 3
-    # behaviour cloning
-    bc_expert: str | None = None
-    bc_expert_params: dict[str, Any] = field(default_factory=dict)
-    bc_samples: int = 0
-    bc_epochs: int = 5
-    bc_lr: float = 1e-3
-    bc_batch_size: int = 256
-    # runtime
-    torch_threads: int = 1
-    progress: bool = True
-    verbose: int = 0
-
-    def __post_init__(self) -> None:
-        self.game = make_game(self.game)
-
-    def resolved(self) -> TrainConfig:
-        """A validated copy with the defaults that depend on the machine filled in (cores,
-        envs, rollout length, registered agents); raises :class:`ConfigError`."""
-        self.validate()  # before the defaults hide a bad value (e.g. n_envs=-3)
-        c = dataclasses.replace(self)
-        if c.workers <= 0:
-            c.workers = os.cpu_count() or 1
-        if c.n_envs <= 0:  # subproc: one process per env; otherwise envs are batched
-            c.n_envs = c.workers if c.vec == "subproc" else c.workers * ENVS_PER_WORKER
-        if c.n_steps <= 0:
-            c.n_steps = max(16, ROLLOUT_STEPS // c.n_envs)
-        if not c.heuristics:
-            c.heuristics = dict(DEFAULT_HEURISTICS)
-        if not c.eval_opponents:
-            c.eval_opponents = list(DEFAULT_EVAL_OPPONENTS)
-        c.validate()
-        return c
-
-    def validate(self) -> None:
-        """Check every field (types, ranges, names of agents, feature sets, modes);
-        raise :class:`ConfigError` naming the first bad one. ``0`` stands for "the default"
-        in ``n_envs``, ``workers`` and ``n_steps``, empty for it in ``heuristics`` and
-        ``eval_opponents`` (see :meth:`resolved`)."""
-        from agents.mexican_train.features import FEATURE_SETS
-        from mtrain_env.mexican_train.rewards import REWARD_MODES
-
-        _int("steps", self.steps, 1)
-        _int("seed", self.seed, 0, 2**32 - 1)
-        if not isinstance(self.out, (str, os.PathLike)) or not str(self.out):
-            raise ConfigError("out", f"must be a directory path, got {self.out!r}")
-        _int("n_envs", self.n_envs, 0, note="0 = the default")
-        _choice("vec", self.vec, VEC_KINDS)
-        _int("workers", self.workers, 0, note="0 = one per CPU core")
-        if not isinstance(self.game, GameConfig):
-            raise ConfigError("game", f"must be a GameConfig, got {type(self.game).__name__}")
-        _choice("reward", self.reward, REWARD_MODES)
-        _seat(self.seat, self.game.num_players)
-        _int("n_steps", self.n_steps, 0, note="0 = the default")
-        if self.n_steps > 0 and self.n_envs > 0 and self.n_steps * self.n_envs < 2:
-            raise ConfigError("n_steps", "a rollout (n_steps x n_envs) needs at least 2 steps")
-        _int("batch_size", self.batch_size, 2)
-        _int("n_epochs", self.n_epochs, 1)
-        _real("learning_rate", self.learning_rate, 0.0, low_open=True)
-        _choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
-        _real("gamma", self.gamma, 0.0, 1.0)
-        _real("gae_lambda", self.gae_lambda, 0.0, 1.0)
-        _real("clip_range", self.clip_range, 0.0, low_open=True)
-        _real("ent_coef", self.ent_coef, 0.0)
-        _real("vf_coef", self.vf_coef, 0.0)
-        _real("max_grad_norm", self.max_grad_norm, 0.0, low_open=True)
-        if self.target_kl is not None:
-            _real("target_kl", self.target_kl, 0.0, note="0 = off")
-        if (
-            not isinstance(self.net_arch, (list, tuple))
-            or not self.net_arch
-            or not all(_is_int(x) and x >= 1 for x in self.net_arch)
-        ):
-            raise ConfigError(
-                "net_arch", f"needs hidden layer sizes >= 1, e.g. [256, 256], got {self.net_arch!r}"
-            )
-        _real("logit_bound", self.logit_bound, 0.0, low_open=True)
-        _choice("features", self.features, FEATURE_SETS)
-        _real("shaping", self.shaping, 0.0, note="0 = none")
-        if not isinstance(self.heuristics, Mapping):
-            raise ConfigError("heuristics", f"must map agent names to weights, got {self.heuristics!r}")
-        for name, weight in self.heuristics.items():
-            _agent("heuristics", name)
-            if not _is_real(weight) or not math.isfinite(weight) or weight <= 0:
-                raise ConfigError(
-                    "heuristics", f"the weight of {name!r} must be a number > 0, got {weight!r}"
-                )
-        _real("p_heuristic", self.p_heuristic, 0.0, 1.0, low_open=True)
-        _real("p_latest", self.p_latest, 0.0, 1.0)
-        _real("p_older", self.p_older, 0.0, 1.0)
-        _int("snapshot_every", self.snapshot_every, 0, note="0 = never")
-        _int("max_snapshots", self.max_snapshots, 1)
-        if not isinstance(self.snapshot_deterministic, bool):
-            raise ConfigError(
-                "snapshot_deterministic", f"must be a bool, got {self.snapshot_deterministic!r}"
-            )
-        _int("eval_every", self.eval_every, 0, note="0 = never")
-        _int("eval_deals", self.eval_deals, 1)
-        if not isinstance(self.eval_opponents, (list, tuple)):
-            raise ConfigError("eval_opponents", f"must be a list of agent names, got {self.eval_opponents!r}")
-        for name in self.eval_opponents:
-            _agent("eval_opponents", name)
-        twice = sorted({x for x in self.eval_opponents if list(self.eval_opponents).count(x) > 1})
-        if twice:
-            raise ConfigError("eval_opponents", f"names {twice} more than once")
-        _int("eval_seed", self.eval_seed, 0, 2**32 - 1)
-        _int("checkpoint_every", self.checkpoint_every, 0, note="0 = at the start and the end only")
-        _int("keep_checkpoints", self.keep_checkpoints, 1)
-        if not isinstance(self.bc_expert_params, Mapping):
-            raise ConfigError("bc_expert_params", f"must map names to values, got {self.bc_expert_params!r}")
-        if self.bc_expert is not None:
-            _agent("bc_expert", self.bc_expert, self.bc_expert_params, "bc_expert_params")
-        _int("bc_samples", self.bc_samples, 0, note="0 = no warm start")
-        if self.bc_samples > 0 and self.bc_expert is None:
-            text = "behaviour cloning needs bc_expert (--bc-expert: the agent to clone)"
-            raise ConfigError("bc_samples", text)
-        _int("bc_epochs", self.bc_epochs, 1)
-        _real("bc_lr", self.bc_lr, 0.0, low_open=True)
-        _int("bc_batch_size", self.bc_batch_size, 1)
-        _int("torch_threads", self.torch_threads, 1)
-        if not isinstance(self.progress, bool):
-            raise ConfigError("progress", f"must be a bool, got {self.progress!r}")
-        _int("verbose", self.verbose, 0, 2)
-
-    def env_kwargs(self) -> dict[str, Any]:
-        """Keywords of :class:`mtrain_env.raw_env` for this run (the game, fully resolved, and
-        the reward mode)."""
-        g = self.game
-        return {
-            "num_players": g.num_players,
-            "max_pips": g.max_pips,
-            "hand_size": g.hand_size,
-            "rules": g.rules,
-            "rounds": g.rounds,
-            "reward": self.reward,
-            **g.flags(),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict (``game`` as ``GameConfig.to_dict()``); inverse of :meth:`from_json`."""
-        d = dataclasses.asdict(self)
-        d["game"] = self.game.to_dict()
-        return d
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> TrainConfig:
-        """Read :meth:`to_json` output back; also the flat game keys (``num_players``,
-        ``max_pips``, ``rules``, ``rounds``, ``flags``) of runs written before the game
-        configuration was nested. Unknown keys are ignored."""
-        d = dict(d)
-        if "game" not in d:
-            flat = {k: d.pop(k) for k in _FLAT_GAME_KEYS if k in d}
-            d["game"] = {**flat, "flags": d.pop("flags", None) or {}}
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def _is_real(x: Any) -> bool:
-    return _is_int(x) or isinstance(x, (float, np.floating))
-
-
-def _int(name: str, value: Any, low: int, high: int | None = None, note: str = "") -> None:
-    text = f"an int >= {low}" if high is None else f"an int in {low}..{high}"
-    if note:
-        text += f" ({note})"
-    if not _is_int(value) or value < low or (high is not None and value > high):
-        raise ConfigError(name, f"must be {text}, got {value!r}")
-
-
-def _real(
-    name: str, value: Any, low: float, high: float | None = None, low_open: bool = False, note: str = ""
-) -> None:
-    if low_open:
-        text = f"> {low:g}" if high is None else f"in ({low:g}, {high:g}]"
-    else:
-        text = f">= {low:g}" if high is None else f"in [{low:g}, {high:g}]"
-    if note:
-        text += f" ({note})"
-    ok = _is_real(value) and math.isfinite(value)
-    ok = ok and (value > low if low_open else value >= low) and (high is None or value <= high)
-    if not ok:
-        raise ConfigError(name, f"must be a finite number {text}, got {value!r}")
-
-
-def _choice(name: str, value: Any, choices: Sequence[str]) -> None:
-    if value not in choices:
-        raise ConfigError(name, f"must be one of {', '.join(choices)}; got {value!r}")
-
-
-def _seat(seat: Any, num_players: int) -> None:
-    if isinstance(seat, str) and seat in SEAT_MODES:
-        return
-    if not (_is_int(seat) and 0 <= seat < num_players):
-        raise ConfigError(
-            "seat",
-            f"must be {' or '.join(SEAT_MODES)} or a seat index in 0..{num_players - 1} "
-            f"({num_players} players); got {seat!r}",
-        )
-
-
-def _agent(name: str, agent: Any, params: Mapping[str, Any] | None = None, params_name: str = "") -> None:
-    """A registered agent (or ``module:Class``) that can be built (with ``params``)."""
-    if not isinstance(agent, str) or not agent:
-        raise ConfigError(name, f"needs agent names, got {agent!r}")
-    try:
-        cls = agents.agent_class(agent)
-    except (ImportError, ValueError) as err:
-        raise ConfigError(name, str(err)) from None
-    try:
-        cls(seed=0, **dict(params or {}))
-    except (TypeError, ValueError) as err:
-        text = f"agent {agent!r} does not take the parameters {dict(params or {})}: {err}"
-        raise ConfigError(params_name or name, text) from None
+#: the trainer and, for the callers that have always imported them from here, the run's
+#: configuration (:mod:`training.run_config`), files (:mod:`training.run_dir`) and checks
+#: (:mod:`training.checkpoints`)
+__all__ = [
+    "CHECKPOINTS",
+    "CHECKPOINT_FILE",
+    "CHECKPOINT_NAME",
+    "CONFIG_FILE",
+    "CURVE_CSV",
+    "CURVE_PNG",
+    "DEFAULT_EVAL_OPPONENTS",
+    "DEFAULT_HEURISTICS",
+    "ENVS_PER_WORKER",
+    "FINAL_MODEL",
+    "LATEST",
+    "LEAGUE_DIR",
+    "LEAGUE_FILE",
+    "LR_SCHEDULES",
+    "MODEL_FILE",
+    "POLICY_FILE",
+    "RESUME_OVERRIDES",
+    "ROLLOUT_STEPS",
+    "SEAT_MODES",
+    "SNAPSHOT_NAME",
+    "STATE_FILE",
+    "STATE_FORMAT",
+    "SUMMARY_FILE",
+    "VEC_KINDS",
+    "Checkpoint",
+    "CheckpointError",
+    "ConfigError",
+    "TrainConfig",
+    "Trainer",
+    "configure_determinism",
+    "format_summary",
+    "latest_checkpoint",
+    "load_checkpoint",
+    "make_game",
+    "make_logger",
+    "make_vec_env",
+    "read_config",
+    "read_latest",
+    "run_config_json",
+    "run_files",
+    "run_policy_spec",
+    "strict_json",
+    "train",
+    "write_curve",
+]
 
 
 # ------------------------------------------------------------------ helpers
@@ -563,125 +265,6 @@ def _preserve_rng() -> Any:
             random.setstate(py_state)
 
 
-def strict_json(obj: Any, **kwargs: Any) -> str:
-    """``json.dumps`` that writes strict JSON: NaN and infinities become ``null`` (never the
-    ``NaN`` / ``Infinity`` tokens other readers reject); numpy scalars and arrays, tuples and
-    paths become their JSON equivalents."""
-    return json.dumps(_jsonable(obj), allow_nan=False, **kwargs)
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return float(x) if math.isfinite(x) else None
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    if isinstance(x, Mapping):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, os.PathLike):
-        return os.fspath(x)
-    return x
-
-
-def run_files(out: Path) -> list[str]:
-    """What in ``out`` shows a training run is there (``config.json``, ``checkpoints/``)."""
-    return [name for name in (CONFIG_FILE, CHECKPOINTS) if (Path(out) / name).exists()]
-
-
-def read_config(out: Path) -> TrainConfig:
-    """The :class:`TrainConfig` of the run in ``out`` (either ``config.json`` format), its
-    ``out`` being ``out``; raises :class:`CheckpointError` saying what is wrong with the file."""
-    path = Path(out) / CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise CheckpointError(path, f"cannot read it ({err.strerror or err})") from None
-    try:
-        data = json.loads(text)
-    except ValueError as err:
-        raise CheckpointError(path, f"not JSON ({err})") from None
-    if not isinstance(data, dict) or not {"steps", "seed", "n_envs"} <= set(data):
-        raise CheckpointError(path, "does not hold a training configuration (steps, seed, n_envs, ...)")
-    data["out"] = str(out)  # a run is where its directory is (older runs stored a path here)
-    try:
-        return TrainConfig.from_json(data)
-    except ConfigError as err:
-        raise CheckpointError(path, str(err)) from None
-    except (TypeError, ValueError) as err:
-        raise CheckpointError(path, f"does not hold a training configuration ({err})") from None
-
-
-def run_config_json(config: TrainConfig) -> dict[str, Any]:
-    """What ``config.json`` holds: :meth:`TrainConfig.to_json` without ``out`` (the run is
-    where its directory is)."""
-    d = config.to_json()
-    del d["out"]
-    return d
-
-
-def format_summary(summary: Mapping[str, Any], out: str | os.PathLike[str] | None = None) -> str:
-    """The human-readable end of a run, from :meth:`Trainer.make_summary`; the files it names
-    are shown inside ``out`` (the run directory) when given."""
-    lines = []
-    steps, this = summary["steps"], summary["steps_this_run"]
-    head = f"trained {steps:,} steps"
-    if summary.get("resumed_from") is not None:
-        head += f" ({this:,} this run, resumed from step {summary['resumed_from']:,})"
-    elif summary.get("restarted"):
-        head += " (started over: the run had no checkpoint yet)"
-    head += (
-        f" in {summary['seconds']:.1f} s: {summary['steps_per_second']:,.0f} steps/s while learning, "
-        f"{summary['n_envs']} envs"
-    )
-    if summary.get("nan_events"):
-        head += f", {summary['nan_events']} non-finite updates rolled back"
-    lines.append(head)
-    final = summary.get("final_eval") or []
-    if final:
-        lines.append(
-            f"final evaluation at step {final[0]['step']:,}, "
-            f"{summary['eval_deals']} duplicate deals per opponent"
-        )
-        lines.append(
-            "  learner minus opponent round score (below 0: the learner scores less = better), 95% CI:"
-        )
-        width = max(len(str(r["opponent"])) for r in final)
-        for r in final:
-            diff, ci = r["diff"], r.get("ci95")
-            if ci is None or diff is None:
-                text = f"{_num(diff)}  (no CI: one deal)"
-            else:
-                text = f"{diff:+8.2f} ± {(ci[1] - ci[0]) / 2:6.2f}  [{ci[0]:+.2f}, {ci[1]:+.2f}]"
-            lowest = r.get("lowest_rate")
-            if lowest is not None and math.isfinite(lowest):
-                text += f"  finished lowest in {100 * lowest:.0f}% of rounds"
-            lines.append(f"  vs {r['opponent']:<{width}}  {text}")
-    else:
-        lines.append("no evaluation (eval_every = 0)")
-    files = {k: v if v is None or out is None else str(Path(out) / v) for k, v in summary["files"].items()}
-    if files.get("curve_csv"):
-        lines.append(f"curve:        {files['curve_csv']}, {files['curve_png']}")
-    lines.append(f"policy:       {files['policy']} (model + optimizer: {files['model']})")
-    lines.append(f"tensorboard:  tensorboard --logdir {files['tensorboard']}")
-    lines.append(f"summary:      {files['summary']}")
-    return "\n".join(lines)
-
-
-def _num(x: Any) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else f"{x:+8.2f}"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 class _TensorBoardFormat(TensorBoardOutputFormat):
     """SB3's TensorBoard writer with ``purge_step`` (drops events a resumed run redoes)."""
 
@@ -697,328 +280,6 @@ def make_logger(out: Path, purge_step: int | None, verbose: int) -> Logger:
     if verbose:
         formats.append(HumanOutputFormat(sys.stdout))
     return Logger(str(out), formats)
-
-
-def write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
-    """``curve.csv`` and ``curve.png`` from the evaluation rows."""
-    if not rows:
-        return
-    fields = list(rows[0])
-    tmp = out / (CURVE_CSV + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, out / CURVE_CSV)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    for opp in sorted({r["opponent"] for r in rows}):
-        mine = [r for r in rows if r["opponent"] == opp]
-        x = np.array([r["step"] for r in mine])
-        y = np.array([r["diff"] for r in mine], dtype=float)
-        se = np.nan_to_num(np.array([r["diff_se"] for r in mine], dtype=float))
-        ax1.plot(x, y, marker="o", label=f"vs {opp}")
-        ax1.fill_between(x, y - 1.96 * se, y + 1.96 * se, alpha=0.2)
-        ax2.plot(x, [r["lowest_rate"] for r in mine], marker="o", label=f"vs {opp}")
-    ax1.axhline(0.0, color="grey", lw=0.8)
-    ax1.set_xlabel("environment steps")
-    ax1.set_ylabel("learner - opponent round score (lower is better)")
-    ax1.legend()
-    ax2.set_xlabel("environment steps")
-    ax2.set_ylabel("share of rounds finished lowest")
-    ax2.legend()
-    fig.tight_layout()
-    fig.savefig(out / CURVE_PNG, dpi=90)
-    plt.close(fig)
-
-
-def read_latest(out: Path) -> tuple[Path, int] | None:
-    """The newest checkpoint directory named by ``checkpoints/latest.json`` and its step;
-    ``None`` if the run has none yet. Raises :class:`CheckpointError` if the pointer is not
-    ``{"dir": "step_<N>", "step": N}``, leaves ``checkpoints/`` or names an incomplete checkpoint."""
-    root = Path(out) / CHECKPOINTS
-    pointer = root / LATEST
-    if not pointer.exists():
-        return None
-    try:
-        data = json.loads(pointer.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise CheckpointError(pointer, f"not readable JSON ({err})") from None
-    if not isinstance(data, dict) or set(data) != {"dir", "step"}:
-        raise CheckpointError(pointer, f'must be {{"dir": "step_<N>", "step": N}}, got {str(data)[:80]}')
-    name, step = data["dir"], data["step"]
-    if not isinstance(name, str) or not CHECKPOINT_NAME.fullmatch(name):
-        text = f"dir must name a checkpoint directory inside {CHECKPOINTS}/ (step_<12 digits>), got {name!r}"
-        raise CheckpointError(pointer, text)
-    if not _is_int(step) or name != f"step_{step:012d}":
-        raise CheckpointError(pointer, f"step {step!r} is not the step of {name}")
-    directory = root / name
-    if directory.is_symlink() or directory.resolve().parent != root.resolve():
-        raise CheckpointError(pointer, f"{name} leads outside {root}")
-    for file in (MODEL_FILE, STATE_FILE):
-        if not (directory / file).is_file():
-            raise CheckpointError(directory / file, f"missing (the checkpoint {LATEST} points to)")
-    return directory, int(step)
-
-
-def latest_checkpoint(out: Path) -> Path | None:
-    """The newest complete checkpoint directory of a run, if any (see :func:`read_latest`)."""
-    found = read_latest(out)
-    return None if found is None else found[0]
-
-
-@dataclass
-class Checkpoint:
-    """A checkpoint checked by :func:`load_checkpoint`, its state unpickled."""
-
-    dir: Path
-    step: int
-    state: dict[str, Any]
-
-
-def run_policy_spec(config: TrainConfig) -> PolicySpec:
-    """The architecture of the run's policy (what its ``model.zip`` must hold)."""
-    env = SingleAgentEnv(env_kwargs=config.env_kwargs(), features=config.features)
-    assert env.observation_space.shape is not None
-    return PolicySpec(
-        observation_size=int(env.observation_space.shape[0]),
-        action_count=int(env.raw.config.num_actions),
-        pi=tuple(config.net_arch),
-        vf=tuple(config.net_arch),
-        features=config.features,
-        logit_bound=float(config.logit_bound),
-    )
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _check_model(path: Path, expected: PolicySpec, step: int, recorded: str | None) -> None:
-    """``model.zip`` is an intact model of the run's architecture at ``step`` (read without
-    unpickling: :func:`agents.policy_net.read_sb3_archive`). What it holds is checked before
-    its ``recorded`` sha256, so that a model of another run is named as such."""
-    problem = None
-    try:
-        spec, steps, _weights = read_sb3_archive(path)
-        with zipfile.ZipFile(path) as zf:
-            missing = [m for m in ("policy.optimizer.pth", "pytorch_variables.pth") if m not in zf.NameToInfo]
-            damaged = zf.testzip()
-        if missing or damaged:
-            problem = f"member {missing[0]} missing" if missing else f"member {damaged} damaged"
-    except PolicyFileError as err:
-        problem = err.message
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
-        problem = f"damaged ({err})"
-    if problem is not None:
-        if recorded is not None and recorded != _sha256(path):
-            problem = f"damaged or replaced: its sha256 is not the one {CHECKPOINT_FILE} recorded ({problem})"
-        raise CheckpointError(path, problem)
-    for name, label in (
-        ("observation_size", "observation size"),
-        ("action_count", "action count"),
-        ("pi", "net_arch (actor)"),
-        ("vf", "net_arch (critic)"),
-        ("features", "features"),
-        ("logit_bound", "logit_bound"),
-        ("activation", "activation"),
-    ):
-        have, want = getattr(spec, name), getattr(expected, name)
-        if have != want:
-            have, want = (list(x) if isinstance(x, tuple) else x for x in (have, want))
-            raise CheckpointError(
-                path,
-                f"{label} {have!r}, but the run's {CONFIG_FILE} gives {want!r} (a model of another run?)",
-            )
-    if steps != step:
-        raise CheckpointError(
-            path, f"holds step {steps}, but {LATEST} says {step} (a model of another checkpoint?)"
-        )
-
-
-def _recorded_hashes(directory: Path, step: int) -> dict[str, str] | None:
-    """The sha256 per file that the checkpoint's ``checkpoint.json`` recorded (``None`` if
-    it has none: format 1)."""
-    meta_path = directory / CHECKPOINT_FILE
-    if not meta_path.exists():
-        return None
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise CheckpointError(meta_path, f"not readable JSON ({err})") from None
-    hashes = meta.get("sha256") if isinstance(meta, dict) else None
-    files = (MODEL_FILE, STATE_FILE, LEAGUE_FILE)
-    if (
-        not isinstance(hashes, dict)
-        or meta.get("step") != step
-        or not all(isinstance(hashes.get(f), str) for f in files)
-    ):
-        raise CheckpointError(
-            meta_path, f'must be {{"format": 2, "step": {step}, "sha256": {{<file>: <hex>}}}}'
-        )
-    return {f: hashes[f] for f in files}
-
-
-def _check_hashes(directory: Path, hashes: Mapping[str, str]) -> None:
-    """The files of ``directory`` are those its ``checkpoint.json`` recorded (format 2)."""
-    for file in (MODEL_FILE, STATE_FILE, LEAGUE_FILE):
-        if not (directory / file).is_file():
-            raise CheckpointError(directory / file, "missing")
-        if hashes.get(file) != _sha256(directory / file):
-            raise CheckpointError(
-                directory / file, f"damaged or replaced: its sha256 is not the one {CHECKPOINT_FILE} recorded"
-            )
-
-
-#: what unpickling damaged bytes raises
-_UNPICKLING_ERRORS = (
-    pickle.UnpicklingError,
-    EOFError,
-    AttributeError,
-    ImportError,
-    IndexError,
-    KeyError,
-    TypeError,
-    ValueError,
-    OverflowError,
-)
-_STATE_KEYS = (
-    "format",
-    "step",
-    "n_envs",
-    "league",
-    "next_eval",
-    "next_checkpoint",
-    "curve",
-    "env_states",
-    "last_obs",
-    "last_episode_starts",
-    "monitor",
-    "ep_info_buffer",
-    "rng",
-)
-
-
-def _snapshot_names(state: Mapping[str, Any]) -> list[str]:
-    """Every snapshot file a checkpoint state names: the league's and those seated in the
-    episodes in flight."""
-    names = [s["file"] for s in state["league"]["snapshots"]]
-    for env_state in state["env_states"]:
-        names += [s.name for s in env_state["opponent_specs"].values() if s.kind == SNAPSHOT]
-    return list(dict.fromkeys(names))
-
-
-def _check_state(path: Path, state: Any, config: TrainConfig, step: int, obs_size: int, league: Path) -> None:
-    if not isinstance(state, dict):
-        raise CheckpointError(path, f"not a checkpoint state (a {type(state).__name__})")
-    if state.get("format") not in (1, STATE_FORMAT):
-        raise CheckpointError(
-            path, f"state format {state.get('format')!r}; this version reads 1 and {STATE_FORMAT}"
-        )
-    missing = [k for k in _STATE_KEYS if k not in state]
-    if missing:
-        raise CheckpointError(path, f"not a checkpoint state (no {', '.join(missing)})")
-    if state["step"] != step:
-        raise CheckpointError(path, f"holds step {state['step']!r}, but {LATEST} says {step}")
-    n = config.n_envs
-    if state["n_envs"] != n or len(state["env_states"]) != n:
-        raise CheckpointError(
-            path,
-            f"holds {len(state['env_states'])} env states of n_envs={state['n_envs']!r}, "
-            f"but the run's {CONFIG_FILE} has n_envs={n} (resume needs the same)",
-        )
-    shape = getattr(state["last_obs"], "shape", None)
-    if shape != (n, obs_size):
-        raise CheckpointError(path, f"observations of shape {shape}, the model takes ({n}, {obs_size})")
-    try:
-        League.from_state_dict(state["league"])
-    except (KeyError, TypeError, ValueError, AttributeError) as err:
-        raise CheckpointError(path, f"league: not a league state ({type(err).__name__}: {err})") from None
-    try:
-        names = _snapshot_names(state)
-    except (KeyError, TypeError, AttributeError) as err:
-        raise CheckpointError(path, f"env_states: not env states ({type(err).__name__}: {err})") from None
-    for name in names:
-        if not isinstance(name, str) or not SNAPSHOT_NAME.fullmatch(name):
-            raise CheckpointError(
-                path, f"league: {name!r} is not a snapshot file name (snap_<N>.npz in {LEAGUE_DIR}/)"
-            )
-        if not (league / name).is_file():
-            raise CheckpointError(league / name, "missing (a snapshot the run's league plays)")
-
-
-def load_checkpoint(out: Path, config: TrainConfig) -> Checkpoint | None:
-    """The newest checkpoint of the run in ``out`` after every check of the module docstring
-    (``None`` if the run has none yet); raises :class:`CheckpointError`. Writes nothing.
-
-    ``state.pkl`` is unpickled: it is trusted as the file this module wrote inside the run
-    directory, once its sha256 matches ``checkpoint.json`` (format 2)."""
-    found = read_latest(out)
-    if found is None:
-        return None
-    directory, step = found
-    spec = run_policy_spec(config)
-    hashes = _recorded_hashes(directory, step)  # format 1 wrote no checkpoint.json
-    _check_model(directory / MODEL_FILE, spec, step, None if hashes is None else hashes[MODEL_FILE])
-    if hashes is not None:
-        _check_hashes(directory, hashes)
-    path = directory / STATE_FILE
-    try:
-        with open(path, "rb") as f:
-            state = pickles.load(f)
-    except OSError as err:
-        raise CheckpointError(path, f"cannot read it ({err.strerror or err})") from None
-    except _UNPICKLING_ERRORS as err:
-        raise CheckpointError(
-            path, f"damaged: not a state this version reads ({type(err).__name__}: {err})"
-        ) from None
-    _check_state(path, state, config, step, spec.observation_size, Path(out) / LEAGUE_DIR)
-    if hashes is None and state["format"] != 1:
-        raise CheckpointError(directory / CHECKPOINT_FILE, "missing (the sha256 of the checkpoint's files)")
-    return Checkpoint(directory, step, state)
-
-
-def _upgrade_format_1(state: dict[str, Any], league: Path) -> dict[str, Any]:
-    """A format-1 checkpoint state as format 2: each snapshot it names that SB3's
-    ``policy.save`` pickled (``snap_<N>.pt``) is converted once into a policy file beside it
-    (``snap_<N>.npz``; it unpickles the run's own file, named by the run's own state), and
-    the league and the seated opponents name the new files."""
-    renamed: dict[str, str] = {}
-    for name in _snapshot_names(state):
-        if name.endswith(".pt"):
-            renamed[name] = name[: -len(".pt")] + ".npz"
-            if not (league / renamed[name]).exists():
-                upgrade_trusted_policy(league / name, league / renamed[name])
-
-    def league_state(d: Mapping[str, Any]) -> dict[str, Any]:
-        snaps = [{**s, "file": renamed.get(s["file"], s["file"])} for s in d["snapshots"]]
-        return {**d, "snapshots": snaps}
-
-    def spec(s: OpponentSpec) -> OpponentSpec:
-        return dataclasses.replace(s, name=renamed[s.name]) if s.kind == SNAPSHOT and s.name in renamed else s
-
-    env_states = [
-        {
-            **e,
-            "league": league_state(e["league"]),
-            "opponent_specs": {k: spec(v) for k, v in e["opponent_specs"].items()},
-        }
-        for e in state["env_states"]
-    ]
-    return {
-        **state,
-        "format": STATE_FORMAT,
-        "league": league_state(state["league"]),
-        "env_states": env_states,
-    }
 
 
 # ------------------------------------------------------------------ trainer
@@ -1080,13 +341,13 @@ class Trainer:
         configure_determinism(c.seed, c.torch_threads)
         self.league_root.mkdir(parents=True, exist_ok=True)
         # a resumed run records its new target and the current format
-        _atomic_write(self.out / CONFIG_FILE, strict_json(run_config_json(c), indent=2))
+        atomic_write_text(self.out / CONFIG_FILE, strict_json(run_config_json(c), indent=2))
         checkpoint = self._checkpoint if self.resume else None
         state: dict[str, Any] | None = None
         if checkpoint is not None:
             state = checkpoint.state
             if state["format"] == 1:
-                state = _upgrade_format_1(state, self.league_root)
+                state = upgrade_format_1(state, self.league_root)
             self.league = League.from_state_dict(state["league"])
         self.env = make_vec_env(c, self.league, self.league_root)
         if checkpoint is None:
@@ -1212,14 +473,14 @@ class Trainer:
         with open(tmp / STATE_FILE, "wb") as f:
             pickle.dump(state, f)
         (tmp / LEAGUE_FILE).write_text(strict_json(self.league.state_dict()), encoding="utf-8")
-        hashes = {f: _sha256(tmp / f) for f in (MODEL_FILE, STATE_FILE, LEAGUE_FILE)}
+        hashes = {f: sha256_of(tmp / f) for f in (MODEL_FILE, STATE_FILE, LEAGUE_FILE)}
         meta = {"format": STATE_FORMAT, "step": step, "sha256": hashes}
         (tmp / CHECKPOINT_FILE).write_text(strict_json(meta, indent=2), encoding="utf-8")
         final = root / name
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)
-        _atomic_write(root / LATEST, strict_json({"dir": name, "step": step}))
+        atomic_write_text(root / LATEST, strict_json({"dir": name, "step": step}))
         self._prune(root)
         return final
 
@@ -1322,7 +583,7 @@ class Trainer:
         )
         stats.update(expert=c.bc_expert, collect_seconds=collected, total_seconds=time.time() - t0)
         self.bc_stats = stats
-        _atomic_write(self.out / "bc.json", strict_json(stats, indent=2))
+        atomic_write_text(self.out / "bc.json", strict_json(stats, indent=2))
 
     def run(self) -> RobustMaskablePPO:
         """Train to ``config.steps`` environment steps (resuming if asked); returns the model."""
@@ -1344,7 +605,7 @@ class Trainer:
             self._finish()
             self.seconds = time.time() - t0
             self.summary = self.make_summary()
-            _atomic_write(self.out / SUMMARY_FILE, strict_json(self.summary, indent=2) + "\n")
+            atomic_write_text(self.out / SUMMARY_FILE, strict_json(self.summary, indent=2) + "\n")
         finally:
             self.env.close()
         return self.model

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from training.rllib.train import CONFIG_FILE, RESUME_OVERRIDES, RLlibConfig, read_latest
-from training.train import CheckpointError
+from training.run_dir import CheckpointError
 
 #: TrainConfig field -> RLlibConfig field, where the names differ
 RENAMED = {

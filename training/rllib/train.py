@@ -46,18 +46,16 @@ from agents.tournament.ray_backend import ensure_ray
 from mtrain_env.mexican_train import GameConfig
 from training.evaluate import evaluate
 from training.rllib.league import MAIN, SnapshotMapping, push_weights, snapshot_ids, take_snapshot
-from training.train import (
+from training.run_config import DEFAULT_HEURISTICS, ConfigError, make_game
+from training.run_dir import (
     CHECKPOINTS,
     CONFIG_FILE,
     CURVE_CSV,
     CURVE_PNG,
-    DEFAULT_HEURISTICS,
     LATEST,
     POLICY_FILE,
     SUMMARY_FILE,
     CheckpointError,
-    ConfigError,
-    make_game,
     strict_json,
     write_curve,
 )

@@ -1,0 +1,236 @@
+"""The files of a training run's directory: their names, strict JSON, ``config.json``, the
+summary's text and the learning curve (layout: :mod:`training.train`).
+
+Shared by the SB3 trainer (:mod:`training.train`) and the RLlib one
+(:mod:`training.rllib.train`); imports no learning library.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from training.run_config import ConfigError, TrainConfig
+
+__all__ = [
+    "CHECKPOINTS",
+    "CHECKPOINT_FILE",
+    "CHECKPOINT_NAME",
+    "CONFIG_FILE",
+    "CURVE_CSV",
+    "CURVE_PNG",
+    "FINAL_MODEL",
+    "LATEST",
+    "LEAGUE_DIR",
+    "LEAGUE_FILE",
+    "MODEL_FILE",
+    "POLICY_FILE",
+    "SNAPSHOT_NAME",
+    "STATE_FILE",
+    "STATE_FORMAT",
+    "SUMMARY_FILE",
+    "CheckpointError",
+    "atomic_write_text",
+    "format_summary",
+    "read_config",
+    "run_config_json",
+    "run_files",
+    "strict_json",
+    "write_curve",
+]
+
+CONFIG_FILE = "config.json"
+SUMMARY_FILE = "summary.json"
+CHECKPOINTS = "checkpoints"
+LATEST = "latest.json"
+LEAGUE_DIR = "league"
+CURVE_CSV = "curve.csv"
+CURVE_PNG = "curve.png"
+POLICY_FILE = "policy.npz"
+FINAL_MODEL = "final_model.zip"
+#: the files of a checkpoint directory
+MODEL_FILE = "model.zip"
+STATE_FILE = "state.pkl"
+LEAGUE_FILE = "league.json"
+CHECKPOINT_FILE = "checkpoint.json"
+#: 2: paths relative to the run, policy files, checkpoint.json (1: absolute paths, pickled snapshots)
+STATE_FORMAT = 2
+#: what latest.json may name (a directory inside checkpoints/)
+CHECKPOINT_NAME = re.compile(r"step_\d{12}")
+#: what a league may name (a file inside league/; ``.pt``: a format-1 snapshot, upgraded on resume)
+SNAPSHOT_NAME = re.compile(r"snap_\d{12}\.(npz|pt)")
+
+
+class CheckpointError(ValueError):
+    """A run that cannot be resumed: ``file`` (a path) and ``message`` (what is wrong with it)."""
+
+    def __init__(self, file: str | os.PathLike[str], message: str) -> None:
+        message = " ".join(str(message).split())  # always one line
+        super().__init__(f"{file}: {message}")
+        self.file = str(file)
+        self.message = message
+
+
+def strict_json(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps`` that writes strict JSON: NaN and infinities become ``null`` (never the
+    ``NaN`` / ``Infinity`` tokens other readers reject); numpy scalars and arrays, tuples and
+    paths become their JSON equivalents."""
+    return json.dumps(_jsonable(obj), allow_nan=False, **kwargs)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, Mapping):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, os.PathLike):
+        return os.fspath(x)
+    return x
+
+
+def run_files(out: Path) -> list[str]:
+    """What in ``out`` shows a training run is there (``config.json``, ``checkpoints/``)."""
+    return [name for name in (CONFIG_FILE, CHECKPOINTS) if (Path(out) / name).exists()]
+
+
+def read_config(out: Path) -> TrainConfig:
+    """The :class:`TrainConfig` of the run in ``out`` (either ``config.json`` format), its
+    ``out`` being ``out``; raises :class:`CheckpointError` saying what is wrong with the file."""
+    path = Path(out) / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise CheckpointError(path, f"cannot read it ({err.strerror or err})") from None
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise CheckpointError(path, f"not JSON ({err})") from None
+    if not isinstance(data, dict) or not {"steps", "seed", "n_envs"} <= set(data):
+        raise CheckpointError(path, "does not hold a training configuration (steps, seed, n_envs, ...)")
+    data["out"] = str(out)  # a run is where its directory is (older runs stored a path here)
+    try:
+        return TrainConfig.from_json(data)
+    except ConfigError as err:
+        raise CheckpointError(path, str(err)) from None
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(path, f"does not hold a training configuration ({err})") from None
+
+
+def run_config_json(config: TrainConfig) -> dict[str, Any]:
+    """What ``config.json`` holds: :meth:`TrainConfig.to_json` without ``out`` (the run is
+    where its directory is)."""
+    d = config.to_json()
+    del d["out"]
+    return d
+
+
+def format_summary(summary: Mapping[str, Any], out: str | os.PathLike[str] | None = None) -> str:
+    """The human-readable end of a run, from :meth:`Trainer.make_summary`; the files it names
+    are shown inside ``out`` (the run directory) when given."""
+    lines = []
+    steps, this = summary["steps"], summary["steps_this_run"]
+    head = f"trained {steps:,} steps"
+    if summary.get("resumed_from") is not None:
+        head += f" ({this:,} this run, resumed from step {summary['resumed_from']:,})"
+    elif summary.get("restarted"):
+        head += " (started over: the run had no checkpoint yet)"
+    head += (
+        f" in {summary['seconds']:.1f} s: {summary['steps_per_second']:,.0f} steps/s while learning, "
+        f"{summary['n_envs']} envs"
+    )
+    if summary.get("nan_events"):
+        head += f", {summary['nan_events']} non-finite updates rolled back"
+    lines.append(head)
+    final = summary.get("final_eval") or []
+    if final:
+        lines.append(
+            f"final evaluation at step {final[0]['step']:,}, "
+            f"{summary['eval_deals']} duplicate deals per opponent"
+        )
+        lines.append(
+            "  learner minus opponent round score (below 0: the learner scores less = better), 95% CI:"
+        )
+        width = max(len(str(r["opponent"])) for r in final)
+        for r in final:
+            diff, ci = r["diff"], r.get("ci95")
+            if ci is None or diff is None:
+                text = f"{_num(diff)}  (no CI: one deal)"
+            else:
+                text = f"{diff:+8.2f} ± {(ci[1] - ci[0]) / 2:6.2f}  [{ci[0]:+.2f}, {ci[1]:+.2f}]"
+            lowest = r.get("lowest_rate")
+            if lowest is not None and math.isfinite(lowest):
+                text += f"  finished lowest in {100 * lowest:.0f}% of rounds"
+            lines.append(f"  vs {r['opponent']:<{width}}  {text}")
+    else:
+        lines.append("no evaluation (eval_every = 0)")
+    files = {k: v if v is None or out is None else str(Path(out) / v) for k, v in summary["files"].items()}
+    if files.get("curve_csv"):
+        lines.append(f"curve:        {files['curve_csv']}, {files['curve_png']}")
+    lines.append(f"policy:       {files['policy']} (model + optimizer: {files['model']})")
+    lines.append(f"tensorboard:  tensorboard --logdir {files['tensorboard']}")
+    lines.append(f"summary:      {files['summary']}")
+    return "\n".join(lines)
+
+
+def _num(x: Any) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:+8.2f}"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed into place (never half-written)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
+    """``curve.csv`` and ``curve.png`` from the evaluation rows."""
+    if not rows:
+        return
+    fields = list(rows[0])
+    tmp = out / (CURVE_CSV + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, out / CURVE_CSV)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for opp in sorted({r["opponent"] for r in rows}):
+        mine = [r for r in rows if r["opponent"] == opp]
+        x = np.array([r["step"] for r in mine])
+        y = np.array([r["diff"] for r in mine], dtype=float)
+        se = np.nan_to_num(np.array([r["diff_se"] for r in mine], dtype=float))
+        ax1.plot(x, y, marker="o", label=f"vs {opp}")
+        ax1.fill_between(x, y - 1.96 * se, y + 1.96 * se, alpha=0.2)
+        ax2.plot(x, [r["lowest_rate"] for r in mine], marker="o", label=f"vs {opp}")
+    ax1.axhline(0.0, color="grey", lw=0.8)
+    ax1.set_xlabel("environment steps")
+    ax1.set_ylabel("learner - opponent round score (lower is better)")
+    ax1.legend()
+    ax2.set_xlabel("environment steps")
+    ax2.set_ylabel("share of rounds finished lowest")
+    ax2.legend()
+    fig.tight_layout()
+    fig.savefig(out / CURVE_PNG, dpi=90)
+    plt.close(fig)
