@@ -102,6 +102,11 @@ VIOLATIONS: dict[str, tuple[str, str, str]] = {
         "mtrain_env never imports Ray",
         "mtrain_env.mexican_train.render -> ray",
     ),
+    "training/run_dir.py": (
+        "import torch",
+        "training.run_config and training.run_dir import no learning framework",
+        "training.run_dir -> torch",
+    ),
 }
 
 
