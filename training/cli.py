@@ -412,14 +412,9 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``mtrain train``: validate everything, train, print the summary."""
-    from training.train import (
-        CONFIG_FILE,
-        RESUME_OVERRIDES,
-        CheckpointError,
-        ConfigError,
-        Trainer,
-        format_summary,
-    )
+    from training.run_config import RESUME_OVERRIDES, ConfigError
+    from training.run_dir import CONFIG_FILE, CheckpointError, format_summary
+    from training.train import Trainer
 
     backend = args.backend
     if backend is None and args.resume:

@@ -106,29 +106,19 @@ from training.checkpoints import (
     Checkpoint,
     latest_checkpoint,
     load_checkpoint,
-    read_latest,
-    run_policy_spec,
     sha256_of,
     upgrade_format_1,
 )
 from training.evaluate import EvalResult, evaluate
 from training.policy import GuardedMaskablePolicy, RobustMaskablePPO
 from training.run_config import (
-    DEFAULT_EVAL_OPPONENTS,
-    DEFAULT_HEURISTICS,
-    ENVS_PER_WORKER,
-    LR_SCHEDULES,
     RESUME_OVERRIDES,
-    ROLLOUT_STEPS,
-    SEAT_MODES,
-    VEC_KINDS,
     ConfigError,
     TrainConfig,
     make_game,
 )
 from training.run_dir import (
     CHECKPOINT_FILE,
-    CHECKPOINT_NAME,
     CHECKPOINTS,
     CONFIG_FILE,
     CURVE_CSV,
@@ -155,35 +145,9 @@ from training.run_dir import (
 from training.single_agent import EnvFactory
 from training.vec import ShardedVecEnv, VecMaskCache
 
-#: the trainer and, for the callers that have always imported them from here, the run's
-#: configuration (:mod:`training.run_config`), files (:mod:`training.run_dir`) and checks
-#: (:mod:`training.checkpoints`)
+#: the trainer, and the names callers have always imported from here (their homes:
+#: :mod:`training.run_config`, :mod:`training.run_dir`, :mod:`training.checkpoints`)
 __all__ = [
-    "CHECKPOINTS",
-    "CHECKPOINT_FILE",
-    "CHECKPOINT_NAME",
-    "CONFIG_FILE",
-    "CURVE_CSV",
-    "CURVE_PNG",
-    "DEFAULT_EVAL_OPPONENTS",
-    "DEFAULT_HEURISTICS",
-    "ENVS_PER_WORKER",
-    "FINAL_MODEL",
-    "LATEST",
-    "LEAGUE_DIR",
-    "LEAGUE_FILE",
-    "LR_SCHEDULES",
-    "MODEL_FILE",
-    "POLICY_FILE",
-    "RESUME_OVERRIDES",
-    "ROLLOUT_STEPS",
-    "SEAT_MODES",
-    "SNAPSHOT_NAME",
-    "STATE_FILE",
-    "STATE_FORMAT",
-    "SUMMARY_FILE",
-    "VEC_KINDS",
-    "Checkpoint",
     "CheckpointError",
     "ConfigError",
     "TrainConfig",
@@ -191,18 +155,12 @@ __all__ = [
     "configure_determinism",
     "format_summary",
     "latest_checkpoint",
-    "load_checkpoint",
     "make_game",
     "make_logger",
     "make_vec_env",
     "read_config",
-    "read_latest",
-    "run_config_json",
-    "run_files",
-    "run_policy_spec",
     "strict_json",
     "train",
-    "write_curve",
 ]
 
 
