@@ -235,6 +235,42 @@ def test_the_real_command_answers_bad_input_with_one_line(tmp_path: Path) -> Non
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+_NO_FRAMEWORK = """
+import contextlib, io, json, sys
+from training.app import main
+FRAMEWORKS = ("torch", "stable_baselines3", "sb3_contrib", "ray")
+first = None
+for argv in json.loads(sys.argv[1]):
+    with contextlib.redirect_stderr(io.StringIO()):
+        try:
+            code = main(["train", *argv])
+        except SystemExit as e:
+            code = e.code
+    assert code == 2, (argv, code)
+    loaded = [m for m in FRAMEWORKS if m in sys.modules]
+    if loaded and first is None:
+        first = (argv, loaded)
+print(json.dumps(first))
+"""
+
+
+def test_bad_options_are_refused_before_the_learning_framework_is_imported(tmp_path: Path) -> None:
+    """A typo costs a fraction of a second: every bad option of ``BAD`` exits 2 before torch,
+    SB3 or Ray is imported (the checks live in the torch-free ``training.run_config``)."""
+    cases = [_argv(tmp_path / f"run{i}", p.values[0]) for i, p in enumerate(BAD)]
+    res = subprocess.run(
+        [sys.executable, "-c", _NO_FRAMEWORK, json.dumps(cases)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) is None, f"imported by (argv, modules): {res.stdout}"
+    assert list(tmp_path.iterdir()) == []
+
+
 def _listing(d: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(d)): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(d.rglob("*"))}
 

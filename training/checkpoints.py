@@ -32,8 +32,6 @@ from agents.policy_net import PolicyFileError, PolicySpec, read_sb3_archive, upg
 from training.run_config import TrainConfig
 from training.run_dir import (
     CHECKPOINT_FILE,
-    CHECKPOINT_NAME,
-    CHECKPOINTS,
     CONFIG_FILE,
     LATEST,
     LEAGUE_DIR,
@@ -43,53 +41,17 @@ from training.run_dir import (
     STATE_FILE,
     STATE_FORMAT,
     CheckpointError,
+    read_latest,
 )
 from training.single_agent import SingleAgentEnv
 
 __all__ = [
     "Checkpoint",
-    "latest_checkpoint",
     "load_checkpoint",
-    "read_latest",
     "run_policy_spec",
     "sha256_of",
     "upgrade_format_1",
 ]
-
-
-def read_latest(out: Path) -> tuple[Path, int] | None:
-    """The newest checkpoint directory named by ``checkpoints/latest.json`` and its step;
-    ``None`` if the run has none yet. Raises :class:`CheckpointError` if the pointer is not
-    ``{"dir": "step_<N>", "step": N}``, leaves ``checkpoints/`` or names an incomplete checkpoint."""
-    root = Path(out) / CHECKPOINTS
-    pointer = root / LATEST
-    if not pointer.exists():
-        return None
-    try:
-        data = json.loads(pointer.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise CheckpointError(pointer, f"not readable JSON ({err})") from None
-    if not isinstance(data, dict) or set(data) != {"dir", "step"}:
-        raise CheckpointError(pointer, f'must be {{"dir": "step_<N>", "step": N}}, got {str(data)[:80]}')
-    name, step = data["dir"], data["step"]
-    if not isinstance(name, str) or not CHECKPOINT_NAME.fullmatch(name):
-        text = f"dir must name a checkpoint directory inside {CHECKPOINTS}/ (step_<12 digits>), got {name!r}"
-        raise CheckpointError(pointer, text)
-    if not isinstance(step, int) or isinstance(step, bool) or name != f"step_{step:012d}":
-        raise CheckpointError(pointer, f"step {step!r} is not the step of {name}")
-    directory = root / name
-    if directory.is_symlink() or directory.resolve().parent != root.resolve():
-        raise CheckpointError(pointer, f"{name} leads outside {root}")
-    for file in (MODEL_FILE, STATE_FILE):
-        if not (directory / file).is_file():
-            raise CheckpointError(directory / file, f"missing (the checkpoint {LATEST} points to)")
-    return directory, int(step)
-
-
-def latest_checkpoint(out: Path) -> Path | None:
-    """The newest complete checkpoint directory of a run, if any (see :func:`read_latest`)."""
-    found = read_latest(out)
-    return None if found is None else found[0]
 
 
 @dataclass

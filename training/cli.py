@@ -330,9 +330,8 @@ def _fresh_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
 
 def _resumed_config(args: argparse.Namespace, given: dict[str, Any]) -> Any:
     """The run's saved config with what a resume may change; refuses conflicting options."""
-    from training.checkpoints import read_latest
     from training.run_config import RESUME_OVERRIDES
-    from training.run_dir import CONFIG_FILE, read_config
+    from training.run_dir import CONFIG_FILE, read_config, read_latest
 
     out = Path(args.out)
     if not (out / CONFIG_FILE).exists():
@@ -407,18 +406,19 @@ def config_from_args(args: argparse.Namespace) -> Any:
             f"{out} already holds a training run ({', '.join(found)}); add --resume to continue it, "
             "or choose a new --out",
         )
-    return _fresh_config(args, given)
+    config = _fresh_config(args, given)
+    config.resolved()  # every field checked here, before the learning framework is imported
+    return config
 
 
 def main(args: argparse.Namespace) -> int:
     """Run ``mtrain train``: validate everything, train, print the summary."""
     from training.run_config import RESUME_OVERRIDES, ConfigError
     from training.run_dir import CONFIG_FILE, CheckpointError, format_summary
-    from training.train import Trainer
 
     backend = args.backend
     if backend is None and args.resume:
-        from training.rllib.train import is_rllib_run
+        from training.run_dir import is_rllib_run
 
         backend = "rllib" if is_rllib_run(args.out) else "sb3"
     if backend == "rllib":
@@ -427,8 +427,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"{_PREFIX}: --address: a Ray cluster address is for --backend rllib", file=sys.stderr)
         return 2
     try:
-        config = config_from_args(args)
-        trainer = Trainer(config, resume=args.resume)  # validates the whole config, writes nothing
+        config = config_from_args(args)  # checked without torch: a bad option costs no import
+        from training.train import Trainer
+
+        trainer = Trainer(config, resume=args.resume)  # the checks that need the run's files, writes nothing
     except _BadOptionError as err:
         print(f"{_PREFIX}: {err.flag}: {err.message}", file=sys.stderr)
         return 2
@@ -467,7 +469,7 @@ def _main_rllib(args: argparse.Namespace) -> int:
     import importlib.util
 
     from training.run_config import ConfigError
-    from training.run_dir import CheckpointError, format_summary, run_files
+    from training.run_dir import CheckpointError, format_summary, is_rllib_run, run_files
 
     if importlib.util.find_spec("ray") is None:
         print(
@@ -475,7 +477,7 @@ def _main_rllib(args: argparse.Namespace) -> int:
         )
         return 2
     from training.rllib.options import OptionClashError, option_field, rllib_config
-    from training.rllib.train import RLlibTrainer, is_rllib_run
+    from training.rllib.train import RLlibTrainer
 
     out = Path(args.out)
     try:

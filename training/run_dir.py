@@ -1,5 +1,7 @@
 """The files of a training run's directory: their names, strict JSON, ``config.json``, the
-summary's text and the learning curve (layout: :mod:`training.train`).
+pointer to the newest checkpoint (:func:`read_latest`; what the checkpoint holds is checked
+by :mod:`training.checkpoints`), the summary's text and the learning curve (layout:
+:mod:`training.train`).
 
 Shared by the SB3 trainer (:mod:`training.train`) and the RLlib one
 (:mod:`training.rllib.train`); imports no learning library.
@@ -33,6 +35,7 @@ __all__ = [
     "LEAGUE_FILE",
     "MODEL_FILE",
     "POLICY_FILE",
+    "RLLIB_BACKEND",
     "SNAPSHOT_NAME",
     "STATE_FILE",
     "STATE_FORMAT",
@@ -40,7 +43,10 @@ __all__ = [
     "CheckpointError",
     "atomic_write_text",
     "format_summary",
+    "is_rllib_run",
+    "latest_checkpoint",
     "read_config",
+    "read_latest",
     "run_config_json",
     "run_files",
     "strict_json",
@@ -48,6 +54,8 @@ __all__ = [
 ]
 
 CONFIG_FILE = "config.json"
+#: what an RLlib run's ``config.json`` says in ``"backend"`` (:mod:`training.rllib.train`)
+RLLIB_BACKEND = "rllib"
 SUMMARY_FILE = "summary.json"
 CHECKPOINTS = "checkpoints"
 LATEST = "latest.json"
@@ -107,6 +115,51 @@ def _jsonable(x: Any) -> Any:
 def run_files(out: Path) -> list[str]:
     """What in ``out`` shows a training run is there (``config.json``, ``checkpoints/``)."""
     return [name for name in (CONFIG_FILE, CHECKPOINTS) if (Path(out) / name).exists()]
+
+
+def read_latest(out: Path) -> tuple[Path, int] | None:
+    """The newest checkpoint directory named by ``checkpoints/latest.json`` and its step;
+    ``None`` if the run has none yet. Raises :class:`CheckpointError` if the pointer is not
+    ``{"dir": "step_<N>", "step": N}``, leaves ``checkpoints/`` or names an incomplete checkpoint."""
+    root = Path(out) / CHECKPOINTS
+    pointer = root / LATEST
+    if not pointer.exists():
+        return None
+    try:
+        data = json.loads(pointer.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise CheckpointError(pointer, f"not readable JSON ({err})") from None
+    if not isinstance(data, dict) or set(data) != {"dir", "step"}:
+        raise CheckpointError(pointer, f'must be {{"dir": "step_<N>", "step": N}}, got {str(data)[:80]}')
+    name, step = data["dir"], data["step"]
+    if not isinstance(name, str) or not CHECKPOINT_NAME.fullmatch(name):
+        text = f"dir must name a checkpoint directory inside {CHECKPOINTS}/ (step_<12 digits>), got {name!r}"
+        raise CheckpointError(pointer, text)
+    if not isinstance(step, int) or isinstance(step, bool) or name != f"step_{step:012d}":
+        raise CheckpointError(pointer, f"step {step!r} is not the step of {name}")
+    directory = root / name
+    if directory.is_symlink() or directory.resolve().parent != root.resolve():
+        raise CheckpointError(pointer, f"{name} leads outside {root}")
+    for file in (MODEL_FILE, STATE_FILE):
+        if not (directory / file).is_file():
+            raise CheckpointError(directory / file, f"missing (the checkpoint {LATEST} points to)")
+    return directory, int(step)
+
+
+def latest_checkpoint(out: Path) -> Path | None:
+    """The newest complete checkpoint directory of a run, if any (see :func:`read_latest`)."""
+    found = read_latest(out)
+    return None if found is None else found[0]
+
+
+def is_rllib_run(out: str | os.PathLike[str]) -> bool:
+    """Whether ``out`` holds an RLlib run (its ``config.json`` says ``"backend": "rllib"``);
+    here, not in :mod:`training.rllib.train`, so that telling the backends apart imports no Ray."""
+    try:
+        data = json.loads((Path(out) / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("backend") == RLLIB_BACKEND
 
 
 def read_config(out: Path) -> TrainConfig:

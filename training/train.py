@@ -104,7 +104,6 @@ from agents.policy_net import save_policy
 from training import bc
 from training.checkpoints import (
     Checkpoint,
-    latest_checkpoint,
     load_checkpoint,
     sha256_of,
     upgrade_format_1,
@@ -136,6 +135,7 @@ from training.run_dir import (
     CheckpointError,
     atomic_write_text,
     format_summary,
+    latest_checkpoint,
     read_config,
     run_config_json,
     run_files,

@@ -54,13 +54,14 @@ from training.run_dir import (
     CURVE_PNG,
     LATEST,
     POLICY_FILE,
+    RLLIB_BACKEND,
     SUMMARY_FILE,
     CheckpointError,
     strict_json,
     write_curve,
 )
 
-BACKEND = "rllib"
+BACKEND = RLLIB_BACKEND
 TRAINER_FILE = "trainer.json"
 ALGORITHM_DIR = "algorithm"
 EVAL_POLICY = "eval_policy.npz"
@@ -206,15 +207,6 @@ class RLlibConfig:
         d = {k: v for k, v in data.items() if k != "backend"}
         d["game"] = make_game(d["game"])
         return cls(**d, **runtime)
-
-
-def is_rllib_run(out: str | os.PathLike[str]) -> bool:
-    """Whether ``out`` holds an RLlib run (its ``config.json`` says ``"backend": "rllib"``)."""
-    try:
-        data = json.loads((Path(out) / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("backend") == BACKEND
 
 
 def build_algorithm(config: RLlibConfig) -> Any:
