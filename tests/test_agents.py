@@ -20,9 +20,10 @@ import mtrain_env
 from agents import REGISTRY, Agent, decision_for, make_agent
 from agents.mexican_train.chains import ChainSolver, chain_ends
 from agents.mexican_train.greedy import GreedyAgent
-from agents.mexican_train.mc import MCAgent, round_result
+from agents.mexican_train.mc import MCAgent
 from agents.mexican_train.planner import PlannerAgent
 from agents.mexican_train.puct import PUCT_POLICY
+from agents.mexican_train.rollout_policies import round_result
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import _exact_deal, sample_state
 from mtrain_env.mexican_train.core.state import GameState

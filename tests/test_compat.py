@@ -46,6 +46,26 @@ def test_run_state_pickled_with_the_old_module_paths_loads() -> None:
         assert agent.act(d) == fresh.act(d)
 
 
+def test_an_mc_pickled_when_its_rollout_policies_lived_in_mc_loads() -> None:
+    """``ChainPolicy`` moved from :mod:`agents.mexican_train.mc` to
+    :mod:`agents.mexican_train.rollout_policies`; an ``mc`` checkpointed before (its policy
+    memo filled by a decision) names the old path and still loads and plays the same."""
+    env = mtrain_env.raw_env(num_players=3)
+    env.reset(seed=2)
+    agent = make_agent("mc", seed=5, rollouts=8, engine="python")
+    agent.act(decision_for(env, env.agent_selection))
+    new = b"cagents.mexican_train.rollout_policies\nChainPolicy\n"
+    data = pickle.dumps(agent, protocol=0)
+    assert new in data
+    old = data.replace(new, b"cagents.mexican_train.mc\nChainPolicy\n")
+    loaded = pickles.loads(old)
+    assert type(next(iter(loaded._policies.values()))).__module__ == "agents.mexican_train.rollout_policies"
+    loaded.reset(9)
+    agent.reset(9)
+    d = decision_for(env, env.agent_selection)
+    assert loaded.act(d) == agent.act(d)
+
+
 def test_the_shipped_reference_policy_is_a_selfplay_graph_network() -> None:
     """The reference policy comes from self-play on the raw observation (no planner features)."""
     spec, _arrays = read_selfplay_file(REFERENCE_POLICY)

@@ -19,8 +19,8 @@ import pytest
 
 import mtrain_env
 from agents.mexican_train.base import Decision, decision_for
-from agents.mexican_train.mc import ChainPolicy, round_result
 from agents.mexican_train.oracle import CheatDecision, OracleAgent
+from agents.mexican_train.rollout_policies import ChainPolicy, round_result
 from agents.registry import agent_class, agent_names
 from agents.tournament import AgentSpec, TournamentConfig, run_tournament
 from mtrain_env.mexican_train import GameConfig

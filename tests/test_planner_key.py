@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from agents.mexican_train.greedy import greedy_key
-from agents.mexican_train.mc import ChainPolicy, greedy_keys
 from agents.mexican_train.planner import lifts_marker, play_key, sheds
+from agents.mexican_train.rollout_policies import ChainPolicy, greedy_keys
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import Phase

@@ -3,7 +3,7 @@
 * the chain search equals :class:`agents.mexican_train.chains.ChainSolver` (length, pips and
   the chain itself) on random hands of every set;
 * the compiled chain policy plays exactly the moves of the pure
-  :class:`agents.mexican_train.mc.ChainPolicy` (move for move, and the same final state),
+  :class:`agents.mexican_train.rollout_policies.ChainPolicy` (move for move, and the same final state),
   from random positions of games over presets, flags alone and combined, 2-8+ seats,
   double-6..18 and sessions (the games of ``test_compiled_core``'s mix);
 * the compiled dealer keeps every public fact of the view (hand counts, shown voids, the
@@ -26,7 +26,8 @@ pytest.importorskip("numba")
 
 from agents.mexican_train import mc as mc_module
 from agents.mexican_train.chains import ChainSolver
-from agents.mexican_train.mc import ChainPolicy, MCAgent
+from agents.mexican_train.mc import MCAgent
+from agents.mexican_train.rollout_policies import ChainPolicy
 from mtrain_env.mexican_train.compiled import CompiledMexicanTrain, engine, rollout
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import public_view

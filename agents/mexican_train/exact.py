@@ -44,7 +44,7 @@ def exact_results_on(
     max_nodes: int = 1_000_000,
     danger: int = 2,
 ) -> list[float] | None:
-    """The best result for ``seat`` (in pips, ``mc.round_result``'s scale) after each of
+    """The best result for ``seat`` (in pips, ``rollout_policies.round_result``'s scale) after each of
     ``candidates`` on the true compiled state ``root`` (``seat`` on turn), over every
     sequence of the seat's later choices; None when the candidates' trees together need
     more than ``max_nodes`` positions. The other seats play ``sc``'s policy (the chain

@@ -14,7 +14,7 @@ Each decision with more than one legal action:
 
 Leaf evaluation (the bot's ``evaluator``): ``rollout="greedy"`` (default) plays the round out
 on the rules core with the ``mc`` agent's greedy policy
-(:class:`~agents.mexican_train.mc.GreedyPolicy`); ``"random"`` with uniform random moves on
+(:class:`~agents.mexican_train.rollout_policies.GreedyPolicy`); ``"random"`` with uniform random moves on
 the core; ``"openspiel"`` is OpenSpiel's own ``RandomRolloutEvaluator`` through the
 pyspiel state (the same as ``"random"``, ~10x slower). The value is the round's
 ``zero_sum`` reward (:mod:`mtrain_env.mexican_train.rewards`), plus earlier rounds' in a session.
@@ -33,7 +33,7 @@ from open_spiel.python.algorithms import ismcts
 from open_spiel.python.algorithms.mcts import RandomRolloutEvaluator
 
 from agents.mexican_train.base import Agent, Decision
-from agents.mexican_train.mc import GreedyPolicy
+from agents.mexican_train.rollout_policies import GreedyPolicy
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.state import Phase
 from mtrain_env.mexican_train.rewards import round_rewards

@@ -4,7 +4,7 @@ It sees every hand and the boneyard in its order, which no seat may know, and se
 that true state: every legal move is played out to the end of the round with the
 chain-keeping rollout policy of ``mc`` (the planner's rule,
 :func:`mtrain_env.mexican_train.compiled.rollout.chain_rollout`, or the pure
-:class:`agents.mexican_train.mc.ChainPolicy` without numba), and the move with the best
+:class:`agents.mexican_train.rollout_policies.ChainPolicy` without numba), and the move with the best
 result is chosen (ties: the planner's move, then the lowest action id). The rollouts are
 deterministic on a known state, so one per move is the whole search. What it scores against
 fair agents bounds what search over hidden hands can hope to gain from knowing them.
@@ -55,8 +55,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from agents.mexican_train.base import Agent, Decision
-from agents.mexican_train.mc import ChainPolicy, compiled_rollouts, round_result
 from agents.mexican_train.planner import PlannerAgent
+from agents.mexican_train.rollout_policies import ChainPolicy, compiled_rollouts, round_result
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.state import GameState
 

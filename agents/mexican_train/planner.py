@@ -17,7 +17,7 @@ Every choice is a lexicographic key over the legal plays, :func:`play_key`: the 
 double owed needs, the heaviest tile in danger, no unfollowable double, marker lifted,
 least chain damage, not the own train, most pips; ties go to the lowest relative action
 id. Deterministic (the seed is unused). The ``mc`` agent's rollout policy
-(:class:`agents.mexican_train.mc.ChainPolicy`) ranks its plays with the same
+(:class:`agents.mexican_train.rollout_policies.ChainPolicy`) ranks its plays with the same
 :func:`play_key`, :func:`sheds` and :func:`lifts_marker`, on a cheaper chain-damage
 estimate.
 """

@@ -14,7 +14,7 @@ of it (what the seat would see there; trained on exactly such observations by se
 A round that ends first is scored exactly; with ``depth=None`` (``leaf="policy"``) every
 round is played to its end by the network (for the seat) and the chain policy (for the
 others), and scored exactly. Values are in pips, the scale of
-:func:`agents.mexican_train.mc.round_result` (the self-play ``zero_sum`` reward times the
+:func:`agents.mexican_train.rollout_policies.round_result` (the self-play ``zero_sum`` reward times the
 hand size times N).
 
 ``levels=k`` (``champion[levels=k]``, with ``depth=None``) makes each of the seat's later

@@ -7,7 +7,7 @@ to its end with the chain-keeping rollout policy, then score it for the searchin
 Many rollouts run in one call (:func:`rollout_matrix`); nothing allocates per rollout.
 
 * **Policy** (:func:`chain_rollout`): the planner's rule exactly as the pure
-  :class:`agents.mexican_train.mc.ChainPolicy` plays it: each seat's longest own-train
+  :class:`agents.mexican_train.rollout_policies.ChainPolicy` plays it: each seat's longest own-train
   chain is reserved when the rollout starts (:func:`longest_chain`, the
   :class:`agents.mexican_train.chains.ChainSolver` search), plays are ranked by the
   planner's ``play_key`` (its terms packed the same way), ties to the lowest move id.
@@ -663,7 +663,8 @@ def lookahead_rollout(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc:
 
 @njit(cache=_CACHE)
 def round_result(s: np.ndarray, tb: np.ndarray, seat: int) -> float:
-    """The finished round's zero-sum result for ``seat`` (``mc.round_result``; higher is better)."""
+    """The finished round's zero-sum result for ``seat`` (higher is better; as
+    ``agents.mexican_train.rollout_policies.round_result``)."""
     n = tb[K_N]
     row = s[S_ROUNDS_SCORED] - 1
     scores = s[S_ROUND_SCORES + row * MAX_SEATS : S_ROUND_SCORES + (row + 1) * MAX_SEATS].view(np.float64)
