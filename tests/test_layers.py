@@ -104,7 +104,7 @@ VIOLATIONS: dict[str, tuple[str, str, str]] = {
     ),
     "training/run_dir.py": (
         "import torch",
-        "training.run_config and training.run_dir import no learning framework",
+        "training's run configurations and run files import no learning framework",
         "training.run_dir -> torch",
     ),
 }

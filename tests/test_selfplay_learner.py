@@ -17,6 +17,7 @@ from agents.mexican_train.tilenet import (
 )
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
 from mtrain_env.mexican_train.core.config import GameConfig
+from tests.cli_support import imported_by_refusals
 from tests.selfplay_support import SMALL_RUN, checkpoint_round_trip
 from training.app import main as mtrain
 from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
@@ -167,6 +168,23 @@ def test_cli_errors_are_one_line(tmp_path, capsys, argv: list[str], message: str
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1
     assert not (tmp_path / "run").exists()
+
+
+def test_bad_options_are_refused_before_torch_is_imported(tmp_path) -> None:
+    """A typo costs a fraction of a second: the configuration lives in the torch-free
+    ``training.selfplay.config``, and an ``--init`` file is checked by its header."""
+    first = SelfPlayPPO(SelfPlayConfig(seed=2, **TINY))
+    path = save_selfplay_policy(first.net, tmp_path / "start.npz")
+    out = str(tmp_path / "run")
+    cases = [
+        ["--out", out, "--games", "0"],
+        ["--out", out, "--net", "cnn"],
+        ["--out", out, "--minutes", "-1"],
+    ]
+    cases += [["--out", out, "--eval-opponents", "nobody"], ["--out", out, "--epsilon", "0.1"]]
+    cases += [["--out", out, "--init", str(path)], ["--out", out, "--resume"]]  # another shape; no run
+    assert imported_by_refusals("selfplay", cases, ["torch", "numba"], tmp_path) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["start.npz"]
 
 
 def test_cli_runs_and_resumes(tmp_path, capsys) -> None:

@@ -33,9 +33,11 @@ import numpy as np
 import pytest
 
 from mtrain_env.mexican_train.core.config import GameConfig
+from tests.cli_support import imported_by_refusals
 from training.app import main as mtrain
 
 REPO = Path(__file__).resolve().parent.parent
+FRAMEWORKS = ("torch", "stable_baselines3", "sb3_contrib", "ray")
 OUT = "{out}"  # replaced by the test's --out directory
 #: a tiny valid run (double-6, 3 players, 1 in-process env): a bad case that slipped through
 #: validation would train for a second and fail on the exit code
@@ -235,39 +237,11 @@ def test_the_real_command_answers_bad_input_with_one_line(tmp_path: Path) -> Non
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-_NO_FRAMEWORK = """
-import contextlib, io, json, sys
-from training.app import main
-FRAMEWORKS = ("torch", "stable_baselines3", "sb3_contrib", "ray")
-first = None
-for argv in json.loads(sys.argv[1]):
-    with contextlib.redirect_stderr(io.StringIO()):
-        try:
-            code = main(["train", *argv])
-        except SystemExit as e:
-            code = e.code
-    assert code == 2, (argv, code)
-    loaded = [m for m in FRAMEWORKS if m in sys.modules]
-    if loaded and first is None:
-        first = (argv, loaded)
-print(json.dumps(first))
-"""
-
-
 def test_bad_options_are_refused_before_the_learning_framework_is_imported(tmp_path: Path) -> None:
     """A typo costs a fraction of a second: every bad option of ``BAD`` exits 2 before torch,
     SB3 or Ray is imported (the checks live in the torch-free ``training.run_config``)."""
     cases = [_argv(tmp_path / f"run{i}", p.values[0]) for i, p in enumerate(BAD)]
-    res = subprocess.run(
-        [sys.executable, "-c", _NO_FRAMEWORK, json.dumps(cases)],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert res.returncode == 0, res.stderr
-    assert json.loads(res.stdout) is None, f"imported by (argv, modules): {res.stdout}"
+    assert imported_by_refusals("train", cases, list(FRAMEWORKS), tmp_path) is None
     assert list(tmp_path.iterdir()) == []
 
 

@@ -158,7 +158,7 @@ def _check_options_of(algo: str, given: dict[str, Any]) -> None:
 
 def build(args: argparse.Namespace) -> tuple[Any, Any]:
     """The run's ``(SelfPlayConfig, RunOptions)``; ``ValueError("--flag: message")`` if bad."""
-    from training.selfplay.run import ALGOS, CONFIG_FILE, RunOptions, algo_of, config_from_json
+    from training.selfplay.config import ALGOS, CONFIG_FILE, RunOptions, algo_of, config_from_json
 
     given = {
         dest: getattr(args, dest) for dest, _t, _h in _LEARNER.values() if getattr(args, dest) is not None
@@ -196,10 +196,10 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         except ValueError as err:
             raise ValueError(f"{_flag_of(_first_word(str(err)))}: {err}") from None
     if config.init and not args.resume:
-        from agents.mexican_train.tilenet import NetSpec, read_selfplay_policy
+        from agents.mexican_train.selfplay_file import NetSpec, read_selfplay_file
 
         try:
-            start = read_selfplay_policy(config.init)
+            start_spec, _weights = read_selfplay_file(config.init)
         except FileNotFoundError:
             raise ValueError(f"--init: no such file: {config.init}") from None
         except ValueError as err:
@@ -208,9 +208,9 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
 
         game = GameConfig.make(num_players=config.num_players, max_pips=config.max_pips)
         wanted = NetSpec.make(config.net, game, config.hidden, config.pair_hidden)
-        if start.spec != wanted:
+        if start_spec != wanted:
             raise ValueError(
-                f"--init: {config.init} holds a {start.spec.net} network of another shape or game"
+                f"--init: {config.init} holds a {start_spec.net} network of another shape or game"
             )
     run_given: dict[str, Any] = {
         dest: getattr(args, dest) for dest, _t, _h in _RUN.values() if getattr(args, dest) is not None

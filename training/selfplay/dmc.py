@@ -30,33 +30,16 @@ returns and update are replaced, configured by :class:`DMCConfig` (the PPO setti
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch as th
 
-from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
+from training.selfplay.config import DMCConfig
+from training.selfplay.learner import SelfPlayPPO
 from training.selfplay.seatbook import Batch, SeatBook
 
 __all__ = ["DMCConfig", "ReturnBook", "SelfPlayDMC"]
-
-
-@dataclass(frozen=True)
-class DMCConfig(SelfPlayConfig):
-    """A deep Monte-Carlo run: :class:`SelfPlayConfig` plus the exploration rate."""
-
-    epochs: int = 1  #: passes over each rollout's finished decisions
-    minibatch: int = 1024
-    #: probability of a uniformly random legal action at a real decision (DouZero: 0.01)
-    epsilon: float = 0.05
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        e = self.epsilon
-        if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e) or not 0 <= e <= 1:
-            raise ValueError(f"epsilon must be a number in [0, 1], got {e!r}")
 
 
 class ReturnBook(SeatBook):

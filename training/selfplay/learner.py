@@ -25,137 +25,21 @@ run resumed from a checkpoint continues exactly as if it had not stopped.
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 import torch as th
 
-from agents.mexican_train.tilenet import NET_KINDS, NetSpec, build_net, read_selfplay_policy
+from agents.mexican_train.tilenet import NetSpec, build_net, read_selfplay_policy
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
 from mtrain_env.mexican_train.compiled.batched_planner import BatchedPlanner
+from training.selfplay.config import OPPONENTS, SelfPlayConfig
 from training.selfplay.seatbook import Batch, SeatBook
 
+#: the configuration lives in the torch-free :mod:`training.selfplay.config` (re-exported)
 __all__ = ["OPPONENTS", "SelfPlayConfig", "SelfPlayPPO"]
-
-#: league opponents a run can play against: none (pure self-play) or the batched planner
-OPPONENTS = ("none", "planner")
-
-
-@dataclass(frozen=True)
-class SelfPlayConfig:
-    """Everything that defines a self-play run (checked on construction, one-line errors)."""
-
-    num_players: int = 4
-    max_pips: int = 12
-    net: str = "tile"
-    hidden: int = 128
-    pair_hidden: int = 64
-    num_games: int = 256
-    steps: int = 64  #: env steps per rollout (each steps every game once)
-    epochs: int = 3
-    minibatch: int = 2048
-    lr: float = 3e-4
-    gamma: float = 1.0
-    lam: float = 0.95
-    clip: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    seed: int = 0
-    threads: int = 1
-    #: a self-play policy file whose weights start the network ("": fresh weights from ``seed``)
-    init: str = ""
-    #: who plays the opponent seats of the league games (:data:`OPPONENTS`)
-    opponents: str = "none"
-    #: the share of the games that are league games (the first ``league_games`` games)
-    opponent_share: float = 0.0
-    #: opponent seats of each league game: 0 draws 1..n-1 uniformly, k plays exactly k
-    #: (``n - 1``: one learner seat against the lineup, a best response to it)
-    opponent_seats: int = 0
-
-    def __post_init__(self) -> None:
-        ints = {
-            "num_players": (2, 8),
-            "max_pips": (6, 18),
-            "hidden": (8, 4096),
-            "pair_hidden": (8, 4096),
-            "num_games": (1, 1 << 16),
-            "steps": (1, 1 << 16),
-            "epochs": (1, 100),
-            "minibatch": (16, 1 << 20),
-            "threads": (1, 64),
-            "seed": (0, 2**63 - 1),
-        }
-        for name, (lo, hi) in ints.items():
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-                raise ValueError(f"{name} must be an int in {lo}..{hi}, got {v!r}")
-        floats: dict[str, tuple[float, float]] = {
-            "lr": (0.0, 1.0),
-            "gamma": (0.0, 1.0),
-            "lam": (0.0, 1.0),
-            "clip": (0.0, 10.0),
-            "ent_coef": (0.0, 10.0),
-            "vf_coef": (0.0, 100.0),
-            "max_grad_norm": (0.0, 1e6),
-            "opponent_share": (0.0, 1.0),
-        }
-        for name, (flo, fhi) in floats.items():
-            v = getattr(self, name)
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, (int, float))
-                or not math.isfinite(v)
-                or not flo <= v <= fhi
-            ):
-                raise ValueError(f"{name} must be a number in [{flo}, {fhi}], got {v!r}")
-        if self.lr <= 0:
-            raise ValueError(f"lr must be > 0, got {self.lr!r}")
-        if self.net not in NET_KINDS:
-            raise ValueError(f"net must be one of {', '.join(NET_KINDS)}, got {self.net!r}")
-        if not isinstance(self.init, str):
-            raise ValueError(f"init must be a policy file path, got {self.init!r}")
-        if self.opponents not in OPPONENTS:
-            raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}, got {self.opponents!r}")
-        if self.opponents == "none" and self.opponent_share:
-            raise ValueError(f"opponent_share needs opponents (e.g. planner), got {self.opponent_share!r}")
-        if isinstance(self.opponent_seats, bool) or not isinstance(self.opponent_seats, int):
-            raise ValueError(f"opponent_seats must be an int, got {self.opponent_seats!r}")
-        if not 0 <= self.opponent_seats < self.num_players:
-            most, got = self.num_players - 1, self.opponent_seats
-            raise ValueError(f"opponent_seats must be in 0..{most} (0: drawn 1..n-1), got {got!r}")
-        if self.opponent_seats and self.opponents == "none":
-            raise ValueError(f"opponent_seats needs opponents (e.g. planner), got {self.opponent_seats!r}")
-        if self.opponents != "none" and self.league_games == 0:
-            raise ValueError(
-                f"opponent_share must give at least one of the {self.num_games} games opponents "
-                f"with opponents {self.opponents}, got {self.opponent_share!r}"
-            )
-
-    @property
-    def league_games(self) -> int:
-        """How many games (the first ones) have opponent seats."""
-        if self.opponents == "none":
-            return 0
-        return math.floor(self.opponent_share * self.num_games + 0.5)
-
-    def game(self) -> dict[str, int]:
-        """The ``BatchedMexicanTrain`` / ``raw_env`` game keywords."""
-        return {"num_players": self.num_players, "max_pips": self.max_pips}
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SelfPlayConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown self-play settings {unknown}")
-        return cls(**data)
 
 
 class SelfPlayPPO:

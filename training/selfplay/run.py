@@ -31,14 +31,23 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.tilenet import save_selfplay_policy
 from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
-from training.selfplay.dmc import DMCConfig, SelfPlayDMC
-from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
+from training.selfplay.config import (
+    ALGOS,
+    CHECKPOINT_FILE,
+    CONFIG_FILE,
+    DMCConfig,
+    RunOptions,
+    SelfPlayConfig,
+    config_from_json,
+    config_to_json,
+)
+from training.selfplay.dmc import SelfPlayDMC
+from training.selfplay.learner import SelfPlayPPO
 
 __all__ = [
     "ALGOS",
@@ -50,11 +59,6 @@ __all__ = [
     "run_selfplay",
 ]
 
-#: learner name -> its configuration class (``selfplay.json``'s ``"algo"``)
-ALGOS: dict[str, type[SelfPlayConfig]] = {"ppo": SelfPlayConfig, "dmc": DMCConfig}
-
-CONFIG_FILE = "selfplay.json"
-CHECKPOINT_FILE = "checkpoint.pt"
 CURVE_FIELDS = (
     "env_steps",
     "wall_s",
@@ -72,47 +76,6 @@ CURVE_FIELDS = (
 
 class CheckpointError(ValueError):
     """The run's ``checkpoint.pt`` cannot be restored (another config, an older format)."""
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How long to run and how to measure it (not part of the learner's identity)."""
-
-    total_steps: int = 10_000_000
-    max_minutes: float = 0.0  #: 0: no wall-time budget
-    eval_every: int = 2_000_000
-    eval_deals: int = 100
-    eval_opponents: tuple[str, ...] = ("planner", "greedy")
-    eval_seed: int = 90_210
-    checkpoint_every: int = 20  #: updates
-    progress: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("total_steps", "eval_every", "eval_deals", "checkpoint_every"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} must be a non-negative int, got {v!r}")
-        if not isinstance(self.max_minutes, (int, float)) or not self.max_minutes >= 0:
-            raise ValueError(f"max_minutes must be >= 0, got {self.max_minutes!r}")
-
-
-def algo_of(config: SelfPlayConfig) -> str:
-    """The learner a configuration is for."""
-    return "dmc" if isinstance(config, DMCConfig) else "ppo"
-
-
-def config_to_json(config: SelfPlayConfig) -> dict[str, Any]:
-    """``selfplay.json``: the learner's name and its settings."""
-    return {"algo": algo_of(config), **config.to_json()}
-
-
-def config_from_json(data: dict[str, Any]) -> SelfPlayConfig:
-    """Inverse of :func:`config_to_json` (a file without ``"algo"`` is a PPO run)."""
-    data = dict(data)
-    algo = data.pop("algo", "ppo")
-    if algo not in ALGOS:
-        raise ValueError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
-    return ALGOS[algo].from_json(data)
 
 
 def make_learner(config: SelfPlayConfig) -> SelfPlayPPO:
