@@ -92,6 +92,13 @@ class BaseAgent(abc.ABC, Generic[DecisionT]):
     def act(self, decision: DecisionT) -> int:
         """The chosen action; must be legal under ``decision.action_mask``."""
 
+    def check_game(self, config: Any) -> None:
+        """Raise ``ValueError`` if this agent cannot play games of ``config`` (a network
+        trained for another table, a policy file that is missing or not a policy); loads
+        what it reads. The tournament harness asks every agent once before the first deal,
+        so a bad agent is refused up front, naming the option at fault, instead of failing in
+        a worker mid-run. Default: any game."""
+
     def inform(self, seat: int, action: int) -> None:
         """Seat ``seat`` just took ``action`` (its own relative encoding): the public move
         every player at the table sees (a draw says nothing of the tile drawn). The play loop

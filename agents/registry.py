@@ -9,6 +9,11 @@ plugins); ``"module:Class"`` names an agent outside the tables (a tournament ent
 from __future__ import annotations
 
 import importlib
+import inspect
+import types
+import typing
+from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
 
 from agents.base import BaseAgent
@@ -93,3 +98,77 @@ def agent_class(name: str, game: str = DEFAULT_GAME) -> type[BaseAgent[Any]]:
 def make_agent(name: str, seed: int | None = None, game: str = DEFAULT_GAME, **params: Any) -> Any:
     """Instantiate an agent of ``game`` by name (see :func:`agent_class`) with its parameters."""
     return agent_class(name, game)(seed=seed, **params)
+
+
+def check_params(cls: type[BaseAgent[Any]], params: Mapping[str, Any]) -> None:
+    """``ValueError`` naming the first of ``params`` that ``cls``'s constructor does not take,
+    or whose value is not of the type the constructor declares (``mc[sims=abc]``: "sims must
+    be an int or None, got 'abc'"): a spec typed on a command line is refused in words, not
+    by whatever the constructor's first comparison raises. ``seed`` is the harness's."""
+    signature = inspect.signature(cls.__init__)
+    named = {
+        key: p
+        for key, p in signature.parameters.items()
+        if key != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    hints = _resolved_annotations(cls.__init__)
+    for key, value in params.items():
+        if key == "seed":
+            raise ValueError(
+                f"{cls.name}: seed is set by the harness (its --seed and the deal), not a parameter"
+            )
+        if key not in named:
+            if open_ended:
+                continue
+            known = ", ".join(k for k in named if k != "seed") or "none"
+            raise ValueError(f"{cls.name} has no parameter {key!r}; its parameters: {known}")
+        hint = hints.get(key)
+        if hint is not None and not _fits(value, hint):
+            raise ValueError(f"{cls.name}: {key} must be {_describe(hint)}, got {value!r}")
+
+
+def _resolved_annotations(function: Any) -> dict[str, Any]:
+    """``function``'s annotations resolved one by one in its module; one that does not
+    resolve at run time (a name imported for type checking only) is left out, not fatal."""
+    hints: dict[str, Any] = {}
+    for key, annotation in getattr(function, "__annotations__", {}).items():
+        holder = types.SimpleNamespace(__annotations__={key: annotation})
+        try:
+            hints[key] = typing.get_type_hints(holder, globalns=function.__globals__)[key]
+        except NameError:
+            continue
+    return hints
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether a parsed spec value can be passed as ``hint`` (unions, None, int, float, str,
+    bool and paths are checked; anything else is left to the constructor)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_fits(value, arm) for arm in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if isinstance(hint, type) and issubclass(hint, PurePath):
+        return isinstance(value, (str, PurePath))
+    return True
+
+
+def _describe(hint: Any) -> str:
+    """``int | None`` -> "an int or None" (the words of :func:`check_params`'s errors)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        words = list(dict.fromkeys(_describe(arm) for arm in typing.get_args(hint)))
+        return " or ".join(words)
+    names = {type(None): "None", bool: "true or false", int: "an int", float: "a number", str: "a string"}
+    if hint in names:
+        return names[hint]
+    if isinstance(hint, type) and issubclass(hint, PurePath):
+        return "a string"  # a path
+    return getattr(hint, "__name__", str(hint))

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -680,3 +682,66 @@ def test_the_shipped_mc_student_network_plays_legally() -> None:
         action = agent.act(decision)
         assert decision.action_mask[action] == 1
         env.step(action)
+
+
+def test_check_params_reads_the_constructors_signature() -> None:
+    """Spec parameters are checked against the constructor's names and annotations; an
+    open ``**kwargs`` takes any name; unresolvable annotations are left to the constructor."""
+    from agents.registry import check_params
+
+    class Knobs(Agent):
+        name = "knobs"
+
+        def __init__(
+            self,
+            seed: int | None = None,
+            n: int = 1,
+            x: float = 0.5,
+            on: bool = False,
+            path: str | Path | None = None,
+        ) -> None:
+            super().__init__(seed)
+
+        def act(self, decision: Any) -> int:
+            return 0
+
+    class Open(Knobs):
+        def __init__(self, seed: int | None = None, **extra: Any) -> None:
+            super().__init__(seed)
+
+    check_params(Knobs, {"n": 3, "x": 2, "on": True, "path": "p.npz"})  # an int is a number
+    check_params(Knobs, {"path": None})
+    check_params(Open, {"anything": [1, 2]})
+
+    class Unresolved(Knobs):  # "Later" resolves nowhere at run time: that one is not checked
+        def __init__(self, seed: int | None = None, n: int = 1, later: Later | None = None) -> None:  # noqa: F821
+            super().__init__(seed)
+
+    check_params(Unresolved, {"later": "anything"})
+    with pytest.raises(ValueError, match="n must be an int"):
+        check_params(Unresolved, {"n": "2"})
+    for params, says in [
+        ({"n": 2.5}, "knobs: n must be an int, got 2.5"),
+        ({"n": True}, "knobs: n must be an int, got True"),
+        ({"x": "fast"}, "knobs: x must be a number, got 'fast'"),
+        ({"on": 1}, "knobs: on must be true or false, got 1"),
+        ({"path": 5}, "knobs: path must be a string or None, got 5"),
+        ({"m": 1}, "knobs has no parameter 'm'; its parameters: n, x, on, path"),
+        ({"seed": 1}, "knobs: seed is set by the harness"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(says)):
+            check_params(Knobs, params)
+
+
+def test_agents_check_the_table_they_are_asked_to_play() -> None:
+    """``check_game``: a network of another table is refused before any deal, in words."""
+    from agents.mexican_train.champion import ChampionPolicyAgent
+
+    four, three = GameConfig.make(num_players=4), GameConfig.make(num_players=3)
+    PlannerAgent().check_game(three)  # reads nothing: any table
+    make_agent("ppo").check_game(four)
+    with pytest.raises(ValueError, match=r"another table \(338 inputs, 457 actions\); this game has 305"):
+        make_agent("ppo").check_game(three)
+    ChampionPolicyAgent().check_game(three)  # the table's own network
+    with pytest.raises(ValueError, match=r"no policy file at nowhere\.npz"):
+        make_agent("mc", prior="policy", path="nowhere.npz").check_game(four)

@@ -11,6 +11,10 @@ import pytest
 
 from training.app import main
 
+POLICIES = Path(__file__).resolve().parent.parent / "agents" / "policies"
+TWO_PLAYER_NET = POLICIES / "graph_2p.npz"  # a 2-player network: refused at the 4-player table
+README = POLICIES.parent.parent / "README.md"  # not a policy file
+
 
 @pytest.mark.parametrize(
     ("argv", "names"),
@@ -26,6 +30,47 @@ from training.app import main
         (["bench", "--agents", "planner", "--deals", "-1"], "--deals"),
         (["bench", "--agents", "planner", "--workers", "x"], "--workers"),
         (["bench", "--agents", "mc[rolouts=3]"], "--agents"),
+        (["bench", "--agents", "planner", "--deals", "0"], "--deals: must be an int >= 1, got 0"),
+        # the agents' parameters, checked against their constructors' signatures
+        (
+            ["bench", "--agents", "mc[sims=abc]", "planner"],
+            "--agents: mc: sims must be an int or None, got 'abc'",
+        ),
+        (
+            ["bench", "--agents", "mc[nosuch=1]", "planner"],
+            "--agents: mc has no parameter 'nosuch'; its parameters: rollouts",
+        ),
+        (["bench", "--agents", "mc[seed=3]", "planner"], "--agents: mc: seed is set by the harness"),
+        (
+            ["bench", "--agents", "ppo[deterministic=0]", "planner"],
+            "ppo: deterministic must be true or false, got 0",
+        ),
+        # what the agents read, checked against the table before the first deal (Agent.check_game)
+        (
+            ["bench", "--agents", "ppo[path=missing.npz]", "planner"],
+            "--agents: ppo[path=missing.npz]: no policy file at missing.npz",
+        ),
+        (
+            ["bench", "--agents", f"champion[path={TWO_PLAYER_NET}]", "planner"],
+            "trained for another table (272 inputs, 275 actions); this game has 338 and 457 (4 players",
+        ),
+        (
+            ["bench", "--agents", f"mc[leaf=policy,prior=planner,path={TWO_PLAYER_NET}]", "planner"],
+            "the network was trained for another table",
+        ),
+        (
+            ["bench", "--agents", "champion", "planner", "--max-pips", "9"],
+            "--agents: champion: champion's networks ship for",
+        ),
+        (
+            ["bench", "--agents", "mc_infer[model=learned]", "planner", "--players", "5"],
+            "hand models ship for",
+        ),
+        (["bench", "--agents", "ismcts_puct", "planner", "--players", "3"], "--agents: ismcts_puct: policy"),
+        (
+            ["bench", "--agents", f"mc[prior=mc_student,path={README}]", "planner"],
+            "not a policy file (not a zip archive)",
+        ),
         (["bench", "--agents", "mc", "--agent-param", "xx.rollouts=3"], "--agent-param"),
         (
             ["bench", "--agents", "planner", "greedy", "--lineup", "planner", "foo", "planner", "planner"],

@@ -106,6 +106,9 @@ class ChampionPolicyAgent(Agent):
             agent = self._players[config] = PPOAgent(path=self.path or table_policy(config))
         return agent
 
+    def check_game(self, config: GameConfig) -> None:
+        self.player(config).check_game(config)
+
     def act(self, decision: Decision) -> int:
         return self.player(decision.game.config).act(decision)
 

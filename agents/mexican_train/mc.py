@@ -345,6 +345,16 @@ class MCAgent(Agent):
         if self._prior is not None:
             self._prior.reset()
 
+    def check_game(self, config: GameConfig) -> None:
+        """``ValueError`` unless the prior's and the leaves' networks fit ``config``'s table."""
+        if self._prior is not None:
+            self._prior.check_game(config)
+        if self.leaf in NETWORK_LEAVES:
+            try:
+                self._network_leaves(config)
+            except FileNotFoundError as err:
+                raise ValueError(str(err)) from None
+
     def _policy(self, game: MexicanTrain) -> GreedyPolicy | ChainPolicy:
         policy = self._policies.get(game.config)
         if policy is None:

@@ -126,6 +126,15 @@ class MCInferAgent(MCAgent):
         self.tracker.update(decision.view)
         return super().act(decision)
 
+    def check_game(self, config: GameConfig) -> None:
+        """``mc``'s checks, and the learned hand model's table (``model="learned"``)."""
+        super().check_game(config)
+        if self.model == "learned":
+            try:
+                self._model(config)
+            except FileNotFoundError as err:
+                raise ValueError(str(err)) from None
+
     def _model(self, config: GameConfig) -> OpponentModel | LearnedModel:
         model = self._models.get(config)
         if model is None:

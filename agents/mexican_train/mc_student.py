@@ -33,6 +33,7 @@ import numpy as np
 from agents.mexican_train.base import Agent, Decision
 from agents.mexican_train.planner import PlannerAgent
 from agents.mexican_train.ppo import PPOAgent
+from mtrain_env.mexican_train.core.config import GameConfig
 
 __all__ = ["DEFAULT_RULE", "MC_STUDENT_POLICY", "MCStudentAgent"]
 
@@ -91,6 +92,9 @@ class MCStudentAgent(Agent):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._planner.reset()
+
+    def check_game(self, config: GameConfig) -> None:
+        self._net.check_game(config)
 
     def act(self, decision: Decision) -> int:
         self.last_deviated = False

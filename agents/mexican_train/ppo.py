@@ -35,8 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.mexican_train.base import Agent, Decision
+from agents.mexican_train.base import Agent, Decision, decision_for
 from agents.mexican_train.features import FeatureEncoder
+from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.observation import ObservationLayout
 
 #: the repository's reference policy (default ``path``): PPO self-play from scratch on the raw
 #: observation, the ``graph`` network (README, "Self-play on the batched engine")
@@ -135,6 +137,15 @@ def _load(path: str | Path) -> tuple[Any, NumpyActor | None]:
     return entry
 
 
+def _first_decision(config: GameConfig) -> Decision:
+    """The first decision of a game of ``config`` (seed 0): what a feature set's size is read from."""
+    from mtrain_env.mexican_train import raw_env
+
+    env = raw_env(**config.to_dict())
+    env.reset(seed=0)
+    return decision_for(env, env.agent_selection)
+
+
 def clear_cache(keep: set[str] | None = None) -> None:
     """Forget cached policies (all, or all but the resolved paths in ``keep``)."""
     for key in list(_CACHE):
@@ -203,6 +214,26 @@ class PPOAgent(Agent):
         with th.no_grad():
             obs = th.as_tensor(observation, dtype=th.float32).reshape(1, -1)
             return policy_logits(policy, obs)[0].numpy()
+
+    def check_game(self, config: GameConfig) -> None:
+        """``ValueError`` unless the policy file loads and was trained for ``config``'s table
+        (its observation size and action count)."""
+        try:
+            policy = self.policy
+        except FileNotFoundError as err:
+            raise ValueError(str(err)) from None
+        actions = int(policy.action_space.n)
+        inputs = int(np.prod(policy.observation_space.shape))
+        if getattr(policy, "features", "env") == "env":  # the raw observation
+            size = ObservationLayout(config).size
+        else:
+            size = int(self.features(_first_decision(config)).size)
+        if (inputs, actions) != (size, config.num_actions):
+            raise ValueError(
+                f"policy {self.path} was trained for another table ({inputs} inputs, {actions} actions); "
+                f"this game has {size} and {config.num_actions} ({config.num_players} players, "
+                f"double-{config.max_pips})"
+            )
 
     def act(self, decision: Decision) -> int:
         mask = decision.action_mask

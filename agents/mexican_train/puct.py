@@ -27,6 +27,7 @@ import numpy as np
 from agents.mexican_train.base import Decision
 from agents.mexican_train.ismcts import ISMCTSAgent
 from agents.mexican_train.ppo import PPOAgent
+from mtrain_env.mexican_train.core.config import GameConfig
 
 __all__ = ["PUCT_POLICY", "PUCTAgent", "PUCTPolicyAgent", "softmax_priors"]
 
@@ -77,6 +78,9 @@ class PUCTAgent(ISMCTSAgent):
         self.temperature = float(temperature)
         self.path = str(PUCT_POLICY if path is None else path)
         self._net = PPOAgent(path=self.path)  # loads the file on first use, in every worker
+
+    def check_game(self, config: GameConfig) -> None:
+        self._net.check_game(config)
 
     def params(self) -> dict[str, Any]:
         return {

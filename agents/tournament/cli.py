@@ -64,7 +64,7 @@ def register(subparsers: Any) -> None:
         help="constructor parameter for every agent with that name or label (repeatable; JSON values)",
     )
     add_game_options(p)
-    p.add_argument("--deals", type=int_at_least(0), default=100, help="duplicate deals (each played P times)")
+    p.add_argument("--deals", type=int_at_least(1), default=100, help="duplicate deals (each played P times)")
     p.add_argument("--seed", type=int_at_least(0), default=0)
     p.add_argument("--workers", type=int_at_least(0), default=1, help="processes (0 = every core)")
     p.add_argument(

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from agents.play import AgentError, RoundRecord, play_game
-from agents.registry import agent_class
+from agents.registry import agent_class, check_params
 from agents.tournament.games import TournamentGame, game_of
 from agents.tournament.results import (
     RESULTS_FILE,
@@ -184,9 +184,13 @@ class TournamentConfig:
         if not specs:
             raise ValueError("a tournament needs at least one agent")
         game_of(self.game).check(self.game)  # TypeError for anything but a game config
-        for key, value in (("deals", self.deals), ("seed", self.seed), ("workers", self.workers)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(f"{key} must be an int >= 0, got {value!r}")
+        for key, value, least in (
+            ("deals", self.deals, 1),
+            ("seed", self.seed, 0),
+            ("workers", self.workers, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+                raise ValueError(f"{key} must be an int >= {least}, got {value!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.address is not None and self.backend != "ray":
@@ -283,8 +287,14 @@ def make_plan(config: TournamentConfig) -> Plan:
             label = f"{label}#{sum(1 for x in labels if x.split('#')[0] == label) + 1}"
         labels.append(label)
     agent_params = []
-    for spec in specs:
-        agent = agent_class(spec.name, game)(seed=0, **dict(spec.params))
+    for spec, label in zip(specs, labels, strict=True):
+        cls = agent_class(spec.name, game)
+        check_params(cls, spec.params)
+        agent = cls(seed=0, **dict(spec.params))
+        try:
+            agent.check_game(gc)  # its networks fit this table: refused here, not in a worker
+        except ValueError as err:
+            raise ValueError(f"{label}: {err}") from None
         agent_params.append(_jsonable(agent.params()))
     p = gc.num_players
     if config.lineup is not None:
