@@ -194,3 +194,36 @@ def test_curves_draw_one_line_per_agent_and_non_budget_knobs() -> None:
     assert family("mc[ms=100]") == ("mc", "ms=100")
     assert family("ismcts[c=30,opponents=chain,sims=200]") == ("ismcts[c=30,opponents=chain]", "sims=200")
     assert family("oracle") == ("oracle", "")
+
+
+@pytest.mark.parametrize(
+    ("module", "argv", "says"),
+    [
+        (
+            "curves",
+            ["--out", "{tmp}/c", "--points", "mc[sims=abc]"],
+            "--points: mc: sims must be an int or None",
+        ),
+        (
+            "curves",
+            ["--out", "{tmp}/c", "--points", "ppo[path=nowhere.npz]"],
+            "no policy file at nowhere.npz",
+        ),
+        ("bench_search", ["--agents", "mc[nosuch=1]"], "--agents: mc has no parameter 'nosuch'"),
+        ("bench_search", ["--agents", "ismcts_puct", "--players", "3"], "trained for another table"),
+    ],
+)
+def test_the_search_benchmarks_refuse_a_bad_agent_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], module: str, argv: list[str], says: str
+) -> None:
+    """``curves`` and ``bench_search`` check their agents as ``mtrain bench`` does
+    (``harness.checked_agent``): usage error, exit 2, nothing written."""
+    import importlib
+
+    main = importlib.import_module(f"agents.tournament.{module}").main
+    with pytest.raises(SystemExit) as exit_info:
+        main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err, err
+    assert list(tmp_path.iterdir()) == []

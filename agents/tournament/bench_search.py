@@ -24,8 +24,9 @@ from typing import Any
 from agents.mexican_train.base import Decision, decision_for
 from agents.mexican_train.planner import PlannerAgent
 from agents.registry import make_agent
-from agents.tournament.harness import AgentSpec
+from agents.tournament.harness import AgentSpec, checked_agent
 from mtrain_env.cli import int_at_least
+from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 
 #: specs timed by default: the pure reference first (the ratio's denominator)
@@ -107,6 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         specs = [AgentSpec.parse(text) for text in args.agents]
+        game = GameConfig.make(num_players=args.players)
+        for spec in specs:
+            checked_agent(spec, game)
     except ValueError as err:
         parser.error(f"--agents: {err}")
     snaps = positions(args.games, args.seed, args.players)

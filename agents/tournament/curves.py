@@ -37,6 +37,7 @@ from typing import Any
 from agents.registry import agent_class
 from agents.tournament import AgentSpec, TournamentConfig, run_tournament
 from agents.tournament.bench_search import positions, time_agents
+from agents.tournament.harness import checked_agent
 from agents.tournament.plots import _figure
 from agents.tournament.report import SUMMARY_FILE
 from mtrain_env.cli import int_at_least
@@ -258,8 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         specs = [AgentSpec.parse(text) for text in args.points]
+        game = GameConfig.make(num_players=args.players)
         for spec in specs:
-            agent_class(spec.name)
+            checked_agent(spec, game)
     except ValueError as err:
         parser.error(f"--points: {err}")
     labels = [s.default_label() for s in specs]

@@ -275,10 +275,25 @@ class Plan:
         }
 
 
+def checked_agent(spec: AgentSpec, config: Any, label: str | None = None) -> Any:
+    """The agent of ``spec`` for games of ``config`` (seed 0), checked as a run checks its
+    entrants before the first deal: its parameters against its constructor's signature
+    (:func:`~agents.registry.check_params`) and what it reads against the table
+    (:meth:`~agents.base.BaseAgent.check_game`). ``ValueError`` in words, the table's
+    errors prefixed with ``label`` (default: the spec's)."""
+    cls = agent_class(spec.name, game_of(config).name)
+    check_params(cls, spec.params)
+    agent = cls(seed=0, **dict(spec.params))
+    try:
+        agent.check_game(config)
+    except ValueError as err:
+        raise ValueError(f"{label or spec.default_label()}: {err}") from None
+    return agent
+
+
 def make_plan(config: TournamentConfig) -> Plan:
     """Validate a config and resolve agents, labels and lineups (builds each agent once)."""
     gc = config.game
-    game = game_of(gc).name
     specs: tuple[AgentSpec, ...] = tuple(config.agents)  # type: ignore[arg-type]  # normalized in __post_init__
     labels: list[str] = []
     for spec in specs:
@@ -286,16 +301,9 @@ def make_plan(config: TournamentConfig) -> Plan:
         if label in labels:
             label = f"{label}#{sum(1 for x in labels if x.split('#')[0] == label) + 1}"
         labels.append(label)
-    agent_params = []
-    for spec, label in zip(specs, labels, strict=True):
-        cls = agent_class(spec.name, game)
-        check_params(cls, spec.params)
-        agent = cls(seed=0, **dict(spec.params))
-        try:
-            agent.check_game(gc)  # its networks fit this table: refused here, not in a worker
-        except ValueError as err:
-            raise ValueError(f"{label}: {err}") from None
-        agent_params.append(_jsonable(agent.params()))
+    agent_params = [
+        _jsonable(checked_agent(spec, gc, label).params()) for spec, label in zip(specs, labels, strict=True)
+    ]
     p = gc.num_players
     if config.lineup is not None:
         if len(config.lineup) != p:
