@@ -232,7 +232,7 @@ def test_rllib_self_play_improves_over_random(tmp_path: Path, ray_local: None) -
     args = ["train", "--backend", "rllib", "--out", str(out), "--players", "3", "--max-pips", "6"]
     args += ["--n-steps", "2000", "--batch-size", "500", "--net-arch", "64,64", "--eval-every", "16000"]
     args += ["--features", "planner", "--lr", "0.001", "--envs", "8"]
-    args += ["--eval-deals", "40", "--eval-opponents", "random", "--workers", "1", "--no-progress"]
+    args += ["--eval-deals", "160", "--eval-opponents", "random", "--workers", "1", "--no-progress"]
     assert mtrain([*args, "--steps", "16000", "--checkpoint-every", "8000"]) == 0
     rows = [r for r in _curve(out) if r["opponent"] == "random"]
     first, last = rows[0], rows[-1]
