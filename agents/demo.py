@@ -19,6 +19,7 @@ from typing import Any
 
 from agents.play import Step, play_game
 from agents.registry import agent_class, make_agent
+from mtrain_env.cli import output_problem
 from mtrain_env.mexican_train import GameConfig, raw_env
 
 DEFAULT_AGENTS = ("ppo", "planner", "greedy", "random")
@@ -84,6 +85,9 @@ def check_args(args: argparse.Namespace) -> GameConfig:
     for flag, value in (("--deals", args.deals), ("--workers", args.workers)):
         if value < 0:
             raise ValueError(f"{flag} must be >= 0, got {value}")
+    problem = output_problem(args.out, "directory") if args.deals > 0 else None
+    if problem is not None:
+        raise ValueError(f"--out: {problem}")
     try:
         return GameConfig.make(num_players=len(args.agents), rules=args.rules)
     except (ValueError, TypeError) as err:

@@ -31,7 +31,7 @@ import numpy as np
 from agents.play import Step, play_until
 from agents.registry import agent_names, make_agent
 from agents.tournament.cli import OptionError, add_game_options, checked_game
-from mtrain_env.cli import int_at_least
+from mtrain_env.cli import int_at_least, output_problem
 from mtrain_env.replay import ReplayRecorder, describe_move, make_env, published_round_result, write_replay
 from mtrain_env.replay_view import round_lines, table_text
 
@@ -79,6 +79,10 @@ def play_command(args: argparse.Namespace) -> int:
         return 2
     seed = args.seed if args.seed is not None else secrets.randbelow(10**6)
     save = Path(args.save) if args.save else Path("runs") / "play" / f"seed{seed}.jsonl"
+    problem = output_problem(save)
+    if problem is not None:  # found now, not after the game
+        print(f"mtrain play: --save: {problem}", file=sys.stderr)
+        return 2
     session = TerminalSession(args.game, config.to_dict(), args.agents, seed)
     return session.run(save)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,34 @@ def int_at_least(low: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def output_problem(path: str | os.PathLike[str], kind: str = "file") -> str | None:
+    """Why an output ``kind`` (``"file"`` or ``"directory"``) cannot be written at ``path``,
+    missing parent directories created on the way, or None if it can. Commands ask before any
+    work, so a typo costs nothing: an existing path of the other kind, a parent that is a
+    file, or a directory that refuses new files (tried with a temporary file that is
+    removed at once: permission bits alone do not tell, for root or on special filesystems)."""
+    target = Path(path)
+    if not str(path):
+        return "expected a path"
+    if kind == "file" and target.is_dir():
+        return f"{target} is a directory"
+    if kind == "directory" and target.exists() and not target.is_dir():
+        return f"{target} is a file, not a directory"
+    base = next(
+        d
+        for d in [target if kind == "directory" else target.parent, *target.absolute().parents]
+        if d.exists()
+    )
+    if not base.is_dir():
+        return f"cannot create {target}: {base} is a file"
+    try:
+        with tempfile.TemporaryFile(dir=base):
+            pass
+    except OSError as err:
+        return f"cannot write in {base} ({err.strerror or err})"
+    return None
 
 
 def positive_float(text: str) -> float:
@@ -171,6 +200,10 @@ def replay_gif(args: argparse.Namespace) -> int:
     if isinstance(replay, int):
         return replay
     out = args.out or str(Path(args.file).with_suffix(".gif"))
+    problem = output_problem(out)
+    if problem is not None:
+        print(f"mtrain replay gif: --out: {problem}", file=sys.stderr)
+        return 2
     try:
         frames = write_gif(replay, out, args.seat, args.all_hands, args.fps, args.scale, progress=True)
     except ValueError as err:

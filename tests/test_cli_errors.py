@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,61 @@ def test_bad_command_lines_get_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert names in err and err.startswith("mtrain") and len(err.strip().splitlines()) == 1, err
     assert not out.exists()  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["bench", "--agents", "planner", "--deals", "1", "--out", "{blocker}/run"], "--out"),
+        (["demo", "--deals", "1", "--out", "{blocker}/run"], "--out"),
+        (["train", "--steps", "64", "--out", "{blocker}/run"], "--out"),
+        (["selfplay", "--out", "{blocker}/run"], "--out"),
+        (["play", "--agents", "random", "random", "--save", "{blocker}/game.jsonl"], "--save"),
+        (["replay", "gif", "{replay}", "--out", "{blocker}/game.gif"], "--out"),
+    ],
+)
+def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    option: str,
+) -> None:
+    """Every command that writes checks where before it plays, trains or draws (a file
+    where a directory must go), not with a traceback at the end."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a directory")
+    replay = tmp_path / "game.jsonl"
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))  # the human seat quits at once
+    assert main(["play", "--agents", "random", "random", "--seed", "1", "--save", str(replay)]) == 0
+    capsys.readouterr()
+    before = sorted(tmp_path.rglob("*"))
+    argv = [a.format(blocker=blocker, replay=replay) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mtrain") and f"{option}: cannot create " in err and "is a file" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_output_problem_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mtrain_env import cli
+
+    (tmp_path / "f").write_text("x")
+    assert cli.output_problem(tmp_path / "new" / "deeper" / "file.txt") is None
+    assert cli.output_problem(tmp_path / "new" / "run", "directory") is None
+    assert cli.output_problem(tmp_path, "file") == f"{tmp_path} is a directory"
+    assert cli.output_problem(tmp_path / "f", "directory") == f"{tmp_path / 'f'} is a file, not a directory"
+    assert (
+        cli.output_problem(tmp_path / "f" / "x")
+        == f"cannot create {tmp_path / 'f' / 'x'}: {tmp_path / 'f'} is a file"
+    )
+
+    def refuse(**_kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(cli.tempfile, "TemporaryFile", refuse)  # as a read-only directory would
+    assert (
+        cli.output_problem(tmp_path / "run", "directory") == f"cannot write in {tmp_path} (Permission denied)"
+    )
+    assert list(tmp_path.iterdir()) == [tmp_path / "f"]

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.league import parse_weights
+from mtrain_env.cli import output_problem
 
 
 def _count(text: str) -> int:
@@ -382,20 +383,14 @@ def config_from_args(args: argparse.Namespace) -> Any:
     """The validated :class:`~training.run_config.TrainConfig` of a command line (the run's saved
     one on ``--resume``); raises :class:`_BadOptionError` or :class:`~training.run_config.ConfigError`.
     Reads ``--out`` but writes nothing."""
-    import os
-
     from training.run_dir import run_files
 
     out = Path(args.out)
     if not str(args.out):
         raise _BadOptionError("--out", "expected a directory path")
-    if out.exists() and not out.is_dir():
-        raise _BadOptionError("--out", f"{out} is a file, not a directory")
-    base = next(d for d in [out, *out.absolute().parents] if d.exists())
-    if not base.is_dir():
-        raise _BadOptionError("--out", f"cannot create {out}: {base} is a file")
-    if not os.access(base, os.W_OK | os.X_OK):
-        raise _BadOptionError("--out", f"cannot write in {base} (permission denied)")
+    problem = output_problem(out, "directory")
+    if problem is not None:
+        raise _BadOptionError("--out", problem)
     given = _given(args)
     if args.resume:
         return _resumed_config(args, given)

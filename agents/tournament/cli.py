@@ -36,7 +36,7 @@ from agents.tournament.harness import (
     worker_processes,
 )
 from agents.tournament.results import ConfigMismatchError
-from mtrain_env.cli import int_at_least
+from mtrain_env.cli import int_at_least, output_problem
 
 GAME_NAMES = tuple(GAMES)
 
@@ -229,6 +229,9 @@ def checked_game(args: argparse.Namespace) -> Any:
 def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
     """Config and plan of parsed arguments; :class:`OptionError` naming the option at fault."""
     game = checked_game(args)
+    problem = output_problem(args.out, "directory")
+    if problem is not None:
+        raise OptionError("--out", problem)
     if args.address is not None and args.backend != "ray":
         raise OptionError("--address", "a Ray cluster address is for --backend ray")
     if args.backend == "ray" and importlib.util.find_spec("ray") is None:

@@ -37,6 +37,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mtrain_env.cli import output_problem
+
 _PREFIX = "mtrain selfplay"
 
 #: option -> (SelfPlayConfig field, type, help)
@@ -166,6 +168,9 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     if args.algo is not None and args.algo not in ALGOS:
         raise ValueError(f"--algo: must be one of {', '.join(ALGOS)}, got {args.algo!r}")
     out = Path(args.out)
+    problem = output_problem(out, "directory")
+    if problem is not None:
+        raise ValueError(f"--out: {problem}")
     saved_path = out / CONFIG_FILE
     if saved_path.is_file() and not args.resume:
         raise ValueError(f"--out: {out} holds a run; add --resume to continue it or choose another --out")
