@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
+import numpy as np
+
 from agents.base import BaseAgent
 
 #: the games agents exist for (keys of :data:`REGISTRIES`)
@@ -150,12 +152,12 @@ def _fits(value: Any, hint: Any) -> bool:
         return value is None
     if hint is bool:
         return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is int:  # numpy's integers too (specs built in Python)
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
     if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if hint is str:
-        return isinstance(value, str)
+        return isinstance(value, (str, PurePath))  # a constructor typed ``str`` takes a path too
     if isinstance(hint, type) and issubclass(hint, PurePath):
         return isinstance(value, (str, PurePath))
     return True

@@ -711,6 +711,7 @@ def test_check_params_reads_the_constructors_signature() -> None:
 
     check_params(Knobs, {"n": 3, "x": 2, "on": True, "path": "p.npz"})  # an int is a number
     check_params(Knobs, {"path": None})
+    check_params(Knobs, {"n": np.int64(3), "x": np.float32(0.1), "path": Path("p.npz")})  # from Python
     check_params(Open, {"anything": [1, 2]})
 
     class Unresolved(Knobs):  # "Later" resolves nowhere at run time: that one is not checked
