@@ -350,8 +350,10 @@ class MCAgent(Agent):
         if self._prior is not None:
             self._prior.check_game(config)
         if self.leaf in NETWORK_LEAVES:
+            from agents.mexican_train.value_leaf import check_table, load_value_net
+
             try:
-                self._network_leaves(config)
+                check_table(load_value_net(self._network_path(config)), config)
             except FileNotFoundError as err:
                 raise ValueError(str(err)) from None
 

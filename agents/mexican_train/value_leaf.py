@@ -41,7 +41,7 @@ from mtrain_env.mexican_train.compiled import engine, rollout
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import ObservationLayout
 
-__all__ = ["ValueLeaves", "load_value_net"]
+__all__ = ["ValueLeaves", "check_table", "load_value_net"]
 
 #: a seat's choices in one round can never reach this (every choice plays a tile or draws)
 _TO_THE_END = 10_000
@@ -76,6 +76,17 @@ def load_value_net(path: str | Path) -> NumpyTileNet | NumpyMlpNet:
     return net
 
 
+def check_table(net: NumpyTileNet | NumpyMlpNet, config: GameConfig) -> None:
+    """``ValueError`` unless ``net`` reads ``config``'s observation and scores its actions."""
+    size = ObservationLayout(config).size
+    if net.size != size or net.num_actions != config.num_actions:
+        raise ValueError(
+            f"the network was trained for another table ({net.size} observation floats, "
+            f"{net.num_actions} actions); this game has {size} and {config.num_actions} "
+            f"({config.num_players} players, double-{config.max_pips})"
+        )
+
+
 class ValueLeaves:
     """Candidates valued by ``net`` on determinized worlds of one game config (module docstring).
 
@@ -99,13 +110,7 @@ class ValueLeaves:
         danger: int = 2,
         levels: int = 0,
     ) -> None:
-        layout = ObservationLayout(config)
-        if net.size != layout.size or net.num_actions != config.num_actions:
-            raise ValueError(
-                f"the network was trained for another table ({net.size} observation floats, "
-                f"{net.num_actions} actions); this game has {layout.size} and {config.num_actions} "
-                f"({config.num_players} players, double-{config.max_pips})"
-            )
+        check_table(net, config)
         if isinstance(levels, bool) or not isinstance(levels, int) or levels < 0:
             raise ValueError(f"levels must be an int >= 0, got {levels!r}")
         if levels and depth is not None:
@@ -117,7 +122,7 @@ class ValueLeaves:
         self.levels = levels
         self.depth = _TO_THE_END if depth is None else depth
         self.danger = danger
-        self.obs_size = layout.size
+        self.obs_size = ObservationLayout(config).size
         self.num_actions = config.num_actions
 
     def results(
