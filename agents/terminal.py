@@ -29,8 +29,9 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.play import Step, play_until
-from agents.registry import agent_names, make_agent
+from agents.registry import make_agent
 from agents.tournament.cli import OptionError, add_game_options, checked_game
+from agents.tournament.harness import AgentSpec, checked_agent
 from mtrain_env.cli import int_at_least, output_problem
 from mtrain_env.replay import ReplayRecorder, describe_move, make_env, published_round_result, write_replay
 from mtrain_env.replay_view import round_lines, table_text
@@ -53,7 +54,7 @@ def register(subparsers: Any) -> None:
         nargs="+",
         required=True,
         metavar="AGENT",
-        help="the agents of seats 1, 2, ... (registered names)",
+        help="the agents of seats 1, 2, ...: registered names or specs, e.g. 'champion[sims=100]'",
     )
     p.add_argument(
         "--seed", type=int_at_least(0), default=None, help="the deal's seed (default: a random one, shown)"
@@ -70,10 +71,11 @@ def play_command(args: argparse.Namespace) -> int:
     args.players = 1 + len(args.agents)
     try:
         config = checked_game(args)
-        known = agent_names(args.game)
-        unknown = [a for a in args.agents if a not in known]
-        if unknown:
-            raise OptionError("--agents", f"unknown agent(s) {unknown} ({args.game}); known: {known}")
+        for text in args.agents:  # names and parameters, then what each reads against the table
+            try:
+                checked_agent(AgentSpec.parse(text), config)
+            except ValueError as err:
+                raise OptionError("--agents", str(err)) from None
     except OptionError as err:
         print(f"mtrain play: {err.option}: {err}", file=sys.stderr)
         return 2
@@ -88,7 +90,8 @@ def play_command(args: argparse.Namespace) -> int:
 
 
 class TerminalSession:
-    """One game of a human at seat 0 against ``opponents`` (agent names), reading ``stdin``."""
+    """One game of a human at seat 0 against ``opponents`` (agent names or specs such as
+    ``"mc[sims=100]"``), reading ``stdin``."""
 
     def __init__(
         self,
@@ -105,8 +108,10 @@ class TerminalSession:
         self.read = read
         self.out = out
         seeds = np.random.SeedSequence(seed).generate_state(len(opponents))
+        specs = [AgentSpec.parse(text) for text in opponents]
         self.agents: list[Any] = [None] + [
-            make_agent(name, seed=int(s), game=game) for name, s in zip(opponents, seeds, strict=True)
+            make_agent(spec.name, seed=int(s), game=game, **spec.params)
+            for spec, s in zip(specs, seeds, strict=True)
         ]
         self.names = ["human", *opponents]
         self.rounds: list[dict[str, Any]] = []

@@ -115,6 +115,19 @@ def test_a_session_shows_session_scores_and_block_plays_too(tmp_path: Path) -> N
             assert f"player_{seat}'s hand" not in text
 
 
+def test_opponents_can_be_agent_specs(tmp_path: Path) -> None:
+    """``--agents "mc[sims=8]"``: an opponent with parameters, named so in the replay, which
+    re-simulates like any other."""
+    out = io.StringIO()
+    config = {"num_players": 2, "max_pips": 6}
+    session = TerminalSession("mexican_train", config, ["mc[sims=8]"], 3, read=lambda prompt: "1", out=out)
+    assert session.agents[1].rollouts == 8
+    assert session.run(tmp_path / "s.jsonl") == 0
+    replay = read_replay(tmp_path / "s.jsonl")
+    check_replay(replay)
+    assert replay.finished and "player_1 (mc[sims=8])" in out.getvalue()
+
+
 def test_end_of_input_quits_and_saves(tmp_path: Path) -> None:
     def eof(prompt: str) -> str:
         raise EOFError
@@ -133,6 +146,11 @@ def test_end_of_input_quits_and_saves(tmp_path: Path) -> None:
         (["--agents", "planner", "--max-pips", "99"], "--max-pips"),
         (["--agents", "planner", "--game", "block"], "--agents"),
         (["--agents", "planner", "--flag", "no_such_flag"], "--flag"),
+        (["--agents", "mc[sims=many]"], "--agents: mc: sims must be an int or None, got 'many'"),
+        (
+            ["--agents", "ppo[path=nowhere.npz]"],
+            "--agents: ppo[path=nowhere.npz]: no policy file at nowhere.npz",
+        ),
     ],
 )
 def test_bad_options_exit_2_with_one_line(
