@@ -10,8 +10,10 @@ the one ``--workers 1`` writes for the same seed.
 
 On a cluster (``ray start --head`` on one machine, ``ray start --address HEAD:6379`` on the
 others, then ``mtrain bench --backend ray --address HEAD:6379 ...``) every node needs this
-project installed at the same version; ``workers = 0`` starts one actor per CPU of the
-cluster. Ray is imported only in this module and in :mod:`training.rllib`.
+project installed at the same version, and every file an agent reads (``ppo[path=...]``) at
+the same path, the driver's machine included (the plan checks the agents there,
+:func:`~agents.tournament.harness.checked_agent`); ``workers = 0`` starts one actor per CPU
+of the cluster. Ray is imported only in this module and in :mod:`training.rllib`.
 """
 
 from __future__ import annotations
