@@ -18,7 +18,8 @@ import sys
 from typing import Any
 
 from agents.play import Step, play_game
-from agents.registry import agent_class, make_agent
+from agents.registry import make_agent
+from agents.tournament.harness import AgentSpec, checked_agent
 from mtrain_env.cli import output_problem
 from mtrain_env.mexican_train import GameConfig, raw_env
 
@@ -33,7 +34,12 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--agents", nargs="+", default=list(DEFAULT_AGENTS), help="one registered agent per seat")
+    p.add_argument(
+        "--agents",
+        nargs="+",
+        default=list(DEFAULT_AGENTS),
+        help="one agent per seat: a registered name or a spec, e.g. 'mc[sims=100]'",
+    )
     p.add_argument("--rules", default="pagat", help="preset: pagat (default), wikipedia, cardinal")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--verbose", action="store_true", help="render the whole table after every step")
@@ -46,7 +52,8 @@ def register(subparsers: Any) -> None:
 def play_shown_game(names: list[str], config: GameConfig, seed: int, verbose: bool = False) -> list[int]:
     """Play and print one round between agents ``names`` (seat order); returns the penalty pips."""
     env = raw_env(**config.to_dict(), render_mode="ansi" if verbose else None)
-    players = [make_agent(name) for name in names]
+    specs = [AgentSpec.parse(text) for text in names]
+    players = [make_agent(spec.name, **spec.params) for spec in specs]
     agent_ids = env.possible_agents
     print("Seats: " + ", ".join(f"{a} = {name}" for a, name in zip(agent_ids, names, strict=True)))
     print(f"{config.num_players} players, double-{config.max_pips}, {config.rules} rules, seed {seed}")
@@ -77,11 +84,6 @@ def check_args(args: argparse.Namespace) -> GameConfig:
     """Validate every option before anything is played or written (``ValueError``/``TypeError``)."""
     if not 2 <= len(args.agents) <= 8:
         raise ValueError(f"--agents: one agent per seat, 2 to 8 (R3), got {len(args.agents)}")
-    for name in args.agents:
-        try:
-            agent_class(name)
-        except ValueError as err:
-            raise ValueError(f"--agents: {err}") from None
     for flag, value in (("--deals", args.deals), ("--workers", args.workers)):
         if value < 0:
             raise ValueError(f"{flag} must be >= 0, got {value}")
@@ -89,14 +91,20 @@ def check_args(args: argparse.Namespace) -> GameConfig:
     if problem is not None:
         raise ValueError(f"--out: {problem}")
     try:
-        return GameConfig.make(num_players=len(args.agents), rules=args.rules)
+        config = GameConfig.make(num_players=len(args.agents), rules=args.rules)
     except (ValueError, TypeError) as err:
         raise ValueError(f"--rules/--agents: {err}") from None
+    for text in args.agents:  # names and parameters, then what each reads against the table
+        try:
+            checked_agent(AgentSpec.parse(text), config)
+        except ValueError as err:
+            raise ValueError(f"--agents: {err}") from None
+    return config
 
 
 def demo(args: argparse.Namespace) -> int:
     """The game, then the tournament."""
-    from agents.tournament import AgentSpec, TournamentConfig, run_tournament
+    from agents.tournament import TournamentConfig, run_tournament
 
     try:
         config = check_args(args)
@@ -107,15 +115,17 @@ def demo(args: argparse.Namespace) -> int:
     play_shown_game(names, config, args.seed, args.verbose)
     if args.deals <= 0:
         return 0
-    distinct = list(dict.fromkeys(names))
+    specs = [AgentSpec.parse(text) for text in names]
+    labels = [spec.default_label() for spec in specs]
+    distinct = list(dict(zip(labels, specs, strict=True)).values())
     print(f"\nTournament: {args.deals} duplicate deals, each played from every seat rotation ...")
     result = run_tournament(
         TournamentConfig(
-            agents=[AgentSpec(name) for name in distinct],
+            agents=distinct,
             game=config,
             deals=args.deals,
             seed=args.seed,
-            lineup=names,
+            lineup=labels,
             workers=args.workers,
             out_dir=args.out,
             overwrite=True,

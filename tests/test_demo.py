@@ -26,6 +26,18 @@ def test_demo_plays_a_rendered_game_then_a_tournament(
         assert (out / name).is_file(), name
 
 
+def test_demo_agents_may_be_specs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Seats given as specs (``mc[z=2,sims=8]``) play the game and the tournament, labelled
+    as ``mtrain bench`` labels them (keys sorted); two seats of one spec are one agent."""
+    out = tmp_path / "demo"
+    agents = ["mc[z=2,sims=8]", "mc[z=2,sims=8]", "planner"]
+    assert main(["demo", "--agents", *agents, "--deals", "1", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "player_0 = mc[z=2,sims=8]" in text
+    assert "mc[sims=8,z=2] - planner" in text
+    assert (out / "results.csv").is_file()
+
+
 def test_demo_verbose_renders_the_table_after_every_step(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -42,6 +54,8 @@ def test_demo_verbose_renders_the_table_after_every_step(
         (["--agents", "random", "planer"], "--agents"),
         (["--agents", "random", "random", "--rules", "nope"], "--rules"),
         (["--agents", "random", "random", "--deals", "-1"], "--deals"),
+        (["--agents", "random", "mc[sims=x]"], "--agents: mc: sims must be an int or None, got 'x'"),
+        (["--agents", "random", "ppo[path=nowhere.npz]"], "no policy file at nowhere.npz"),
     ],
 )
 def test_demo_refuses_bad_input_in_one_line(
