@@ -110,6 +110,20 @@ def test_bad_command_lines_get_one_line_and_exit_2(
     ("argv", "option"),
     [
         (["bench", "--agents", "planner", "--deals", "1", "--out", "{blocker}/run"], "--out"),
+        (
+            [
+                "bench",
+                "--agents",
+                "planner",
+                "--deals",
+                "1",
+                "--out",
+                "{tmp}/run",
+                "--save-replays",
+                "{blocker}/r",
+            ],
+            "--save-replays",
+        ),
         (["demo", "--deals", "1", "--out", "{blocker}/run"], "--out"),
         (["train", "--steps", "64", "--out", "{blocker}/run"], "--out"),
         (["selfplay", "--out", "{blocker}/run"], "--out"),
@@ -133,7 +147,7 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(
     assert main(["play", "--agents", "random", "random", "--seed", "1", "--save", str(replay)]) == 0
     capsys.readouterr()
     before = sorted(tmp_path.rglob("*"))
-    argv = [a.format(blocker=blocker, replay=replay) for a in argv]
+    argv = [a.format(blocker=blocker, replay=replay, tmp=tmp_path) for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("mtrain") and f"{option}: cannot create " in err and "is a file" in err, err

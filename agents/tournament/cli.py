@@ -229,9 +229,10 @@ def checked_game(args: argparse.Namespace) -> Any:
 def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
     """Config and plan of parsed arguments; :class:`OptionError` naming the option at fault."""
     game = checked_game(args)
-    problem = output_problem(args.out, "directory")
-    if problem is not None:
-        raise OptionError("--out", problem)
+    for option, path in (("--out", args.out), ("--save-replays", args.save_replays)):
+        problem = None if path is None else output_problem(path, "directory")
+        if problem is not None:
+            raise OptionError(option, problem)
     if args.address is not None and args.backend != "ray":
         raise OptionError("--address", "a Ray cluster address is for --backend ray")
     if args.backend == "ray" and importlib.util.find_spec("ray") is None:
