@@ -176,3 +176,30 @@ def test_output_problem_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         cli.output_problem(tmp_path / "run", "directory") == f"cannot write in {tmp_path} (Permission denied)"
     )
     assert list(tmp_path.iterdir()) == [tmp_path / "f"]
+
+
+@pytest.mark.parametrize(
+    ("module", "argv"),
+    [
+        ("agents.tournament.curves", ["--out", "{blocker}/c", "--points", "planner"]),
+        ("agents.tournament.exact_gap", ["--out", "{blocker}/e"]),
+        ("agents.tournament.ladder", ["--out", "{blocker}/l", "--table", "a", "{tmp}"]),
+        ("training.distill_mc", ["label", "--out", "{blocker}/d"]),
+        ("training.hand_model", ["--out", "{blocker}/h.npz"]),
+        ("training.expert_iteration", ["--out", "{blocker}/x"]),
+    ],
+)
+def test_the_research_commands_check_their_output_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], module: str, argv: list[str]
+) -> None:
+    """The ``python -m`` tools of the docs refuse an output path under a file before any work."""
+    import importlib
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    with pytest.raises(SystemExit) as exit_info:
+        importlib.import_module(module).main([a.format(blocker=blocker, tmp=tmp_path) for a in argv])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--out: cannot create {blocker}/" in err and "Traceback" not in err, err
+    assert sorted(tmp_path.iterdir()) == [blocker]

@@ -74,7 +74,7 @@ from agents.mexican_train.oracle import OracleAgent
 from agents.mexican_train.selfplay_file import read_selfplay_file
 from agents.registry import make_agent
 from agents.tournament.harness import AgentSpec
-from mtrain_env.cli import int_at_least, positive_float
+from mtrain_env.cli import int_at_least, output_problem, positive_float
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from training.choices import play_choices
@@ -593,6 +593,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:  # every input is checked before any work: one line, exit 2
         if args.step == "label":
+            problem = output_problem(args.out, "directory")
+            if problem is not None:
+                raise ValueError(f"--out: {problem}")
             if not 0.0 <= args.teacher_share <= 1.0:
                 raise ValueError(f"--teacher-share must be in [0, 1], got {args.teacher_share}")
             make_teacher(args.teacher, args.sims)

@@ -45,7 +45,7 @@ from agents.mexican_train.tilenet import (
     read_selfplay_policy,
     save_selfplay_policy,
 )
-from mtrain_env.cli import int_at_least, positive_float
+from mtrain_env.cli import int_at_least, output_problem, positive_float
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from training.choices import play_choices
@@ -219,6 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--opponents", choices=OPPONENTS, default="chain", help="as ismcts's opponents=")
     parser.add_argument("--c-puct", type=positive_float, default=40.0, help="the ismcts_puct's prior weight")
     args = parser.parse_args(argv)
+    problem = output_problem(args.out, "directory")
+    if problem is not None:
+        parser.error(f"--out: {problem}")
     th.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
