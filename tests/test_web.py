@@ -370,6 +370,28 @@ def test_bad_serve_command_lines_get_one_line_and_exit_2(
     assert names in err and err.startswith("mtrain") and len(err.strip().splitlines()) == 1, err
 
 
+def test_serve_refuses_a_replay_or_save_place_it_cannot_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file given as --replays, or a --save-dir under a file, is refused before the server
+    starts (played games would otherwise fail to save when they end)."""
+    from training.app import main
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    for argv, says in (
+        (["--replays", str(blocker)], f"--replays: {blocker} is a file, not a directory"),
+        (
+            ["--replays", str(tmp_path), "--save-dir", str(blocker / "p")],
+            f"--save-dir: cannot create {blocker / 'p'}",
+        ),
+    ):
+        assert main(["serve", "--port", "8999", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"mtrain serve: {says}") and len(err.strip().splitlines()) == 1, err
+    assert sorted(tmp_path.iterdir()) == [blocker]
+
+
 def test_mtrain_serve_serves_both_pages(tmp_path: Path) -> None:
     import os
     import subprocess

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
-from mtrain_env.cli import int_at_least, positive_float
+from mtrain_env.cli import int_at_least, output_problem, positive_float
 
 
 def register(subparsers: Any) -> None:
@@ -45,6 +46,17 @@ def serve(args: argparse.Namespace) -> int:
     """Run the server until interrupted."""
     if args.port > 65535:
         print(f"mtrain serve: --port must be 1..65535, got {args.port}", file=sys.stderr)
+        return 2
+    replays = Path(args.replays)
+    if replays.exists() and not replays.is_dir():
+        print(f"mtrain serve: --replays: {replays} is a file, not a directory", file=sys.stderr)
+        return 2
+    option, save_dir = (
+        ("--save-dir", args.save_dir) if args.save_dir is not None else ("--replays", replays / "played")
+    )
+    problem = output_problem(save_dir, "directory")  # where played games go: known now, not at their end
+    if problem is not None:
+        print(f"mtrain serve: {option}: {problem}", file=sys.stderr)
         return 2
     try:
         import uvicorn
