@@ -126,6 +126,7 @@ BAD = [
     # league
     _bad(["--heuristics", "planer:1"], "--heuristics", "planner"),
     _bad(["--heuristics", "greedy:0"], "--heuristics", "> 0"),
+    _bad(["--heuristics", "ppo:1"], "--heuristics", "trained for another table"),  # a 4-player network
     _bad(["--heuristics", "greedy:-1"], "--heuristics"),
     _bad(["--heuristics", "greedy:x"], "--heuristics", "number"),
     _bad(["--heuristics", "greedy:nan"], "--heuristics"),
@@ -143,6 +144,7 @@ BAD = [
     _bad(["--eval-deals", "0"], "--eval-deals", ">= 1"),
     _bad(["--eval-deals", "-3"], "--eval-deals"),
     _bad(["--eval-opponents", "greedyy"], "--eval-opponents", "greedy"),
+    _bad(["--eval-opponents", "champion_policy"], "--eval-opponents", "champion's networks ship for"),
     _bad(["--eval-opponents", ","], "--eval-opponents"),
     _bad(["--eval-opponents", "random,random"], "--eval-opponents", "more than once"),
     _bad(["--eval-seed", "-1"], "--eval-seed"),

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import agents
+from agents.registry import check_params
 from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
 
 __all__ = [
@@ -242,7 +243,7 @@ class TrainConfig:
         if not isinstance(self.heuristics, Mapping):
             raise ConfigError("heuristics", f"must map agent names to weights, got {self.heuristics!r}")
         for name, weight in self.heuristics.items():
-            _agent("heuristics", name)
+            _agent("heuristics", name, self.game)
             if not _is_real(weight) or not math.isfinite(weight) or weight <= 0:
                 raise ConfigError(
                     "heuristics", f"the weight of {name!r} must be a number > 0, got {weight!r}"
@@ -261,7 +262,7 @@ class TrainConfig:
         if not isinstance(self.eval_opponents, (list, tuple)):
             raise ConfigError("eval_opponents", f"must be a list of agent names, got {self.eval_opponents!r}")
         for name in self.eval_opponents:
-            _agent("eval_opponents", name)
+            _agent("eval_opponents", name, self.game)
         twice = sorted({x for x in self.eval_opponents if list(self.eval_opponents).count(x) > 1})
         if twice:
             raise ConfigError("eval_opponents", f"names {twice} more than once")
@@ -271,7 +272,7 @@ class TrainConfig:
         if not isinstance(self.bc_expert_params, Mapping):
             raise ConfigError("bc_expert_params", f"must map names to values, got {self.bc_expert_params!r}")
         if self.bc_expert is not None:
-            _agent("bc_expert", self.bc_expert, self.bc_expert_params, "bc_expert_params")
+            _agent("bc_expert", self.bc_expert, self.game, self.bc_expert_params, "bc_expert_params")
         _int("bc_samples", self.bc_samples, 0, note="0 = no warm start")
         if self.bc_samples > 0 and self.bc_expert is None:
             text = "behaviour cloning needs bc_expert (--bc-expert: the agent to clone)"
@@ -364,8 +365,11 @@ def _seat(seat: Any, num_players: int) -> None:
         )
 
 
-def _agent(name: str, agent: Any, params: Mapping[str, Any] | None = None, params_name: str = "") -> None:
-    """A registered agent (or ``module:Class``) that can be built (with ``params``)."""
+def _agent(
+    name: str, agent: Any, game: GameConfig, params: Mapping[str, Any] | None = None, params_name: str = ""
+) -> None:
+    """A registered agent (or ``module:Class``) that can be built (with ``params``) and can
+    play ``game``'s table (:meth:`~agents.base.BaseAgent.check_game`: found now, not mid-run)."""
     if not isinstance(agent, str) or not agent:
         raise ConfigError(name, f"needs agent names, got {agent!r}")
     try:
@@ -373,7 +377,12 @@ def _agent(name: str, agent: Any, params: Mapping[str, Any] | None = None, param
     except (ImportError, ValueError) as err:
         raise ConfigError(name, str(err)) from None
     try:
-        cls(seed=0, **dict(params or {}))
+        check_params(cls, params or {})
+        built = cls(seed=0, **dict(params or {}))
     except (TypeError, ValueError) as err:
         text = f"agent {agent!r} does not take the parameters {dict(params or {})}: {err}"
         raise ConfigError(params_name or name, text) from None
+    try:
+        built.check_game(game)
+    except ValueError as err:
+        raise ConfigError(name, f"{agent}: {err}") from None
