@@ -166,6 +166,7 @@ def test_train_cli_refuses_sb3_only_options(tmp_path: Path, capsys: pytest.Captu
     cases = [
         (["--vec", "dummy"], "--vec: is an option of the SB3 trainer, not used by --backend rllib"),
         (["--eval-opponents", "gredy"], "--eval-opponents: unknown agent 'gredy'"),
+        (["--players", "3", "--eval-opponents", "ppo"], "--eval-opponents: ppo: policy "),  # a 4-player net
         (["--n-steps", "100", "--batch-size", "512"], "--batch-size: must be <= the train batch 100"),
         (["--p-latest", "0.8", "--p-older", "0.5"], "--p-latest: p_latest + p_older must be <= 1"),
     ]

@@ -161,6 +161,7 @@ def test_config_errors_name_the_field() -> None:
         (["--net", "cnn"], "mtrain selfplay: --net: net must be one of tile, graph, mlp, got 'cnn'"),
         (["--minutes", "-1"], "mtrain selfplay: --minutes: max_minutes must be >= 0, got -1.0"),
         (["--eval-opponents", "nobody"], "mtrain selfplay: --eval-opponents: unknown agent 'nobody'"),
+        (["--players", "3", "--eval-opponents", "ppo"], "mtrain selfplay: --eval-opponents: ppo: policy "),
     ],
 )
 def test_cli_errors_are_one_line(tmp_path, capsys, argv: list[str], message: str) -> None:
@@ -183,6 +184,7 @@ def test_bad_options_are_refused_before_torch_is_imported(tmp_path) -> None:
     ]
     cases += [["--out", out, "--eval-opponents", "nobody"], ["--out", out, "--epsilon", "0.1"]]
     cases += [["--out", out, "--init", str(path)], ["--out", out, "--resume"]]  # another shape; no run
+    cases += [["--out", out, "--players", "3", "--eval-opponents", "ppo"]]  # a 4-player network
     assert imported_by_refusals("selfplay", cases, ["torch", "numba"], tmp_path) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["start.npz"]
 

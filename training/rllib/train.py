@@ -42,6 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.tournament.harness import AgentSpec, checked_agent
 from agents.tournament.ray_backend import ensure_ray
 from mtrain_env.mexican_train import GameConfig
 from training.evaluate import evaluate
@@ -117,7 +118,6 @@ class RLlibConfig:
 
     def validate(self) -> None:
         """Check every field; :class:`ConfigError` naming the first bad one."""
-        import agents
         from agents.mexican_train.features import check_feature_set
 
         self.game = make_game(self.game)
@@ -168,9 +168,9 @@ class RLlibConfig:
         if self.p_heuristic > 0 and not self.heuristics:
             self.heuristics = dict(DEFAULT_HEURISTICS)
         for group, names in (("heuristics", list(self.heuristics)), ("eval_opponents", self.eval_opponents)):
-            for name in names:
+            for name in names:  # the name, then what it reads against the table
                 try:
-                    agents.agent_class(name)
+                    checked_agent(AgentSpec(name), self.game)
                 except ValueError as err:
                     raise ConfigError(group, str(err)) from None
 

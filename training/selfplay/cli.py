@@ -221,11 +221,13 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         dest: getattr(args, dest) for dest, _t, _h in _RUN.values() if getattr(args, dest) is not None
     }
     if args.eval_opponents is not None:
-        from agents.registry import agent_class
+        from agents.tournament.harness import AgentSpec, checked_agent
+        from mtrain_env.mexican_train.core.config import GameConfig
 
-        for name in args.eval_opponents:
+        game = GameConfig.make(num_players=config.num_players, max_pips=config.max_pips)
+        for name in args.eval_opponents:  # the name, then what it reads against the table
             try:
-                agent_class(name)
+                checked_agent(AgentSpec(name), game)
             except (KeyError, ValueError) as err:
                 raise ValueError(f"--eval-opponents: {err}") from None
         run_given["eval_opponents"] = tuple(args.eval_opponents)
