@@ -143,3 +143,12 @@ def test_old_import_paths_and_checkpoints_still_work() -> None:
     old = pickle.dumps(spec, protocol=0).replace(b"cagents.mexican_train.league\n", b"ctraining.league\n")
     assert b"ctraining.league\n" in old
     assert pickles.loads(old) == spec
+
+
+def test_an_opponent_that_cannot_play_the_table_is_refused_when_made() -> None:
+    """A 4-player network among a 3-player table's opponents: ``ValueError`` at ``make``,
+    not at the first reset that draws it; the table's own networks are accepted."""
+    with pytest.raises(ValueError, match=r"trained for another table \(338 inputs, 457 actions\)"):
+        gymnasium.make(ENV_ID, num_players=3, opponents=["planner", "ppo"])
+    env = gymnasium.make(ENV_ID, num_players=3, opponents=["champion_policy"])
+    env.reset(seed=0)

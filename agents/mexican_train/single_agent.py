@@ -160,6 +160,8 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.seat_mode = seat
         self.league = _as_league(opponents)
+        for name in self.league.heuristics:  # each can play this table: found here, not at a reset
+            make_agent(name, **self.league.heuristic_params.get(name, {})).check_game(self._raw.config)
         self.league_root = Path(league_root) if league_root is not None else None
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
