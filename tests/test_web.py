@@ -185,6 +185,7 @@ def test_bad_new_games_are_refused_with_a_message(client: Any) -> None:
         ({"rounds": 14, "max_pips": 12}, "R25"),
         ({"max_pips": "12"}, "max_pips"),
         ({"seed": -1}, "seed"),
+        ({"num_players": 3, "agents": ["planner", "ppo"]}, "agent ppo: policy"),  # a 4-player network
     ]
     for body, words in cases:
         r = client.post("/api/games", json=body)

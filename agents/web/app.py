@@ -32,7 +32,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agents.registry import agent_names
+from agents.registry import agent_names, make_agent
 from agents.web.games import ConflictError, GameStore, TableGame, TableSetup, WebError, opponents_for
 from agents.web.limits import BodyLimit
 from agents.web.replays import ReplayRefusedError, list_replays, load_replay, parse_replay, replay_json
@@ -140,6 +140,11 @@ def create_app(
             )
         except (ValueError, TypeError) as err:
             raise WebError(f"game config: {err}") from None
+        for name in dict.fromkeys(req.agents):  # a network of another table: refused now, not mid-game
+            try:
+                make_agent(name).check_game(config)
+            except ValueError as err:
+                raise WebError(f"agent {name}: {err}") from None
         seed = req.seed if req.seed is not None else secrets.randbits(31)
         setup = TableSetup(config, req.seat, opponents_for(req.agents, req.num_players), seed)
         game = store.create(setup)
