@@ -298,8 +298,12 @@ def register(subparsers: Any) -> None:
         "steps a JSON round trip of state_dict() must give an identical env. Prints the totals; "
         "exit status 1 on any violation, with the command that replays the run up to it.",
     )
-    p.add_argument("--steps", type=int, default=100_000, help="steps to play (dead steps included)")
-    p.add_argument("--seed", type=int, default=0, help="seed of everything drawn (configurations, games)")
+    p.add_argument(
+        "--steps", type=int_at_least(1), default=100_000, help="steps to play (dead steps included)"
+    )
+    p.add_argument(
+        "--seed", type=int_at_least(0), default=0, help="seed of everything drawn (configurations, games)"
+    )
     p.add_argument("--game", choices=("mexican_train", "block", "both"), default="both")
     p.set_defaults(func=soak)
     p = subparsers.add_parser(

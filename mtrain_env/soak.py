@@ -362,6 +362,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--game", choices=GAMES, default="both")
     args = parser.parse_args(argv)
+    for option, value, least in (("--steps", args.steps, 1), ("--seed", args.seed, 0)):
+        if value < least:
+            parser.error(f"argument {option}: must be an int >= {least}, got {value}")
     result = run(args.steps, args.seed, args.game, progress=True)
     print(result.summary())
     return 1 if result.violations else 0

@@ -85,6 +85,8 @@ README = POLICIES.parent.parent / "README.md"  # not a policy file
         (["block-demo", "--rules", "x"], "--rules"),
         (["block-demo", "--players", "3"], "--players"),
         (["bench-speed", "--seconds", "-1"], "--seconds"),
+        (["soak", "--steps", "-1"], "--steps: must be an int >= 1, got -1"),
+        (["soak", "--seed", "-4"], "--seed: must be an int >= 0, got -4"),
         (["bench-speed", "--slices", "0"], "--slices"),
         (["block-crosscheck", "--hands", "-1"], "--hands"),
         (["demo", "--agents", "random", "planer"], "--agents"),
