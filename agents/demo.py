@@ -20,7 +20,7 @@ from typing import Any
 from agents.play import Step, play_game
 from agents.registry import make_agent
 from agents.tournament.harness import AgentSpec, checked_agent
-from mtrain_env.cli import output_problem
+from mtrain_env.cli import int_at_least, output_problem
 from mtrain_env.mexican_train import GameConfig, raw_env
 
 DEFAULT_AGENTS = ("ppo", "planner", "greedy", "random")
@@ -41,7 +41,7 @@ def register(subparsers: Any) -> None:
         help="one agent per seat: a registered name or a spec, e.g. 'mc[sims=100]'",
     )
     p.add_argument("--rules", default="pagat", help="preset: pagat (default), wikipedia, cardinal")
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--seed", type=int_at_least(0), default=7)
     p.add_argument("--verbose", action="store_true", help="render the whole table after every step")
     p.add_argument("--deals", type=int, default=25, help="duplicate deals of the tournament (0: none)")
     p.add_argument("--workers", type=int, default=1, help="tournament processes (0 = every core)")

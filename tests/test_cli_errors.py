@@ -90,6 +90,7 @@ README = POLICIES.parent.parent / "README.md"  # not a policy file
         (["bench-speed", "--slices", "0"], "--slices"),
         (["block-crosscheck", "--hands", "-1"], "--hands"),
         (["demo", "--agents", "random", "planer"], "--agents"),
+        (["demo", "--seed", "-3"], "--seed: must be an int >= 0, got -3"),
         (["demo", "--bogus"], "unrecognized arguments: --bogus"),
         (["nosuchcommand"], "nosuchcommand"),
     ],
@@ -205,3 +206,25 @@ def test_the_research_commands_check_their_output_first(
     err = capsys.readouterr().err
     assert f"--out: cannot create {blocker}/" in err and "Traceback" not in err, err
     assert sorted(tmp_path.iterdir()) == [blocker]
+
+
+@pytest.mark.parametrize(
+    ("module", "argv", "says"),
+    [
+        ("mtrain_env.mexican_train.bench_backend", ["--slices", "-1"], "--slices must be at least 1"),
+        ("agents.block.bench", ["--hands", "-1"], "--hands: must be an int >= 1, got -1"),
+        ("agents.mexican_train.inference", ["--seed", "-1"], "--seed: must be an int >= 0, got -1"),
+        ("mtrain_env.soak", ["--steps", "0"], "--steps: must be an int >= 1, got 0"),
+    ],
+)
+def test_the_python_m_tools_refuse_bad_numbers(
+    capsys: pytest.CaptureFixture[str], module: str, argv: list[str], says: str
+) -> None:
+    """Budgets and seeds out of range are usage errors (exit 2), not tracebacks at the end."""
+    import importlib
+
+    with pytest.raises(SystemExit) as exit_info:
+        importlib.import_module(module).main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err, err

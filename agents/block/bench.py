@@ -28,6 +28,7 @@ from agents.block import make_agent
 from agents.block.base import BlockAgent
 from agents.play import play_game
 from mtrain_env.block import raw_env
+from mtrain_env.cli import int_at_least
 
 __all__ = ["BenchResult", "Meeting", "bench", "main", "play_match"]
 
@@ -130,8 +131,8 @@ def bench(names: Sequence[str], hands: int, seed: int = 0, **config: Any) -> Ben
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hands", type=int, default=2000, help="hands per meeting (budget)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hands", type=int_at_least(1), default=2000, help="hands per meeting (budget)")
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
     parser.add_argument("--agents", nargs="+", default=["random", "greedy", "classic"])
     parser.add_argument("--players", type=int, choices=(2, 4), default=4)
     parser.add_argument("--target", type=int, default=None, help="match target (default 100, B13)")

@@ -315,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Fit the opponent model's beta: log-likelihood of planner plays.",
     )
     parser.add_argument("--games", type=int_at_least(1), default=30, help="planner games (default 30)")
-    parser.add_argument("--seed", type=int, default=100, help="first env seed (default 100)")
+    parser.add_argument("--seed", type=int_at_least(0), default=100, help="first env seed (default 100)")
     parser.add_argument("--betas", type=float, nargs="+", default=[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
     parser.add_argument(
         "--placement", type=float, default=None, metavar="BETA", help="also score worlds against the truth"

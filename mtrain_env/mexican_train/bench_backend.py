@@ -62,6 +62,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--pips", type=int, default=12)
     args = parser.parse_args(argv)
+    if args.slices < 1 or not args.seconds > 0:
+        parser.error(
+            f"--slices must be at least 1 and --seconds positive, got {args.slices} and {args.seconds}"
+        )
     kwargs = {"num_players": args.players, "max_pips": args.pips}
     loops = {b: EnvLoop(b, 0, **kwargs) for b in ("python", "compiled")}
     for loop in loops.values():
