@@ -200,6 +200,9 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             config = ALGOS[algo](**given)
         except ValueError as err:
             raise ValueError(f"{_flag_of(_first_word(str(err)))}: {err}") from None
+    from mtrain_env.mexican_train.core.config import GameConfig  # the run's table: --init, --eval-opponents
+
+    game = GameConfig.make(num_players=config.num_players, max_pips=config.max_pips)
     if config.init and not args.resume:
         from agents.mexican_train.selfplay_file import NetSpec, read_selfplay_file
 
@@ -209,9 +212,6 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             raise ValueError(f"--init: no such file: {config.init}") from None
         except ValueError as err:
             raise ValueError(f"--init: {err}") from None
-        from mtrain_env.mexican_train.core.config import GameConfig
-
-        game = GameConfig.make(num_players=config.num_players, max_pips=config.max_pips)
         wanted = NetSpec.make(config.net, game, config.hidden, config.pair_hidden)
         if start_spec != wanted:
             raise ValueError(
@@ -222,9 +222,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     }
     if args.eval_opponents is not None:
         from agents.tournament.harness import AgentSpec, checked_agent
-        from mtrain_env.mexican_train.core.config import GameConfig
 
-        game = GameConfig.make(num_players=config.num_players, max_pips=config.max_pips)
         for name in args.eval_opponents:  # the name, then what it reads against the table
             try:
                 checked_agent(AgentSpec(name), game)
