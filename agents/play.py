@@ -34,12 +34,16 @@ __all__ = ["AgentError", "GameRecord", "RoundRecord", "Step", "play_game", "play
 
 
 class AgentError(RuntimeError):
-    """An agent chose an action the env refused (the env's message is the cause)."""
+    """An agent failed on its turn: it raised inside ``act`` or chose an action the env
+    refused. The agent's exception (or the env's refusal) is the cause; the env is left
+    where the agent was on turn."""
 
-    def __init__(self, seat: int, agent: BaseAgent[Any], err: Exception) -> None:
-        super().__init__(f"agent {agent!r} at seat {seat} chose an illegal action: {err}")
+    def __init__(self, seat: int, agent: BaseAgent[Any], err: Exception, *, illegal: bool = True) -> None:
+        what = "chose an illegal action" if illegal else f"raised {type(err).__name__}"
+        super().__init__(f"agent {agent!r} at seat {seat} {what}: {err}")
         self.seat = seat
         self.agent = agent
+        self.illegal = illegal  #: False: the agent raised inside ``act``
 
 
 @dataclass
@@ -112,7 +116,8 @@ def play_until(
     """Play from the current position until the episode ends or an empty seat is on turn.
 
     ``agents[i]`` plays seat ``i``; ``None`` marks a seat played from outside (the loop
-    returns when it is on turn). An action the env refuses raises :class:`AgentError`.
+    returns when it is on turn). An agent that raises in ``act`` or chooses an action the env
+    refuses raises :class:`AgentError`.
     """
     raw = env.unwrapped
     n = raw.config.num_players
@@ -136,7 +141,10 @@ def play_until(
             return record
         decision = agent.decision_class(env, agent_id)
         t0 = clock()
-        action = agent.act(decision)
+        try:
+            action = agent.act(decision)
+        except Exception as err:  # re-raised naming the seat; the cause keeps the agent's traceback
+            raise AgentError(seat, agent, err, illegal=False) from err
         record.think_seconds[seat] += clock() - t0
         record.decisions[seat] += 1
         try:

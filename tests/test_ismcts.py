@@ -24,6 +24,7 @@ from agents.mexican_train.tilenet import NetSpec, build_net, save_selfplay_polic
 from agents.registry import make_agent
 from agents.tournament import AgentSpec
 from mtrain_env.mexican_train import GameConfig
+from tests.cli_support import imported_by_refusals
 from tests.csv_workers import same_csv_on_one_and_two_workers
 from tests.scripted import act, deal_env
 from tests.test_agents import FILLER, play
@@ -161,9 +162,23 @@ def test_expert_iteration_labels_trains_and_resumes(tmp_path: Path) -> None:
     assert decision.action_mask[fast.act(decision)] == 1
 
 
+def test_expert_iteration_refuses_bad_options_before_torch_is_imported(tmp_path: Path) -> None:
+    """A typo costs a fraction of a second: options, the table and the output directory are
+    checked before torch loads, and nothing is written."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    out = str(tmp_path / "run")
+    cases = [["--out", out, "--players", "9"], ["--out", out, "--sims", "0"], ["--out", f"{blocker}/x"]]
+    cases += [["--out", out, "--opponents", "nobody"], ["--out", out, "--c", "-1"]]
+    module = "training.expert_iteration"
+    assert imported_by_refusals(None, cases, ["torch", "numba"], tmp_path, module=module) is None
+    assert sorted(tmp_path.iterdir()) == [blocker]
+
+
 def test_policy_training_fits_the_labels() -> None:
     """The cross-entropy to a fixed set of visit distributions falls with training."""
-    from training.expert_iteration import label_games, train_policy
+    from training.expert_iteration import label_games
+    from training.policy_fit import train_policy
 
     data = label_games(ISMCTSAgent(seed=0, sims=8), games=3, seed=40, players=4, progress=False)
     net = build_net(NetSpec.make("tile", GameConfig.make(num_players=4), hidden=32, pair_hidden=16), seed=1)

@@ -151,6 +151,23 @@ def test_an_illegal_action_raises_naming_the_seat_and_changes_nothing() -> None:
     assert isinstance(err.value.__cause__, ValueError)
 
 
+class Raiser(Agent):
+    name = "raiser"
+
+    def act(self, decision: Decision) -> int:
+        raise KeyError("no such tile")
+
+
+def test_an_agent_that_raises_is_named_with_its_seat_and_its_exception_kept() -> None:
+    """The loop re-raises an agent's own exception as AgentError naming the seat (the
+    harness and the web table catch one class); the agent's exception is the cause."""
+    env = mtrain_env.raw_env(num_players=2, max_pips=6)
+    with pytest.raises(AgentError, match=r"Raiser\(\) at seat \d raised KeyError: 'no such tile'") as err:
+        play_game(env, [Raiser(), Raiser()], seed=0)
+    assert not err.value.illegal and isinstance(err.value.__cause__, KeyError)
+    assert env.agent_selection == env.possible_agents[err.value.seat]  # still on turn, nothing stepped
+
+
 def test_the_loop_plays_block_dominoes_with_block_agents() -> None:
     env = block.raw_env()
     agents = [make_block_agent(name) for name in ("classic", "random", "greedy", "random")]

@@ -29,6 +29,7 @@ from PIL import Image
 from agents.mexican_train.base import Agent, Decision
 from agents.tournament import (
     COLUMNS,
+    AgentFailedError,
     AgentSpec,
     ConfigMismatchError,
     DamagedResultsError,
@@ -90,6 +91,15 @@ class AlwaysPass(Agent):
 
     def act(self, decision: Decision) -> int:
         return int(decision.codec.PASS)
+
+
+class Crashes(Agent):
+    """Broken on purpose: raises inside ``act`` (a plugin's bug)."""
+
+    name = "crashes"
+
+    def act(self, decision: Decision) -> int:
+        raise ZeroDivisionError("a bug in the agent")
 
 
 GAME_KEYS = ("num_players", "max_pips", "hand_size", "rules", "rounds")
@@ -244,6 +254,32 @@ def test_an_illegal_action_stops_the_run_naming_the_agent() -> None:
     """Agent bugs are errors, never silently scored (the env raises on illegal actions)."""
     with pytest.raises(RuntimeError, match=r"'AlwaysPass' at seat .* illegal action"):
         run_tournament(_config(None, agents=["random", "tests.test_tournament:AlwaysPass"], deals=1))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_agent_that_raises_stops_the_run_naming_it_with_its_traceback(workers: int) -> None:
+    """An exception inside a plugin's ``act`` becomes one AgentFailedError naming the entrant,
+    seat and deal, carrying the agent's own traceback, also out of a process pool."""
+    config = _config(None, agents=["random", "tests.test_tournament:Crashes"], deals=2, workers=workers)
+    says = r"'Crashes' at seat \d \(deal 0, rotation 0\) raised ZeroDivisionError"
+    with pytest.raises(AgentFailedError, match=says) as err:
+        run_tournament(config)
+    assert 'raise ZeroDivisionError("a bug in the agent")' in err.value.details
+    assert "in act" in err.value.details
+
+
+def test_bench_reports_a_crashing_agent_in_a_line_and_exit_code_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``mtrain bench``: the agent's traceback, then one line naming it; exit code 1 (not a
+    usage error); the finished deals stay saved for a rerun."""
+    out = tmp_path / "run"
+    argv = ["--agents", "random", "tests.test_tournament:Crashes", "--deals", "2"]
+    assert bench(_bench_args([*argv, "--players", "2", "--out", str(out), "--no-progress"])) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback") and "ZeroDivisionError: a bug in the agent" in err
+    assert "mtrain bench: agent 'Crashes' at seat" in err and "rerun the same command" in err
+    assert (out / "run.json").exists()
 
 
 def test_sessions_are_duplicated_after_round_0() -> None:

@@ -90,6 +90,23 @@ def test_options_name_the_registry_and_presets(client: Any) -> None:
     assert data["presets"] == ["cardinal", "pagat", "wikipedia"]
 
 
+def test_options_for_a_table_list_only_the_agents_that_can_play_it(client: Any) -> None:
+    """The form asks per table: a network made for 4 players (``ppo``) is not offered at 3,
+    with the reason in ``refused``; a bad table is a 400 naming the parameter."""
+    every = set(client.get("/api/options").json()["agents"])
+    four = client.get("/api/options", params={"num_players": 4, "max_pips": 12, "rules": "pagat"}).json()
+    three = client.get("/api/options", params={"num_players": 3, "max_pips": 12}).json()
+    assert set(four["agents"]) == every - set(four["refused"]) and "ppo" in four["agents"]
+    assert "ppo" not in three["agents"] and "ppo" in three["refused"]
+    assert "another table" in three["refused"]["ppo"] and "3 players" in three["refused"]["ppo"]
+    assert {"planner", "greedy", "random", "champion"} <= set(three["agents"])
+    r = client.post("/api/games", json={"num_players": 3, "agents": ["ppo", "random"]})
+    assert r.status_code == 400 and three["refused"]["ppo"] in r.json()["error"]
+    bad = client.get("/api/options", params={"num_players": 3, "rules": "nosuch"})
+    assert bad.status_code == 400 and "rules" in bad.json()["error"]
+    assert client.get("/api/options", params={"num_players": 9}).status_code == 422
+
+
 def test_a_game_plays_to_its_end_and_its_replay_re_simulates(client: Any, tmp_path: Path) -> None:
     r = client.post("/api/games", json={"seed": 11, "seat": 2, "agents": ["planner", "greedy", "random"]})
     assert r.status_code == 201, r.text
@@ -147,6 +164,38 @@ def test_no_answer_carries_a_hidden_tile(client: Any, config: dict[str, Any], pi
         state = client.post(f"/api/games/{state['id']}/move", json=body).json()
     assert checked > 3
     assert seen_rounds == game.setup.config.rounds
+
+
+class _Crashing:
+    """Stands in for an agent whose ``act`` has a bug (everything else delegated)."""
+
+    def __init__(self, agent: Any) -> None:
+        self._agent = agent
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._agent, name)
+
+    def act(self, decision: Any) -> int:
+        raise ZeroDivisionError("a bug in the agent")
+
+
+def test_an_agent_that_raises_ends_the_game_with_a_409_and_keeps_its_replay(client: Any) -> None:
+    """An agent's exception mid-game is the agent's bug: the game ends (409 naming the agent
+    and the exception, not a 500), its unfinished replay is saved, the server goes on."""
+    state = client.post("/api/games", json={"seed": 5, "agents": ["planner", "greedy", "random"]}).json()
+    game = store_game(client, state["id"])
+    nxt = (game.seat + 1) % 4
+    game.agents[nxt] = _Crashing(game.agents[nxt])
+    for _ in range(50):  # the human may move several times first (the opening, R9)
+        body = {"seat": state["seat"], "action": state["legal"][0]["action"], "step": state["step"]}
+        r = client.post(f"/api/games/{state['id']}/move", json=body)
+        if r.status_code != 200:
+            break
+        state = r.json()
+    assert r.status_code == 409, r.text
+    assert f"at seat {nxt} raised ZeroDivisionError: a bug in the agent" in r.json()["error"]
+    assert game.over and game.saved is not None and game.saved.exists()
+    assert client.post("/api/games", json={"seed": 6, "agents": ["random"] * 3}).status_code == 201
 
 
 def test_refused_moves_leave_the_game_unchanged(client: Any) -> None:

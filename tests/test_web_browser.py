@@ -103,6 +103,24 @@ def test_play_a_full_round_against_three_agents(tmp_path: Path, browser_page: An
         assert sum(1 for s in replay.steps if s.seat == 0) == moves
 
 
+def test_the_form_offers_only_the_agents_that_can_play_the_table(tmp_path: Path, browser_page: Any) -> None:
+    """Changing the table asks the server again: a 4-player network (ppo) is offered at 4
+    players, not at 3, and the seats' choices follow the player count."""
+    page = browser_page
+    offered = "[...document.querySelector('select.opponent').options].map((o) => o.value)"
+    with live_server(tmp_path / "replays") as (url, _app):
+        page.goto(f"{url}/play")
+        page.wait_for_selector("body[data-state=setup]")
+        assert page.locator("select.opponent").count() == 3 and "ppo" in page.evaluate(offered)
+        page.select_option("#players", "3")
+        page.wait_for_function("document.querySelectorAll('select.opponent').length === 2")
+        choices = page.evaluate(offered)
+        assert "ppo" not in choices and {"planner", "champion", "random"} <= set(choices)
+        page.select_option("#players", "4")
+        page.wait_for_function("document.querySelectorAll('select.opponent').length === 3")
+        assert "ppo" in page.evaluate(offered)
+
+
 def test_open_a_tournament_replay_and_step_through_it(tmp_path: Path, browser_page: Any) -> None:
     page = browser_page
     argv = ["bench", "--agents", "mc", "planner", "greedy", "random", "--deals", "1", "--seed", "0"]

@@ -260,7 +260,7 @@ def student_agreement(net: Any, data: dict[str, np.ndarray]) -> dict[str, float]
     :data:`THRESHOLDS`, plays the teacher's move, how often the student deviates from the
     planner and how often such a deviation is the teacher's move."""
 
-    from training.expert_iteration import held_out
+    from training.policy_fit import held_out
 
     held = held_out(data["game"])
     teacher = data["target"][held].argmax(1)
@@ -311,7 +311,7 @@ def fit_advantages(
     an estimate of its gain over the planner that the labels' noise makes optimistic)."""
     import torch as th
 
-    from training.expert_iteration import fit_minibatches, held_out, one_torch_thread
+    from training.policy_fit import fit_minibatches, held_out, one_torch_thread
 
     held = held_out(data["game"])
     tensors = {
@@ -475,7 +475,7 @@ def _train(args: argparse.Namespace) -> int:
     import torch as th
 
     from agents.mexican_train.tilenet import NetSpec, build_net, read_selfplay_policy, save_selfplay_policy
-    from training.expert_iteration import train_policy
+    from training.policy_fit import train_policy
 
     th.manual_seed(args.seed)
     data = load_labels(args.out, args.shards)

@@ -16,7 +16,8 @@ Each iteration:
    ``OUT/metrics.jsonl``.
 
 A rerun resumes after the last saved iteration. Deterministic given ``--seed`` and the
-budget in ``--sims`` (torch runs on one thread).
+budget in ``--sims`` (torch runs on one thread). The options are checked before torch is
+imported (the fitting lives in :mod:`training.policy_fit`).
 
     python -m training.expert_iteration --out runs/exit --iterations 3 --games 150 --sims 200
 """
@@ -26,46 +27,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch as th
 from tqdm import tqdm
 
 from agents.mexican_train.base import Decision
 from agents.mexican_train.ismcts import OPPONENTS, ISMCTSAgent
-from agents.mexican_train.puct import PUCTAgent
-from agents.mexican_train.tilenet import (
-    NetSpec,
-    TileNet,
-    build_net,
-    read_selfplay_policy,
-    save_selfplay_policy,
-)
 from mtrain_env.cli import int_at_least, output_problem, positive_float
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from training.choices import play_choices
 
-__all__ = ["fit_minibatches", "held_out", "label_games", "train_policy"]
+__all__ = ["label_games", "main", "parse_args"]
 
 #: the arrays of a labels file
 KEYS = ("obs", "mask", "target", "game")
-
-
-@contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Run the block on one torch thread (restored after): small passes on a busy machine
-    are many times slower on torch's thread pool than on one thread."""
-    threads = th.get_num_threads()
-    th.set_num_threads(1)
-    try:
-        yield
-    finally:
-        th.set_num_threads(threads)
 
 
 def label_games(
@@ -103,107 +82,13 @@ def label_games(
     }
 
 
-def _loss(net: Any, obs: th.Tensor, mask: th.Tensor, target: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
-    """Masked cross-entropy to the visit distribution, and the top-1 agreement."""
-    logits, _value = net(obs, mask)
-    loss = -(target * th.log_softmax(logits, dim=1)).sum(1).mean()
-    agree = (logits.argmax(1) == target.argmax(1)).float().mean()
-    return loss, agree
-
-
-def train_policy(
-    net: Any, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int, seed: int
-) -> dict[str, float]:
-    """Fit ``net``'s policy to ``data``'s labels (in place); games of the last 10% held out.
-
-    Returns the last epoch's training cross-entropy, the labels' own entropy (its floor:
-    their difference is the KL divergence), and the held-out cross-entropy and top-1
-    agreement with the search's most-visited move, after fitting and (``before_``) before."""
-    with one_torch_thread():
-        return _fit(net, data, epochs, lr, batch, seed)
-
-
-def held_out(games: np.ndarray) -> np.ndarray:
-    """Mask of the positions of the last 10% of the games (at least one): the held-out set."""
-    ids = np.unique(games)
-    return np.isin(games, ids[len(ids) - max(1, len(ids) // 10) :])
-
-
-def fit_minibatches(
-    net: Any,
-    tensors: dict[str, th.Tensor],
-    train_idx: np.ndarray,
-    loss_fn: Callable[..., th.Tensor],
-    keys: Sequence[str],
-    epochs: int,
-    lr: float,
-    batch: int,
-    seed: int,
-) -> float:
-    """Adam over shuffled minibatches of ``train_idx`` (``loss_fn`` of the ``keys`` tensors),
-    ``net`` left in eval mode; returns the last epoch's mean loss."""
-    rng = np.random.default_rng(seed)
-    net.train()
-    for param in net.parameters():
-        param.requires_grad_(True)
-    opt = th.optim.Adam(net.parameters(), lr=lr)
-    train_loss = 0.0
-    for _epoch in range(epochs):
-        order = rng.permutation(train_idx)
-        total = 0.0
-        for start in range(0, len(order), batch):
-            idx = th.as_tensor(order[start : start + batch])
-            loss = loss_fn(*(tensors[k][idx] for k in keys))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += float(loss.detach()) * len(idx)
-        train_loss = total / max(1, len(order))
-    net.eval()
-    return train_loss
-
-
-def _fit(
-    net: Any, data: dict[str, np.ndarray], epochs: int, lr: float, batch: int, seed: int
-) -> dict[str, float]:
-    held = held_out(data["game"])
-    tensors = {k: th.as_tensor(data[k]) for k in ("obs", "mask", "target")}
-    train_idx = np.flatnonzero(~held)
-    test_idx = th.as_tensor(np.flatnonzero(held))
-    with th.no_grad():  # the network as it comes (fresh or --init): what fitting changed
-        before_loss, before_agree = _loss(net, *(tensors[k][test_idx] for k in ("obs", "mask", "target")))
-    train_loss = fit_minibatches(
-        net,
-        tensors,
-        train_idx,
-        lambda *b: _loss(net, *b)[0],
-        ("obs", "mask", "target"),
-        epochs,
-        lr,
-        batch,
-        seed,
-    )
-    t = data["target"][train_idx]
-    entropy = max(0.0, float(-(t * np.log(np.where(t > 0, t, 1.0))).sum(1).mean())) if len(t) else 0.0
-    with th.no_grad():
-        test_loss, agree = _loss(net, *(tensors[k][test_idx] for k in ("obs", "mask", "target")))
-    return {
-        "train_positions": len(train_idx),
-        "test_positions": len(test_idx),
-        "train_xent": round(train_loss, 4),
-        "label_entropy": round(entropy, 4),  #: the cross-entropy's floor (xent - entropy = KL)
-        "test_xent": round(float(test_loss), 4),
-        "test_top1": round(float(agree), 4),
-        "before_xent": round(float(before_loss), 4),  #: held out, before fitting
-        "before_top1": round(float(before_agree), 4),
-    }
-
-
 def _merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([p[k] for p in parts]) for k in KEYS}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, GameConfig]:
+    """The options and the game, checked (exit code 2 naming the option) before any import
+    of torch and before anything is written."""
     parser = argparse.ArgumentParser(prog="expert_iteration", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="directory of the labels, networks and metrics")
     parser.add_argument("--iterations", type=int_at_least(1), default=3)
@@ -222,11 +107,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = output_problem(args.out, "directory")
     if problem is not None:
         parser.error(f"--out: {problem}")
+    try:
+        config = GameConfig.make(num_players=args.players)
+    except ValueError as err:
+        parser.error(f"--players: {err}")
+    return args, config
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, config = parse_args(argv)
+    import torch as th
+
+    from agents.mexican_train.puct import PUCTAgent
+    from agents.mexican_train.tilenet import NetSpec, build_net, read_selfplay_policy, save_selfplay_policy
+    from training.policy_fit import train_policy
+
     th.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    config = GameConfig.make(num_players=args.players)
-    net: TileNet | Any = build_net(NetSpec.make("tile", config, hidden=args.hidden), seed=args.seed)
+    net: Any = build_net(NetSpec.make("tile", config, hidden=args.hidden), seed=args.seed)
     parts: list[dict[str, np.ndarray]] = []
     for k in range(args.iterations):
         policy_path = out / f"iter_{k}.npz"
@@ -243,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else PUCTAgent(seed=args.seed, sims=args.sims, c_puct=args.c_puct, path=out / f"iter_{k - 1}.npz")
         )
         seed = args.seed * 1_000_003 + k * args.games  # fresh deals every iteration
-        labels = label_games(searcher, args.games, seed, args.players)
+        labels = label_games(searcher, args.games, seed, config.num_players)
         np.savez_compressed(
             labels_path, obs=labels["obs"], mask=labels["mask"], target=labels["target"], game=labels["game"]
         )

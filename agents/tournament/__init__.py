@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.tournament.harness import (
+    AgentFailedError,
     AgentSpec,
     DealResult,
     Plan,
@@ -151,6 +152,7 @@ def _progress_bar(config: TournamentConfig, initial: int) -> Any:
 
 __all__ = [
     "COLUMNS",
+    "AgentFailedError",
     "AgentSpec",
     "ConfigMismatchError",
     "DamagedResultsError",

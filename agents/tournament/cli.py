@@ -280,7 +280,7 @@ def cores_note(plan: Plan, workers: int, deals: int, cores: int | None = None) -
 
 def bench(args: argparse.Namespace) -> int:
     """Run the tournament, print the table and where the files are."""
-    from agents.tournament import run_tournament
+    from agents.tournament import AgentFailedError, run_tournament
 
     try:
         config, plan = checked_config(args)  # everything validated before any file is touched
@@ -299,6 +299,12 @@ def bench(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\nmtrain bench: interrupted; finished deals are saved, rerun the same command to resume.")
         return 130
+    except AgentFailedError as err:  # an agent's bug, not the harness's: its own traceback, then the verdict
+        if err.details:
+            print(err.details, file=sys.stderr, end="")
+        print(f"mtrain bench: {err}", file=sys.stderr)
+        print("mtrain bench: finished deals are saved; rerun the same command to resume.", file=sys.stderr)
+        return 1
     print(result.table)
     print()
     for name, path in result.files.items():

@@ -41,6 +41,7 @@ import multiprocessing as mp
 import os
 import re
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,20 @@ FORMAT_VERSION = 2  # 2: results.sha256 beside results.csv
 #: where deals are played: this process or a process pool, or Ray actors
 BACKENDS = ("processes", "ray")
 RUN_FILE = "run.json"
+
+
+class AgentFailedError(RuntimeError):
+    """An entrant failed in a deal: it raised inside ``act`` or chose an illegal action.
+
+    The message names the entrant, seat, deal and rotation; ``details`` is the agent's own
+    traceback (text, so the error crosses a process pool or a Ray actor intact)."""
+
+    def __init__(self, message: str, details: str = "") -> None:
+        super().__init__(message)
+        self.details = details
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.details))
 
 
 # --------------------------------------------------------------------- config
@@ -409,9 +424,12 @@ class DealPlayer:
                 )
             except AgentError as err:
                 label = plan.labels[seats[err.seat]]
-                raise RuntimeError(
-                    f"agent {label!r} at seat {err.seat} (deal {deal}, rotation {rotation}) "
-                    f"chose an illegal action: {err.__cause__}"
+                cause = err.__cause__
+                what = "chose an illegal action" if err.illegal else f"raised {type(cause).__name__}"
+                details = "" if err.illegal or cause is None else "".join(traceback.format_exception(cause))
+                raise AgentFailedError(
+                    f"agent {label!r} at seat {err.seat} (deal {deal}, rotation {rotation}) {what}: {cause}",
+                    details,
                 ) from err
             if recorder is not None:
                 assert self.replays_dir is not None

@@ -3,7 +3,9 @@
 Pages are static files (``agents/web/static``: plain HTML, CSS and ES modules, nothing
 fetched from elsewhere). The API:
 
-* ``GET /api/options``: agents, rule presets and limits for the new-game form;
+* ``GET /api/options``: agents, rule presets and limits for the new-game form; with
+  ``num_players``, ``max_pips`` and ``rules`` only the agents that can play that table
+  (``refused`` says why the others cannot);
 * ``POST /api/games``: a new game (:class:`~agents.web.schemas.NewGameRequest`), answered
   with the human seat's state; ``GET /api/games/{id}``: that state again;
   ``POST /api/games/{id}/move`` (:class:`~agents.web.schemas.MoveRequest`): the human's
@@ -32,8 +34,16 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agents.registry import agent_names, make_agent
-from agents.web.games import ConflictError, GameStore, TableGame, TableSetup, WebError, opponents_for
+from agents.registry import agent_names
+from agents.web.games import (
+    ConflictError,
+    GameStore,
+    TableGame,
+    TableSetup,
+    WebError,
+    opponents_for,
+    table_refusals,
+)
 from agents.web.limits import BodyLimit
 from agents.web.replays import ReplayRefusedError, list_replays, load_replay, parse_replay, replay_json
 from agents.web.schemas import MoveRequest, NewGameRequest
@@ -117,9 +127,23 @@ def create_app(
 
     # ------------------------------------------------------------------ games
     @app.get("/api/options")
-    def options() -> dict[str, Any]:
+    def options(
+        num_players: Annotated[int | None, Query(ge=2, le=8)] = None,
+        max_pips: Annotated[int | None, Query(ge=6, le=18)] = None,
+        rules: Annotated[str | None, Query(max_length=32)] = None,
+    ) -> dict[str, Any]:
+        agents, refused = agent_names("mexican_train"), {}
+        if (num_players, max_pips, rules) != (None, None, None):
+            table: dict[str, Any] = {"num_players": num_players, "max_pips": max_pips, "rules": rules}
+            try:
+                config = GameConfig.make(**{k: v for k, v in table.items() if v is not None})
+            except (ValueError, TypeError) as err:
+                raise WebError(f"game config: {err}") from None
+            refused = table_refusals(config)
+            agents = [a for a in agents if a not in refused]
         return {
-            "agents": agent_names("mexican_train"),
+            "agents": agents,
+            "refused": refused,
             "presets": sorted(PRESETS),
             "players": [2, 8],
             "max_pips": [6, 18],
@@ -140,11 +164,10 @@ def create_app(
             )
         except (ValueError, TypeError) as err:
             raise WebError(f"game config: {err}") from None
-        for name in dict.fromkeys(req.agents):  # a network of another table: refused now, not mid-game
-            try:
-                make_agent(name).check_game(config)
-            except ValueError as err:
-                raise WebError(f"agent {name}: {err}") from None
+        refused = table_refusals(config)  # a network of another table: refused now, not mid-game
+        for name in dict.fromkeys(req.agents):
+            if name in refused:
+                raise WebError(f"agent {name}: {refused[name]}")
         seed = req.seed if req.seed is not None else secrets.randbits(31)
         setup = TableSetup(config, req.seat, opponents_for(req.agents, req.num_players), seed)
         game = store.create(setup)

@@ -17,6 +17,7 @@ Every replay is written under ``save_dir`` when its game ends, is abandoned or i
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 import time
@@ -28,7 +29,7 @@ from typing import Any
 
 from agents.base import BaseAgent
 from agents.play import AgentError, Step, play_until
-from agents.registry import make_agent
+from agents.registry import agent_names, make_agent
 from agents.web.tables import legal_json, table_json
 from mtrain_env.mexican_train import GameConfig, raw_env
 from mtrain_env.replay import ReplayRecorder, describe_move, write_replay
@@ -41,6 +42,8 @@ __all__ = [
     "StoreFullError",
     "TableGame",
     "TableSetup",
+    "opponents_for",
+    "table_refusals",
 ]
 
 HUMAN = "human"  #: the agent name a human seat gets in a replay
@@ -294,6 +297,22 @@ class GameStore:
         for game in games:
             with game.lock:
                 game.abandon()
+
+
+@functools.lru_cache(maxsize=64)
+def table_refusals(config: GameConfig) -> dict[str, str]:
+    """Registry agents that cannot play ``config``'s table -> why (a network of another
+    table, a hand model of another size: :meth:`~agents.base.BaseAgent.check_game`; an
+    extra that is not installed). Cached: each agent's files are read once per table."""
+    refused = {}
+    for name in agent_names("mexican_train"):
+        try:
+            make_agent(name).check_game(config)
+        except ValueError as err:
+            refused[name] = str(err)
+        except ImportError as err:  # an agent whose extra is not installed (ppo: torch)
+            refused[name] = f"cannot be loaded here: {err}"
+    return refused
 
 
 def opponents_for(names: Sequence[str], num_players: int) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ import { drawTable } from "/static/table.js";
 
 const $ = (id) => document.getElementById(id);
 let options = null, state = null, selected = null, busy = false, roundsSeen = 0;
+let tableAgents = [];  // the agents that can play the chosen table (networks are made for one)
 
 function setBusy(value) {
   busy = value;
@@ -17,7 +18,7 @@ function fillSelect(select, values, chosen) {
 
 function opponentsForm() {
   const n = Number($("players").value), seat = Number($("seat").value);
-  const defaults = ["planner", "greedy", "random"];
+  const defaults = ["planner", "greedy", "random"].filter((a) => tableAgents.includes(a));
   const box = $("opponents");
   const previous = [...box.querySelectorAll("select")].map((s) => s.value);
   box.replaceChildren();
@@ -29,11 +30,26 @@ function opponentsForm() {
     const sel = document.createElement("select");
     sel.className = "opponent";
     sel.dataset.seat = String(q);
-    fillSelect(sel, options.agents, previous[k] || defaults[k % defaults.length]);
+    const keep = tableAgents.includes(previous[k]) ? previous[k] : defaults[k % defaults.length];
+    fillSelect(sel, tableAgents, keep);
     lab.appendChild(sel);
     box.appendChild(lab);
     k++;
   }
+}
+
+async function tableForm() {
+  // ask which agents can play this table, then rebuild the seats and opponents
+  const query = new URLSearchParams({
+    num_players: $("players").value, max_pips: $("max_pips").value, rules: $("rules").value,
+  });
+  try {
+    tableAgents = (await api("GET", `/api/options?${query}`)).agents;
+  } catch (err) {
+    message(err.message, true);
+    return;
+  }
+  seatForm();
 }
 
 function seatForm() {
@@ -175,8 +191,8 @@ async function init() {
   const [plo, phi] = options.max_pips;
   fillSelect($("max_pips"), Array.from({ length: phi - plo + 1 }, (_, i) => plo + i), 12);
   fillSelect($("rules"), options.presets, "pagat");
-  seatForm();
-  $("players").addEventListener("change", seatForm);
+  await tableForm();
+  for (const id of ["players", "max_pips", "rules"]) $(id).addEventListener("change", tableForm);
   $("seat").addEventListener("change", opponentsForm);
   $("setup").addEventListener("submit", start);
   $("draw").addEventListener("click", () => { const a = actionOf("draw"); if (a !== null) play(a); });
