@@ -17,7 +17,7 @@ import argparse
 import sys
 from typing import Any
 
-from agents.play import Step, play_game
+from agents.play import AgentError, Step, play_game
 from agents.registry import make_agent
 from agents.tournament.harness import AgentSpec, checked_agent
 from mtrain_env.cli import int_at_least, output_problem
@@ -103,14 +103,26 @@ def check_args(args: argparse.Namespace) -> GameConfig:
 
 
 def demo(args: argparse.Namespace) -> int:
-    """The game, then the tournament."""
-    from agents.tournament import TournamentConfig, run_tournament
+    """The game, then the tournament (exit 1 with the agent's traceback if one fails in play)."""
+    from agents.tournament import AgentFailedError
 
     try:
         config = check_args(args)
     except (ValueError, TypeError) as err:
         print(f"mtrain demo: {err}", file=sys.stderr)
         return 2
+    try:
+        return _play_demo(args, config)
+    except AgentError as err:
+        print(err.agent_traceback() + f"mtrain demo: {err}", file=sys.stderr)
+    except AgentFailedError as err:
+        print(err.details + f"mtrain demo: {err}", file=sys.stderr)
+    return 1
+
+
+def _play_demo(args: argparse.Namespace, config: GameConfig) -> int:
+    from agents.tournament import TournamentConfig, run_tournament
+
     names = list(args.agents)
     play_shown_game(names, config, args.seed, args.verbose)
     if args.deals <= 0:

@@ -23,6 +23,7 @@ Agents that declare ``listens`` are told every seat's move after each step
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +45,12 @@ class AgentError(RuntimeError):
         self.seat = seat
         self.agent = agent
         self.illegal = illegal  #: False: the agent raised inside ``act``
+
+    def agent_traceback(self) -> str:
+        """The agent's own traceback when it raised inside ``act`` (from the loop's call of
+        ``act`` down), else ``""``: what whoever wrote the agent needs, without the caller's frames."""
+        cause = self.__cause__
+        return "" if self.illegal or cause is None else "".join(traceback.format_exception(cause))
 
 
 @dataclass

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from agents.play import Step, play_until
+from agents.play import AgentError, Step, play_until
 from agents.registry import make_agent
 from agents.tournament.cli import OptionError, add_game_options, checked_game
 from agents.tournament.harness import AgentSpec, checked_agent
@@ -120,7 +120,8 @@ class TerminalSession:
         print(text, file=self.out or sys.stdout, flush=True)
 
     def run(self, save: Path) -> int:
-        """Play to the end (or until the human quits); save the replay; exit status 0."""
+        """Play to the end (or until the human quits); save the replay; exit status 0 (1 if
+        an agent failed: its traceback and seat are shown, the game so far is saved)."""
         env = self.env
         env.reset(seed=self.seed)
         recorder = ReplayRecorder(env, self.seed, self.names)
@@ -142,7 +143,13 @@ class TerminalSession:
 
         quit_early = False
         while True:
-            record = play_until(env, self.agents, observe)
+            try:
+                record = play_until(env, self.agents, observe)
+            except AgentError as err:
+                write_replay(save, recorder.replay)
+                print(err.agent_traceback() + f"mtrain play: {err}", file=sys.stderr)
+                self.say(f"the game stopped; the game so far is saved: {save}")
+                return 1
             if record.episode_over:
                 break
             action = self.ask()

@@ -38,6 +38,20 @@ def test_demo_agents_may_be_specs(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert (out / "results.csv").is_file()
 
 
+@pytest.mark.parametrize("seat", [0, 1])
+def test_an_agent_that_raises_ends_the_demo_with_its_traceback_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], seat: int
+) -> None:
+    """A plugin seat's bug in the shown game: the agent's traceback, one line naming it and
+    its seat, exit status 1 (not a usage error: its options were fine)."""
+    agents = ["planner", "planner"]
+    agents[seat] = "tests.test_tournament:Crashes"
+    assert main(["demo", "--agents", *agents, "--deals", "1", "--out", str(tmp_path / "d")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback") and 'raise ZeroDivisionError("a bug in the agent")' in err
+    assert err.rstrip().endswith(f"at seat {seat} raised ZeroDivisionError: a bug in the agent")
+
+
 def test_demo_verbose_renders_the_table_after_every_step(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

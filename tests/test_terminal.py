@@ -128,6 +128,25 @@ def test_opponents_can_be_agent_specs(tmp_path: Path) -> None:
     assert replay.finished and "player_1 (mc[sims=8])" in out.getvalue()
 
 
+def test_an_agent_that_raises_stops_the_game_saves_it_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plugin opponent's bug: its own traceback and one line naming it and its seat, the
+    game so far saved (a replay that re-simulates), exit status 1."""
+    out = io.StringIO()
+    config = {"num_players": 2, "max_pips": 6}
+    crashes = "tests.test_tournament:Crashes"
+    session = TerminalSession("mexican_train", config, [crashes], 3, read=lambda prompt: "1", out=out)
+    assert session.run(tmp_path / "c.jsonl") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback") and 'raise ZeroDivisionError("a bug in the agent")' in err
+    assert err.rstrip().endswith("at seat 1 raised ZeroDivisionError: a bug in the agent")
+    assert "the game so far is saved" in out.getvalue()
+    replay = read_replay(tmp_path / "c.jsonl")
+    check_replay(replay)
+    assert replay.final is None
+
+
 def test_end_of_input_quits_and_saves(tmp_path: Path) -> None:
     def eof(prompt: str) -> str:
         raise EOFError

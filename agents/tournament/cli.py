@@ -300,9 +300,7 @@ def bench(args: argparse.Namespace) -> int:
         print("\nmtrain bench: interrupted; finished deals are saved, rerun the same command to resume.")
         return 130
     except AgentFailedError as err:  # an agent's bug, not the harness's: its own traceback, then the verdict
-        if err.details:
-            print(err.details, file=sys.stderr, end="")
-        print(f"mtrain bench: {err}", file=sys.stderr)
+        print(err.details + f"mtrain bench: {err}", file=sys.stderr)
         print("mtrain bench: finished deals are saved; rerun the same command to resume.", file=sys.stderr)
         return 1
     print(result.table)

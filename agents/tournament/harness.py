@@ -41,7 +41,6 @@ import multiprocessing as mp
 import os
 import re
 import time
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -426,10 +425,9 @@ class DealPlayer:
                 label = plan.labels[seats[err.seat]]
                 cause = err.__cause__
                 what = "chose an illegal action" if err.illegal else f"raised {type(cause).__name__}"
-                details = "" if err.illegal or cause is None else "".join(traceback.format_exception(cause))
                 raise AgentFailedError(
                     f"agent {label!r} at seat {err.seat} (deal {deal}, rotation {rotation}) {what}: {cause}",
-                    details,
+                    err.agent_traceback(),
                 ) from err
             if recorder is not None:
                 assert self.replays_dir is not None
