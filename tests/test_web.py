@@ -198,6 +198,20 @@ def test_an_agent_that_raises_ends_the_game_with_a_409_and_keeps_its_replay(clie
     assert client.post("/api/games", json={"seed": 6, "agents": ["random"] * 3}).status_code == 201
 
 
+def test_an_agent_that_raises_before_the_humans_first_turn_is_a_409(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agents move first when the human sits later: a bug there refuses the new game
+    with a 409 naming the agent (not a 500), and nothing is stored."""
+    import agents.web.games as games
+
+    monkeypatch.setattr(games, "make_agent", lambda name, **kw: _Crashing(make_agent(name, **kw)))
+    r = client.post("/api/games", json={"seed": 5, "seat": 3, "agents": ["planner", "greedy", "random"]})
+    assert r.status_code == 409, r.text
+    assert "could not start" in r.json()["error"] and "raised ZeroDivisionError" in r.json()["error"]
+    assert len(client.app.state.store._games) == 0
+
+
 def test_refused_moves_leave_the_game_unchanged(client: Any) -> None:
     state = client.post("/api/games", json={"seed": 5, "agents": ["planner", "greedy", "random"]}).json()
     gid, seat, step = state["id"], state["seat"], state["step"]

@@ -244,6 +244,8 @@ class GameStore:
             game = TableGame(game_id, setup, self.save_dir, self.viewer_root)
         except ImportError as err:  # an agent whose extra is not installed (ppo: torch)
             raise WebError(f"an agent cannot be loaded here: {err}") from None
+        except AgentError as err:  # an agent bug before the human's first turn: no game to keep
+            raise ConflictError(f"the game could not start: {err}") from err
         with self._lock:
             if len(self._games) >= self.max_games:
                 self._evict_one()
