@@ -21,8 +21,10 @@ and anything else is refused with a one-line :class:`PolicyFileError` naming the
 pickled entries are never decoded) and ``policy.pth`` with
 ``torch.load(weights_only=True)``. A file written by SB3's ``policy.save`` or by
 ``torch.save`` of a whole object is a pickle, which would run any code it holds when
-loaded: it is refused; :func:`upgrade_trusted_policy` (``python -m agents.policy_net SRC
-DST``) converts one you trust.
+loaded: :func:`read_policy` refuses it; :func:`upgrade_trusted_policy` (``python -m
+agents.policy_net SRC DST``) converts one through :func:`read_pickled_policy`, torch's
+``weights_only`` loader with an allowlist of what SB3's ``policy.save`` writes (spaces,
+activation, extractor and optimizer classes, arrays): nothing in the file runs.
 
 Importing this module imports torch and sb3-contrib (the ``train`` extra).
 """
@@ -35,6 +37,7 @@ import json
 import math
 import os
 import pickle
+import re
 import sys
 import zipfile
 import zlib
@@ -60,6 +63,7 @@ __all__ = [
     "build_policy",
     "policy_logits",
     "policy_spec",
+    "read_pickled_policy",
     "read_policy",
     "read_sb3_archive",
     "save_policy",
@@ -149,7 +153,7 @@ _SPEC_KEYS = (
 _FLOAT32 = np.dtype("<f4")
 _REFUSED = (
     "loading it would run code stored in the file, so it is refused "
-    "(convert a file you trust with: python -m agents.policy_net SRC DST)"
+    "(convert it with: python -m agents.policy_net SRC DST, which reads it without running it)"
 )
 
 
@@ -562,23 +566,122 @@ def read_policy(path: str | os.PathLike[str]) -> GuardedMaskablePolicy:
     return _assemble(spec, weights, p)
 
 
+#: SB3's constructor arguments a pickled policy may hold, by kind (anything else is refused)
+_PICKLED_POLICY_KEYS = frozenset(
+    {
+        "observation_space", "action_space", "normalize_images", "net_arch", "activation_fn", "lr_schedule",
+        "ortho_init", "optimizer_class", "optimizer_kwargs", "features_extractor_class",
+        "features_extractor_kwargs", "logit_bound", "features", "use_sde", "log_std_init", "full_std",
+        "use_expln", "squash_output", "share_features_extractor",
+    }
+)  # fmt: skip
+
+
+def _schedule_only(obj: Any, name: str) -> Any:
+    """``getattr`` as a pickled policy may use it: SB3 pickles its placeholder learning-rate
+    schedule as ``getattr(BasePolicy, "_dummy_schedule")``; nothing else is looked up."""
+    from stable_baselines3.common.policies import BasePolicy
+
+    if obj is BasePolicy and name == "_dummy_schedule":
+        return BasePolicy._dummy_schedule
+    raise pickle.UnpicklingError(f"the file looks up {name!r} on {obj!r}, which a policy never does")
+
+
+def _numpy_reconstructors() -> list[Any]:
+    """numpy's array and scalar reconstructors (``numpy._core`` in numpy 2, ``numpy.core`` before)."""
+    import importlib
+
+    name = "numpy._core.multiarray" if np.__version__ >= "2" else "numpy.core.multiarray"
+    core = importlib.import_module(name)
+    return [core._reconstruct, core.scalar]
+
+
+def _pickled_policy_globals() -> list[Any]:
+    """What ``torch.load(weights_only=True)`` may build from a policy SB3's ``policy.save``
+    wrote: its spaces, activation, extractor and optimizer classes, numpy arrays and dtypes."""
+    from stable_baselines3.common.policies import BasePolicy
+
+    numpy_dtypes = [getattr(np.dtypes, n) for n in dir(np.dtypes) if n.endswith("DType")]
+    return [
+        (_schedule_only, "builtins.getattr"),
+        (_constant_zero, "agents.policy_net._constant_zero"),
+        (_constant_zero, "training.policy._constant_zero"),
+        BasePolicy,
+        spaces.Box,
+        spaces.Discrete,
+        FlattenExtractor,
+        th.optim.Adam,
+        *ACTIVATIONS.values(),
+        np.dtype,
+        np.ndarray,
+        *_numpy_reconstructors(),
+        *numpy_dtypes,
+    ]
+
+
+def _load_refusal(err: Exception) -> str:
+    """One line of why torch's weights_only loader refused a file (its message is a page)."""
+    text = str(err)
+    named = re.search(r"GLOBAL (\S+) (?:was not an allowed global|whose module)", text)
+    if named:
+        return f"it names {named.group(1)}, which a policy never holds"
+    built = re.search(r"Can only build .*?, but got (.+)", text)
+    if built:
+        return f"it builds {built.group(1).strip()}, which a policy never holds"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else type(err).__name__
+
+
+def read_pickled_policy(path: str | os.PathLike[str]) -> GuardedMaskablePolicy:
+    """A policy written by SB3's ``policy.save`` (a torch pickle, as policies were saved
+    before policy files), read by ``torch.load(weights_only=True)`` with only the globals of
+    :func:`_pickled_policy_globals` allowed: nothing in the file is run, and a file naming
+    anything else (a function to call, another class) is a :class:`PolicyFileError`."""
+    p = Path(path)
+    try:
+        with th.serialization.safe_globals(_pickled_policy_globals()):
+            saved = th.load(p, map_location="cpu", weights_only=True)
+    except OSError as err:
+        raise PolicyFileError(p, f"cannot read it ({err.strerror or err})") from None
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as err:
+        reason = _load_refusal(err)
+        raise PolicyFileError(p, f"not a policy pickled by SB3's policy.save ({reason})") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("data"), dict) or "state_dict" not in saved:
+        raise PolicyFileError(p, "not a policy pickled by SB3's policy.save (no data and state_dict)")
+    data, state = saved["data"], saved["state_dict"]
+    unknown = sorted(set(data) - _PICKLED_POLICY_KEYS)
+    if unknown:
+        raise PolicyFileError(p, f"constructor arguments {unknown} that a policy never holds")
+    if data.get("activation_fn") not in ACTIVATIONS.values():
+        raise PolicyFileError(
+            p, f"activation {data.get('activation_fn')!r} is not one of {', '.join(ACTIVATIONS)}"
+        )
+    with th.random.fork_rng(devices=[]):
+        try:
+            policy = GuardedMaskablePolicy(**data)
+            policy.load_state_dict(state)
+        except (TypeError, ValueError, RuntimeError, KeyError, AttributeError) as err:
+            raise PolicyFileError(p, f"does not build a policy ({type(err).__name__}: {err})") from None
+    return policy.eval()
+
+
 def upgrade_trusted_policy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> PolicySpec:
     """Convert a policy pickled by SB3's ``policy.save`` into a policy file; its spec.
 
-    This UNPICKLES ``src``, which runs any code the file holds: use it only on files you
-    trust (those your own runs wrote before policies became data files).
+    ``src`` is read by :func:`read_pickled_policy` (torch's ``weights_only`` loader with an
+    allowlist: nothing in the file runs), so a file naming anything a policy never holds is
+    refused with a :class:`PolicyFileError`.
     """
-    with th.random.fork_rng(devices=[]):
-        policy = GuardedMaskablePolicy.load(str(src), device="cpu")
-    return save_policy(policy, dst)
+    return save_policy(read_pickled_policy(src), dst)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m agents.policy_net SRC DST``: :func:`upgrade_trusted_policy`."""
     parser = argparse.ArgumentParser(
         prog="python -m agents.policy_net",
-        description="Convert a pickled SB3 policy file YOU TRUST (loading it runs any code it holds) "
-        "into a policy file (policy.json + weights, read without unpickling).",
+        description="Convert a policy pickled by SB3's policy.save into a policy file (policy.json + "
+        "weights, read without unpickling); the pickle is read by torch's weights_only loader with an "
+        "allowlist of what policy.save writes, so nothing in it runs.",
     )
     parser.add_argument("src", help="the pickled policy (policy.save / torch.save)")
     parser.add_argument("dst", help="the policy file to write (.npz)")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import pickle
 import zipfile
 from collections.abc import Callable
@@ -378,6 +379,40 @@ def test_missing_truncated_and_foreign_files_are_refused(
         with pytest.raises(PolicyFileError) as info:
             read_policy(path)
         assert str(info.value) == f"{path}: {says}"
+
+
+class _Planted:
+    """What a planted pickle holds: an object whose unpickling calls ``os.system``."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.system, (self.command,))
+
+
+def test_a_planted_pickled_policy_is_refused_without_running_it(model_zip: Path, tmp_path: Path) -> None:
+    """The upgrade reads SB3's pickle with torch's weights_only loader and an allowlist:
+    a file that would call a function, or hold an argument a policy never has, is refused."""
+    marker = tmp_path / "ran"
+    th.save({"data": {"x": _Planted(f"touch {marker}")}, "state_dict": {}}, tmp_path / "planted.pt")
+    with pytest.raises(PolicyFileError) as info:
+        upgrade_trusted_policy(tmp_path / "planted.pt", tmp_path / "out.npz")
+    named = f"{os.system.__module__}.system"  # posix.system here
+    assert (
+        info.value.message
+        == f"not a policy pickled by SB3's policy.save (it names {named}, which a policy never holds)"
+    )
+    assert not marker.exists() and not (tmp_path / "out.npz").exists()
+    saved = th.load(_saved_policy(model_zip, tmp_path), weights_only=False)
+    th.save({**saved, "data": {**saved["data"], "extra": 1}}, tmp_path / "extra.pt")
+    with pytest.raises(PolicyFileError, match=r"constructor arguments \['extra'\] that a policy never holds"):
+        upgrade_trusted_policy(tmp_path / "extra.pt", tmp_path / "out.npz")
+
+
+def _saved_policy(model_zip: Path, tmp_path: Path) -> Path:
+    read_policy(model_zip).save(str(tmp_path / "saved.pt"))
+    return tmp_path / "saved.pt"
 
 
 def test_a_trusted_pickled_policy_is_upgraded_to_a_policy_file(model_zip: Path, tmp_path: Path) -> None:

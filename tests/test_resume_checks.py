@@ -200,6 +200,66 @@ def test_a_damaged_state_is_refused_before_it_is_unpickled(
     assert _listing(run) == before
 
 
+@pytest.mark.parametrize("hashed", [True, False])
+def test_a_planted_state_is_refused_without_running_it(
+    finished_run: tuple[Path, str], tmp_path: Path, hashed: bool
+) -> None:
+    """Whoever can write state.pkl can rewrite checkpoint.json too (``hashed``), or delete
+    it to pass as format 1: the unpickler still resolves nothing a checkpoint does not hold."""
+    from tests.test_pickles import _calls
+
+    run = _copy(finished_run[0], tmp_path / "run")
+    marker = tmp_path / "ran"
+    (_ck(run) / "state.pkl").write_bytes(_calls("os", "system", f"touch {marker}"))
+    if hashed:
+        _rehash(_ck(run))
+    else:
+        (_ck(run) / "checkpoint.json").unlink()
+    before = _listing(run)
+    code, _stdout, err = _run(_resume(run))
+    assert code == 2 and _one_line(err) == (
+        f"mtrain train: --resume: {_ck(run) / 'state.pkl'}: damaged: not a state this version reads "
+        "(UnpicklingError: the state names os.system, which a checkpoint never holds)"
+    )
+    assert not marker.exists() and _listing(run) == before
+
+
+def test_a_model_whose_data_pickles_something_else_is_refused_without_running_it(
+    finished_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    """SB3 unpickles (cloudpickle) every ``:serialized:`` entry of ``model.zip``'s data that
+    the loader does not replace; resume replaces all a checkpoint holds and refuses others."""
+    import base64
+    import zipfile
+
+    from tests.test_pickles import _calls
+
+    run = _copy(finished_run[0], tmp_path / "run")
+    marker = tmp_path / "ran"
+    model = _ck(run) / "model.zip"
+    with zipfile.ZipFile(model) as zf:
+        members = {name: zf.read(name) for name in zf.namelist()}
+    data = json.loads(members["data"])
+    planted = base64.b64encode(_calls("os", "system", f"touch {marker}")).decode()
+    data["lr_schedule"] = {":type:": "<class 'function'>", ":serialized:": planted}  # replaced: harmless
+    data["planted"] = {":type:": "<class 'function'>", ":serialized:": planted}
+    members["data"] = json.dumps(data).encode()
+    with zipfile.ZipFile(model, "w") as zf:
+        for name, blob in members.items():
+            zf.writestr(name, blob)
+    _rehash(_ck(run))
+    _refused(run, f"{model}: its data pickles planted, which a checkpoint never holds")
+    del data["planted"]
+    members["data"] = json.dumps(data).encode()
+    with zipfile.ZipFile(model, "w") as zf:
+        for name, blob in members.items():
+            zf.writestr(name, blob)
+    _rehash(_ck(run))
+    code, _stdout, err = _run(_resume(run))  # its lr_schedule is the run's own, not the file's
+    assert code == 0, err
+    assert not marker.exists()
+
+
 def test_a_format_2_checkpoint_without_its_hashes_is_refused(
     finished_run: tuple[Path, str], tmp_path: Path
 ) -> None:

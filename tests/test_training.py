@@ -710,7 +710,8 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path) -> N
 
 
 def test_resumed_run_equals_the_uninterrupted_run(tmp_path: Path) -> None:
-    """Stop after a checkpoint, resume (in worker processes), and compare with one straight run."""
+    """Stop after a checkpoint, resume (in worker processes), and compare with one straight run
+    (the schedules are rebuilt from the config on resume, never unpickled)."""
     from training.train import Trainer
 
     kw: dict[str, Any] = dict(checkpoint_every=128, snapshot_every=128, eval_every=128, eval_deals=1)
@@ -734,6 +735,20 @@ def test_resumed_run_equals_the_uninterrupted_run(tmp_path: Path) -> None:
         "256",
         "384",
     ]
+
+
+def test_a_resumed_linear_schedule_is_the_configs(tmp_path: Path) -> None:
+    """On resume the learning-rate schedule is rebuilt from the run's config (SB3's
+    ``custom_objects``), not unpickled from model.zip: a linear one decays from --lr."""
+    from training.train import Trainer
+
+    config = _tiny(tmp_path / "r", steps=128, checkpoint_every=128, lr_schedule="linear", learning_rate=1e-3)
+    Trainer(config).run()
+    resumed = Trainer(_tiny(tmp_path / "r", steps=256, lr_schedule="linear", learning_rate=1e-3), resume=True)
+    resumed._setup()  # what run() does first: the env and the model loaded from the checkpoint
+    assert resumed.model.learning_rate(0.5) == pytest.approx(5e-4)
+    assert resumed.model.lr_schedule(0.25) == pytest.approx(2.5e-4)
+    assert resumed.model.clip_range(1.0) == config.clip_range
 
 
 def test_bc_collection_resumes_from_its_chunk_cache(tmp_path: Path) -> None:

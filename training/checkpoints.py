@@ -46,6 +46,7 @@ from training.run_dir import (
 from training.single_agent import SingleAgentEnv
 
 __all__ = [
+    "MODEL_OBJECTS",
     "Checkpoint",
     "load_checkpoint",
     "run_policy_spec",
@@ -239,6 +240,34 @@ def _check_state(path: Path, state: Any, config: TrainConfig, step: int, obs_siz
             raise CheckpointError(league / name, "missing (a snapshot the run's league plays)")
 
 
+#: the entries of ``model.zip``'s data that SB3 pickles (cloudpickle) and the trainer gives
+#: SB3's loader instead (``custom_objects``, rebuilt from the run's config): nothing else may be
+MODEL_OBJECTS = frozenset(
+    {
+        "policy_class", "rollout_buffer_class", "observation_space", "action_space", "learning_rate",
+        "lr_schedule", "clip_range", "_last_obs", "_last_episode_starts", "ep_info_buffer",
+        "ep_success_buffer",
+    }
+)  # fmt: skip
+
+
+def _check_model_data(path: Path) -> None:
+    """Every entry that ``model.zip``'s data pickled is one of :data:`MODEL_OBJECTS`: SB3
+    would unpickle any other with cloudpickle, running whatever code it names."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            data = json.loads(zf.read("data").decode("utf-8"))
+    except (OSError, KeyError, zipfile.BadZipFile, zlib.error, ValueError, RecursionError) as err:
+        reason = f"{type(err).__name__}: {err}"  # ValueError covers bad UTF-8 and bad JSON
+        raise CheckpointError(path, f"damaged: its data is not readable ({reason})") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(path, "damaged: its data is not a JSON object")
+    pickled = sorted(k for k, v in data.items() if isinstance(v, dict) and ":serialized:" in v)
+    unknown = [k for k in pickled if k not in MODEL_OBJECTS]
+    if unknown:
+        raise CheckpointError(path, f"its data pickles {', '.join(unknown)}, which a checkpoint never holds")
+
+
 def load_checkpoint(out: Path, config: TrainConfig) -> Checkpoint | None:
     """The newest checkpoint of the run in ``out`` after every check of the module docstring
     (``None`` if the run has none yet); raises :class:`CheckpointError`. Writes nothing.
@@ -254,6 +283,7 @@ def load_checkpoint(out: Path, config: TrainConfig) -> Checkpoint | None:
     _check_model(directory / MODEL_FILE, spec, step, None if hashes is None else hashes[MODEL_FILE])
     if hashes is not None:
         _check_hashes(directory, hashes)
+    _check_model_data(directory / MODEL_FILE)
     path = directory / STATE_FILE
     try:
         with open(path, "rb") as f:

@@ -103,6 +103,7 @@ from agents.mexican_train.league import League
 from agents.policy_net import save_policy
 from training import bc
 from training.checkpoints import (
+    MODEL_OBJECTS,
     Checkpoint,
     load_checkpoint,
     sha256_of,
@@ -312,8 +313,12 @@ class Trainer:
             self.model = self._new_model()
         else:
             assert state is not None
-            # model.zip is a pickle: read only here, the run's own file, checked by load_checkpoint
-            self.model = RobustMaskablePPO.load(checkpoint.dir / MODEL_FILE, env=self.env, device="cpu")
+            # model.zip's data pickles objects (cloudpickle); every one is given here instead, so
+            # nothing in the file is unpickled (its tensors are read with weights_only=True)
+            objects = self._model_objects()  # load_checkpoint checked that they cover what it pickled
+            self.model = RobustMaskablePPO.load(
+                checkpoint.dir / MODEL_FILE, env=self.env, device="cpu", custom_objects=objects
+            )
             self._restore(state)
         self.model.set_logger(
             make_logger(
@@ -323,19 +328,48 @@ class Trainer:
             )
         )
 
+    def _learning_rate(self) -> float | Callable[[float], float]:
+        c = self.config
+        if c.lr_schedule != "linear":
+            return c.learning_rate
+        base = c.learning_rate
+
+        def lr(progress_remaining: float) -> float:
+            return base * progress_remaining
+
+        return lr
+
+    def _model_objects(self) -> dict[str, Any]:
+        """What a checkpoint's ``model.zip`` pickles in its ``data``, rebuilt from the run's
+        config and env (SB3's ``custom_objects``): the policy and buffer classes, the spaces,
+        the schedules; the last observations and episode buffers come from ``state.pkl``."""
+        from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+        from stable_baselines3.common.utils import FloatSchedule
+
+        lr = self._learning_rate()
+        assert self.env is not None
+        objects = {
+            "policy_class": GuardedMaskablePolicy,
+            "rollout_buffer_class": MaskableRolloutBuffer,
+            "observation_space": self.env.observation_space,
+            "action_space": self.env.action_space,
+            "learning_rate": lr,
+            "lr_schedule": FloatSchedule(lr),
+            "clip_range": FloatSchedule(self.config.clip_range),
+            "_last_obs": None,  # restored from state.pkl
+            "_last_episode_starts": None,
+            "ep_info_buffer": deque(),
+            "ep_success_buffer": deque(),
+        }
+        assert objects.keys() == MODEL_OBJECTS
+        return objects
+
     def _new_model(self) -> RobustMaskablePPO:
         c = self.config
-        lr: float | Callable[[float], float] = c.learning_rate
-        if c.lr_schedule == "linear":
-            base = c.learning_rate
-
-            def lr(progress_remaining: float) -> float:
-                return base * progress_remaining
-
         return RobustMaskablePPO(
             GuardedMaskablePolicy,
             self.env,
-            learning_rate=lr,
+            learning_rate=self._learning_rate(),
             n_steps=c.n_steps,
             batch_size=c.batch_size,
             n_epochs=c.n_epochs,

@@ -227,7 +227,8 @@ class SingleAgentEnv(gymnasium.Env):
 
         if self.league_root is not None:
             keep = {str((self.league_root / f).resolve()) for f in self.league.files()}
-            keep |= {str(Path(getattr(a, "path", "")).resolve()) for a in self.opponents.values()}
+            seated = (getattr(a, "path", None) for a in self.opponents.values())
+            keep |= {str(Path(p).resolve()) for p in seated if p is not None}  # mc's path is None
             ppo.clear_cache(keep)
 
     # ---------------------------------------------------------------- episode
