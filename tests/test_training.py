@@ -353,6 +353,20 @@ def test_league_snapshot_schedule_pruning_and_state_roundtrip() -> None:
         League(heuristics={})
 
 
+def test_a_new_snapshot_reaches_envs_seating_agents_without_a_file(tmp_path: Path) -> None:
+    """``set_league_state`` (every new snapshot) keeps the policy files the seated agents
+    read; an ``mc`` opponent has ``path=None`` (it crashed the trainer's first snapshot)."""
+    from training.single_agent import SingleAgentEnv
+
+    env = SingleAgentEnv(opponents={"mc": 1.0}, league_root=tmp_path, num_players=3, max_pips=6, seat=0)
+    env.reset(seed=1)
+    assert any(getattr(a, "path", "x") is None for a in env.opponents.values())
+    league = League(heuristics={"mc": 1.0}, snapshot_every=64)
+    league.add_snapshot(64, "snap_000000000064.npz")
+    env.set_league_state(league.state_dict(), str(tmp_path))
+    assert env.league.files() == ["snap_000000000064.npz"]
+
+
 # ------------------------------------------------------------------ policy robustness
 def _policy(obs_dim: int = 20, n_actions: int = 30) -> Any:
     from gymnasium import spaces
