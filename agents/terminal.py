@@ -187,7 +187,7 @@ class TerminalSession:
                 return None
             if text in QUIT_WORDS:
                 return None
-            if text.isdigit() and 1 <= int(text) <= len(legal):
+            if text.isascii() and text.isdigit() and 1 <= int(text) <= len(legal):  # not "²"
                 return int(legal[int(text) - 1])
             self.say(f"  please type a number from 1 to {len(legal)}, or q to quit (got {text!r})")
 

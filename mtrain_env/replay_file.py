@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,8 @@ def loads_replay(text: str, path: str | os.PathLike[str] = "<string>") -> Replay
             obj = json.loads(line, parse_constant=_refuse_constant)
         except ValueError as err:
             raise DamagedReplayError(path, no, f"not a JSON object: {err}") from None
+        except RecursionError:
+            raise DamagedReplayError(path, no, "not a replay line: JSON nested too deeply") from None
         if not isinstance(obj, dict):
             raise DamagedReplayError(path, no, f"not a JSON object: {type(obj).__name__}")
         objs.append(obj)
@@ -220,6 +223,7 @@ def _read_header(h: dict[str, Any], path: Any) -> Replay:
     n = env.config.num_players
     if not (isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)):
         raise DamagedReplayError(path, 1, f"agents must be {n} names (one per seat)")
+    _check_options(env, h["seed"], h.get("options", {}), path)
     return Replay(
         game=h["game"],
         config=h["config"],
@@ -229,6 +233,18 @@ def _read_header(h: dict[str, Any], path: Any) -> Replay:
         options=h.get("options", {}),
         reward=reward,
     )
+
+
+def _check_options(env: Any, seed: int, options: dict[str, Any], path: Any) -> None:
+    """The reset options (a deal, a first player) are ones the env accepts: reset with them
+    once, an unknown option (which reset only warns about) refused too, so that a damaged
+    header is named here and not by whatever replays the file later."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            env.reset(seed=seed, options=options)
+    except (TypeError, ValueError, UserWarning) as err:
+        raise DamagedReplayError(path, 1, f"options: {err}") from None
 
 
 def _read_step(obj: dict[str, Any], n: int, path: Any, no: int) -> ReplayStep:

@@ -222,7 +222,33 @@ DAMAGE = {
     "after final": lambda lines: [*lines, lines[1]],
     "NaN": lambda lines: [*lines[:-1], '{"final": {"returns": [NaN, 0, 0], "scores": [0, 0, 0]}}\n'],
     "short final": lambda lines: [*lines[:-1], '{"final": {"returns": [0], "scores": [0]}}\n'],
+    "deep nesting": lambda lines: [lines[0], "[" * 5000 + "]" * 5000 + "\n", *lines[2:]],
+    "first player not a seat": lambda lines: [_options(lines[0], first_player=7), *lines[1:]],
+    "first player a string": lambda lines: [_options(lines[0], first_player="a"), *lines[1:]],
+    "deal not a deal": lambda lines: [_options(lines[0], deal=5), *lines[1:]],
+    "a tile of another set": lambda lines: [
+        _options(lines[0], deal=_deal_with(lines[0], [0, 99])),
+        *lines[1:],
+    ],
+    "unknown option": lambda lines: [_options(lines[0], shuffle=True), *lines[1:]],
 }
+
+
+def _options(header: str, **options: Any) -> str:
+    """The header line with its reset options replaced (the replays' ``options``)."""
+    return json.dumps({**json.loads(header), "options": options}) + "\n"
+
+
+def _deal_with(header: str, tile: list[int]) -> dict[str, Any]:
+    """A deal of the header's game whose first hand holds ``tile``."""
+    from agents.tournament.games import MexicanTrainGame
+    from mtrain_env.mexican_train import GameConfig
+
+    config = GameConfig.make(**json.loads(header)["config"])
+    deal = MexicanTrainGame().deal_options(config, np.random.default_rng(0))["deal"]
+    deal = json.loads(json.dumps(deal))
+    deal["hands"][0][0] = tile
+    return dict(deal)
 
 
 @pytest.mark.parametrize("kind", sorted(DAMAGE))
@@ -232,6 +258,8 @@ def test_damaged_files_are_refused_with_their_line(session: Replay, tmp_path: Pa
     with pytest.raises(DamagedReplayError) as err:
         read_replay(path)
     assert str(path) in str(err.value)
+    if kind.startswith(("first player", "deal", "a tile", "unknown")):  # named at its header, not later
+        assert f"{path}:1: options: " in str(err.value)
 
 
 def test_non_utf8_is_refused(tmp_path: Path) -> None:

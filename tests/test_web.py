@@ -372,6 +372,30 @@ def test_bad_replay_requests(tmp_path: Path) -> None:
         assert r.status_code == 400 and "UTF-8" in r.json()["error"]
 
 
+def test_uploads_with_damaged_headers_or_odd_annotations_are_4xx_or_shown(tmp_path: Path) -> None:
+    """Every upload is refused with a 4xx naming the damage, or shown: never a 500 (reset
+    options the env refuses, JSON nested past Python's recursion limit, an annotation key
+    that str.isdigit() calls a digit but int() refuses)."""
+    tournament_style_replay(tmp_path / "game.jsonl")
+    lines = (tmp_path / "game.jsonl").read_text().splitlines()
+    header, first = json.loads(lines[0]), json.loads(lines[1])
+    uploads = {
+        "first player": [json.dumps({**header, "options": {"first_player": 9}}), *lines[1:]],
+        "deal": [json.dumps({**header, "options": {"deal": 5}}), *lines[1:]],
+        "nesting": [lines[0], "[" * 5000 + "]" * 5000, *lines[2:]],
+        "annotation": [
+            lines[0],
+            json.dumps({**first, "annotations": {"values": {"\u00b2": 1.0}}}),
+            *lines[2:],
+        ],
+    }
+    with TestClient(create_app(tmp_path), raise_server_exceptions=False) as c:
+        for kind, body in uploads.items():
+            r = c.post("/api/replays/upload", content="\n".join(body) + "\n")
+            assert r.status_code < 500, (kind, r.text)
+            assert r.status_code == 200 if kind == "annotation" else "damaged replay" in r.json()["error"]
+
+
 def test_a_replay_that_does_not_re_simulate_is_refused(tmp_path: Path) -> None:
     tournament_style_replay(tmp_path / "game.jsonl")
     lines = (tmp_path / "game.jsonl").read_text().splitlines(keepends=True)

@@ -319,7 +319,8 @@ class ResultsFile:
             text = text[: text.rfind("\n") + 1]  # a checksum line torn by a kill: its deal is replayed
         for number, line in enumerate(text.splitlines(), start=1):
             deal_text, _, digest = line.partition(" ")
-            if not deal_text.isdigit() or len(digest) != 64 or int(deal_text) in sums:
+            number_ok = deal_text.isascii() and deal_text.isdigit()  # not "²", which int() refuses
+            if not number_ok or len(digest) != 64 or int(deal_text) in sums:
                 where = f"{self.sums_path}:{number}"
                 raise DamagedResultsError(f"{where}: not a '<deal> <sha256>' line ({line!r})")
             sums[int(deal_text)] = digest

@@ -113,4 +113,4 @@ def decoded_annotations(codec: ActionCodec, seat: int, annotations: Mapping[str,
 
 def _action_key(key: Any, codec: ActionCodec) -> bool:
     text = str(key)
-    return text.isdigit() and int(text) < codec.num_actions
+    return text.isascii() and text.isdigit() and int(text) < codec.num_actions  # not "²": int() refuses it
