@@ -1,16 +1,23 @@
-"""The checks every policy file's JSON header goes through (numpy-free, torch-free).
+"""The checks every policy file goes through (torch-free).
 
 Both policy-file formats (:mod:`agents.policy_net`'s SB3-shaped MLPs and
 :mod:`agents.mexican_train.selfplay_file`'s self-play networks) start with a
-``policy.json`` naming the format and its version; this module checks that header,
-without importing any learning framework, so reading a self-play policy needs numpy only.
+``policy.json`` naming the format and its version (:func:`check_format`) and hold one
+``.npy`` per parameter (:func:`read_float32_npy`: the header checked before any byte of
+data is read), without importing any learning framework, so reading a self-play policy
+needs numpy only.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import IO, Any
 
-__all__ = ["check_format"]
+import numpy as np
+
+__all__ = ["check_format", "read_checked_npy", "read_float32_npy"]
+
+_FLOAT32 = np.dtype("<f4")
 
 
 def check_format(data: Any, name: str, version: int) -> None:
@@ -20,5 +27,55 @@ def check_format(data: Any, name: str, version: int) -> None:
         raise ValueError(f"must be a JSON object, got {type(data).__name__}")
     if data.get("format") != name:
         raise ValueError(f"format must be {name!r}, got {data.get('format')!r}")
-    if data.get("version") != version:
-        raise ValueError(f"format version {data.get('version')!r}; this version reads {version}")
+    found = data.get("version")
+    if type(found) is not int or found != version:  # not True, not 1.0
+        raise ValueError(f"format version {found!r}; this version reads {version}")
+
+
+def read_float32_npy(f: IO[bytes], shape: tuple[int, ...]) -> np.ndarray:
+    """A finite float32 array of ``shape`` from an ``.npy`` stream (:func:`read_checked_npy`)."""
+    return read_checked_npy(f, shape)
+
+
+def read_checked_npy(
+    f: IO[bytes], shape: tuple[int | None, ...], dtype: np.dtype[Any] = _FLOAT32, max_elements: int = 1 << 26
+) -> np.ndarray:
+    """An array of ``dtype`` and ``shape`` (``None``: any length there, at most
+    ``max_elements`` in all) from an ``.npy`` stream. Its header is checked before its data
+    is read, so a file declaring a huge array allocates nothing and no pickled object array
+    is ever read; a float array must be finite. ``ValueError`` saying what is wrong."""
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        found, fortran, found_dtype = np.lib.format.read_array_header_1_0(f)
+    elif version == (2, 0):
+        found, fortran, found_dtype = np.lib.format.read_array_header_2_0(f)
+    else:
+        raise ValueError(f".npy format version {version} (1.0 or 2.0 expected)")
+    if found_dtype != dtype:
+        raise ValueError(
+            f"dtype {found_dtype} ({'little-endian ' if dtype.itemsize > 1 else ''}{dtype.name} expected)"
+        )
+    found = tuple(found)
+    if len(found) != len(shape) or any(
+        want is not None and n != want for n, want in zip(found, shape, strict=False)
+    ):
+        raise ValueError(f"shape {found}, the architecture says {_shape_text(shape)}")
+    if math.prod(found) > max_elements:
+        raise ValueError(f"shape {found}: more than {max_elements} values")
+    nbytes = math.prod(found) * dtype.itemsize
+    data = f.read(nbytes)
+    if len(data) != nbytes or f.read(1):
+        raise ValueError(f"{len(data)} data bytes, {nbytes} expected")
+    array = np.frombuffer(data, dtype=dtype).reshape(found, order="F" if fortran else "C")
+    if dtype.kind == "f" and not np.isfinite(array).all():
+        raise ValueError("non-finite values")
+    return np.array(array, order="C")
+
+
+def _shape_text(shape: tuple[int | None, ...]) -> str:
+    return (
+        "("
+        + ", ".join("any" if n is None else str(n) for n in shape)
+        + ("," if len(shape) == 1 else "")
+        + ")"
+    )

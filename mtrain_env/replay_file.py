@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from mtrain_env import json_text
 from mtrain_env.replay_format import (
     GAMES,
     REPLAY_FORMAT,
@@ -127,11 +128,9 @@ def loads_replay(text: str, path: str | os.PathLike[str] = "<string>") -> Replay
     objs = []
     for no, line in enumerate(lines, 1):
         try:
-            obj = json.loads(line, parse_constant=_refuse_constant)
+            obj = json_text.loads(line, parse_constant=_refuse_constant)
         except ValueError as err:
             raise DamagedReplayError(path, no, f"not a JSON object: {err}") from None
-        except RecursionError:
-            raise DamagedReplayError(path, no, "not a replay line: JSON nested too deeply") from None
         if not isinstance(obj, dict):
             raise DamagedReplayError(path, no, f"not a JSON object: {type(obj).__name__}")
         objs.append(obj)

@@ -120,6 +120,52 @@ def test_files_are_checked(tmp_path: Path) -> None:
         hand_model_path(GameConfig.make(num_players=3))
 
 
+def _saved(tmp_path: Path, name: str, **arrays: Any) -> Path:
+    path = tmp_path / f"{name}.npz"
+    np.savez(path, **arrays)
+    return path
+
+
+def _huge_w1(tmp_path: Path, good: dict[str, Any]) -> Path:
+    """A file whose w1 header declares (2**20, 2**20) floats: 4 TiB if believed."""
+    import io
+    import zipfile
+
+    path = _saved(tmp_path, "huge", **good)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f4", "fortran_order": False, "shape": (1 << 20, 1 << 20)}
+    )
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    members["w1.npy"] = header.getvalue() + bytes(64)
+    with zipfile.ZipFile(path, "w") as zf:
+        for n, data in members.items():
+            zf.writestr(n, data)
+    return path
+
+
+def test_damaged_files_are_refused_naming_the_file_and_the_array(tmp_path: Path) -> None:
+    """``HandModel.load`` (mc_infer's ``hands=``) reads exactly the six arrays, each header
+    before its data: one ValueError naming the file, never numpy's or zipfile's errors."""
+    good = _arrays(4)
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"not a zip")
+    cases = {
+        garbage: "not a hand model file",
+        _saved(tmp_path, "table", **{**good, "players": np.int64(99)}): "a model for 99 players",
+        _saved(tmp_path, "str", **{**good, "w1": good["w1"].astype(str)}): "w1: dtype <U",
+        _saved(tmp_path, "flat", **{**good, "w1": good["w1"].ravel()}): r"w1: shape \(",
+        _saved(tmp_path, "extra", **good, x=np.zeros(1)): "members",
+        _saved(tmp_path, "complex", **{**good, "w1": good["w1"].astype(np.complex64)}): "w1: dtype complex64",
+        _huge_w1(tmp_path, good): r"w1: shape \(1048576, 1048576\)",
+    }
+    for path, says in cases.items():
+        with pytest.raises(ValueError, match=says) as err:
+            HandModel.load(path)
+        assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
+
+
 def test_the_shipped_models_fit_their_tables() -> None:
     for (players, pips), path in HAND_MODELS.items():
         model = HandModel.load(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 import zipfile
@@ -149,6 +150,17 @@ def _npy(arr: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def _huge_npy() -> bytes:
+    """The header of a float32 (2**20, 2**20) array and a few bytes: 4 TiB if believed."""
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": "<f4", "fortran_order": False, "shape": (1 << 20, 1 << 20)}
+    )
+    return buf.getvalue() + b"\0" * 64
+
+
 def test_damaged_files_get_a_one_line_refusal(tmp_path: Path) -> None:
     net = _net("tile", 3, 6)
     good = save_selfplay_policy(net, tmp_path / "good.npz")
@@ -159,17 +171,30 @@ def test_damaged_files_get_a_one_line_refusal(tmp_path: Path) -> None:
     cases = {
         truncated: "not a policy file",  # no longer recognisable: the SB3-shaped reader refuses it
         _damage(good, tmp_path / "missing.npz", "trunk.0.bias.npy", None): "not a self-play policy file",
-        _damage(good, tmp_path / "f64.npz", "trunk.0.bias.npy", _npy(np.zeros(shape))): "must be float32",
+        _damage(
+            good, tmp_path / "f64.npz", "trunk.0.bias.npy", _npy(np.zeros(shape))
+        ): r"trunk.0.bias.npy: dtype float64 \(little-endian float32 expected\)",
         _damage(
             good, tmp_path / "shape.npz", "trunk.0.bias.npy", _npy(np.zeros(3, "<f4"))
-        ): "must be float32",
+        ): r"trunk.0.bias.npy: shape \(3,\), the architecture says",
         _damage(
             good, tmp_path / "pickle.npz", "trunk.0.bias.npy", _npy(np.array([{}], object))
-        ): "allow_pickle=False",
+        ): "trunk.0.bias.npy: dtype object",
+        _damage(
+            good, tmp_path / "nan.npz", "trunk.0.bias.npy", _npy(np.full(shape, np.nan, "<f4"))
+        ): "trunk.0.bias.npy: non-finite values",
+        _damage(
+            good, tmp_path / "huge.npz", "trunk.0.bias.npy", _huge_npy()
+        ): r"shape \(1048576, 1048576\), the architecture says",  # refused before allocating 4 TiB
         _damage(
             good, tmp_path / "json.npz", "policy.json", b'{"format": "mtrain-selfplay-policy", "version": 1'
         ): "policy.json: not JSON",  # unrecognisable as self-play: the SB3-shaped reader refuses it
     }
+    header = json.loads(zipfile.ZipFile(good).read("policy.json"))
+    version_true = json.dumps({**header, "version": True}).encode()
+    cases[_damage(good, tmp_path / "v.npz", "policy.json", version_true)] = "format version True"
+    deep = b"[" * 5000 + b"]" * 5000
+    cases[_damage(good, tmp_path / "deep.npz", "policy.json", deep)] = "nested too deeply"
     for path, message in cases.items():
         clear_cache()
         with pytest.raises(ValueError, match=message) as err:

@@ -24,13 +24,17 @@ seat's own views; nothing hidden. Files are ``.npz`` arrays (no pickle) checked 
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from agents.mexican_train.base import table_file
 from agents.mexican_train.inference import Play
+from agents.policy_format import read_checked_npy
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import PublicView, banned_tiles
 from mtrain_env.tilegame.tiles import bits_list
@@ -159,6 +163,21 @@ def tile_features(view: PublicView, plays: list[Play]) -> tuple[np.ndarray, np.n
     return feats, allowed, unseen
 
 
+#: the arrays of a hand model file (``.npz`` members ``<name>.npy``)
+HAND_MODEL_ARRAYS = ("w1", "b1", "w2", "b2", "players", "max_pips")
+
+
+def _member(
+    zf: zipfile.ZipFile, name: str, shape: tuple[int | None, ...], dtype: np.dtype[Any]
+) -> np.ndarray:
+    """One array of a hand model file, its header checked before its data is read."""
+    with zf.open(f"{name}.npy") as f:
+        try:
+            return read_checked_npy(f, shape, dtype, max_elements=1 << 22)
+        except ValueError as err:
+            raise ValueError(f"{name}: {err}") from None
+
+
 def count_offset(features: np.ndarray) -> np.ndarray:
     """``log`` of each place's share of the hidden tiles (its ``hand_share``): the logits of
     uniform deals, which the network corrects (it starts from the counts-only prior)."""
@@ -194,9 +213,32 @@ class HandModel:
 
     @classmethod
     def load(cls, path: str | Path) -> HandModel:
-        """A model saved by :meth:`save` (``.npz``, no pickle)."""
-        with np.load(path, allow_pickle=False) as data:
-            return cls({k: data[k] for k in data.files})
+        """A model saved by :meth:`save` (``.npz``, no pickle), read strictly: exactly its six
+        arrays, each header checked (dtype, shape, size) before its data, the table in range;
+        ``ValueError`` naming the file and the problem (``FileNotFoundError`` if missing)."""
+        try:
+            with zipfile.ZipFile(path) as zf:
+                names = sorted(zf.namelist())
+                if names != sorted(f"{k}.npy" for k in HAND_MODEL_ARRAYS):
+                    raise ValueError(f"members {names[:8]}, expected the arrays {sorted(HAND_MODEL_ARRAYS)}")
+                table = {k: _member(zf, k, (), np.dtype("<i8")) for k in ("players", "max_pips")}
+                players, max_pips = int(table["players"]), int(table["max_pips"])
+                if not (2 <= players <= 8 and 6 <= max_pips <= 18):
+                    raise ValueError(f"a model for {players} players, double-{max_pips} (R1, R3: 2-8, 6-18)")
+                w1 = _member(zf, "w1", (feature_count(players), None), np.dtype("<f4"))
+                hidden = w1.shape[1]
+                arrays = {
+                    **table,
+                    "w1": w1,
+                    "b1": _member(zf, "b1", (hidden,), np.dtype("<f4")),
+                    "w2": _member(zf, "w2", (hidden,), np.dtype("<f4")),
+                    "b2": _member(zf, "b2", (), np.dtype("<f4")),
+                }
+            return cls(arrays)
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as err:
+            raise ValueError(f"{path}: not a hand model file ({err})") from None
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from None
 
     def save(self, path: str | Path) -> None:
         np.savez(

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.policy_format import check_format
+from agents.policy_format import check_format, read_float32_npy
+from mtrain_env import json_text
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import ObservationLayout
 
@@ -204,12 +205,13 @@ def write_selfplay_file(spec: NetSpec, arrays: dict[str, np.ndarray], path: str 
 
 def _read_header(zf: zipfile.ZipFile) -> dict[str, Any] | None:
     try:
-        raw = zf.read(SPEC_MEMBER)
+        info = zf.getinfo(SPEC_MEMBER)
     except KeyError:
         return None
-    if len(raw) > 1 << 20:
+    if info.file_size > 1 << 20:  # checked before decompressing (zipfile reads no more than it)
         raise ValueError(f"{SPEC_MEMBER} is larger than 1 MB")
-    data = json.loads(raw.decode("utf-8"))
+    raw = zf.read(info)
+    data = json_text.loads(raw.decode("utf-8"))
     return data if isinstance(data, dict) else None
 
 
@@ -235,21 +237,17 @@ def read_selfplay_file(path: str | Path) -> tuple[NetSpec, dict[str, np.ndarray]
             expected = {k: list(v) for k, v in parameter_shapes(spec).items()}
             if data["parameters"] != expected:
                 raise ValueError("parameters: the shapes listed are not those of the network")
+            extra = sorted(set(zf.namelist()) - {SPEC_MEMBER, *(f"{name}.npy" for name in expected)})
+            if extra:
+                raise ValueError(f"members {extra[:3]} that the network does not have")
             arrays = {}
             for name, shape in expected.items():
-                with zf.open(f"{name}.npy") as f:
-                    arr = np.lib.format.read_array(io.BytesIO(f.read()), allow_pickle=False)
-                if arr.dtype != np.dtype("<f4") or list(arr.shape) != shape:
-                    raise ValueError(f"{name}.npy must be float32 {shape}, got {arr.dtype} {list(arr.shape)}")
-                arrays[name] = arr
-    except (
-        zipfile.BadZipFile,
-        zlib.error,
-        KeyError,
-        EOFError,
-        UnicodeDecodeError,
-        json.JSONDecodeError,
-    ) as e:
+                with zf.open(f"{name}.npy") as f:  # the header before the data: nothing huge allocated
+                    try:
+                        arrays[name] = read_float32_npy(f, tuple(shape))
+                    except ValueError as err:
+                        raise ValueError(f"{name}.npy: {err}") from None
+    except (zipfile.BadZipFile, zlib.error, KeyError, EOFError, NotImplementedError) as e:
         raise ValueError(f"{path}: not a self-play policy file ({e})") from None
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None

@@ -68,6 +68,7 @@ from agents.tournament.seating import (
     seating,
     session_seed,
 )
+from mtrain_env import json_text
 from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 from mtrain_env.replay import ReplayRecorder, write_replay
 
@@ -137,8 +138,8 @@ def parse_param(item: str) -> tuple[str, Any]:
         raise ValueError(f"an agent parameter must be key=value, got {item!r}")
     raw = raw.strip()
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
+        value = json_text.loads(raw)
+    except ValueError:  # a bare word: the string itself
         value = raw
     return key, value
 
@@ -510,9 +511,11 @@ def prepare_out_dir(out: Path, plan: Plan, deals: int, overwrite: bool) -> list[
         raise ConfigMismatchError(f"{results.path} exists without {RUN_FILE}; cannot tell which run it is")
     if run_path.exists():
         try:
-            saved = json.loads(run_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
+            saved = json_text.loads(run_path.read_text(encoding="utf-8"))
+        except ValueError as err:  # bad JSON, bad UTF-8, nested too deeply
             raise DamagedResultsError(f"{run_path}: not valid JSON ({err})") from None
+        except OSError as err:  # a directory, unreadable
+            raise DamagedResultsError(f"{run_path}: cannot read it ({err.strerror or err})") from None
         if saved != identity:
             diffs = _diff(saved, identity)
             raise ConfigMismatchError(
