@@ -44,7 +44,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import torch as th
@@ -53,7 +53,8 @@ from sb3_contrib.common.maskable.distributions import MaskableDistribution
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import FlattenExtractor
 
-from agents.policy_format import check_format
+from agents.policy_format import check_format, read_float32_npy
+from mtrain_env.tilegame import json_text
 
 __all__ = [
     "GuardedMaskablePolicy",
@@ -388,33 +389,9 @@ def _member(zf: zipfile.ZipFile, path: Path, name: str, limit: int) -> bytes:
 
 def _json_member(zf: zipfile.ZipFile, path: Path, name: str) -> Any:
     try:
-        return json.loads(_member(zf, path, name, MAX_JSON_BYTES).decode("utf-8"))
+        return json_text.loads(_member(zf, path, name, MAX_JSON_BYTES).decode("utf-8"))
     except ValueError as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise PolicyFileError(path, f"{name}: not JSON ({err})") from None
-
-
-def _read_npy(f: IO[bytes], shape: tuple[int, ...]) -> np.ndarray:
-    """A float32 array of ``shape`` from an ``.npy`` stream; its header is checked before its
-    data is read (no pickled object array is ever read: ``ValueError`` saying what is wrong)."""
-    version = np.lib.format.read_magic(f)
-    if version == (1, 0):
-        found, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-    elif version == (2, 0):
-        found, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-    else:
-        raise ValueError(f".npy format version {version} (1.0 or 2.0 expected)")
-    if dtype != _FLOAT32:
-        raise ValueError(f"dtype {dtype} (little-endian float32 expected)")
-    if tuple(found) != shape:
-        raise ValueError(f"shape {tuple(found)}, the architecture says {shape}")
-    nbytes = math.prod(shape) * _FLOAT32.itemsize
-    data = f.read(nbytes)
-    if len(data) != nbytes or f.read(1):
-        raise ValueError(f"{len(data)} data bytes, {nbytes} expected")
-    array = np.frombuffer(data, dtype=_FLOAT32).reshape(shape, order="F" if fortran else "C")
-    if not np.isfinite(array).all():
-        raise ValueError("non-finite values")
-    return np.array(array, order="C")
 
 
 def _shape_difference(found: Mapping[str, tuple[int, ...]], spec: PolicySpec | Mapping[str, Any]) -> str:
@@ -452,7 +429,7 @@ def _read_policy_file(zf: zipfile.ZipFile, path: Path) -> GuardedMaskablePolicy:
             raise PolicyFileError(path, f"{member}: missing")
         try:
             with zf.open(member) as f:
-                weights[name] = _read_npy(f, shape)
+                weights[name] = read_float32_npy(f, shape)
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as err:
             raise PolicyFileError(path, f"{member}: damaged ({err})") from None
         except ValueError as err:
@@ -628,8 +605,11 @@ def _load_refusal(err: Exception) -> str:
     built = re.search(r"Can only build .*?, but got (.+)", text)
     if built:
         return f"it builds {built.group(1).strip()}, which a policy never holds"
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else type(err).__name__
+    unpickler = re.search(r"WeightsUnpickler error:\s*(.+)", text)
+    if unpickler:  # the loader's own reason (e.g. "Unsupported operand 103": not a pickle)
+        return unpickler.group(1).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip() and "documentation" not in line]
+    return lines[0] if lines else "empty or cut short" if isinstance(err, EOFError) else type(err).__name__
 
 
 def read_pickled_policy(path: str | os.PathLike[str]) -> GuardedMaskablePolicy:
@@ -686,7 +666,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("src", help="the pickled policy (policy.save / torch.save)")
     parser.add_argument("dst", help="the policy file to write (.npz)")
     args = parser.parse_args(argv)
-    spec = upgrade_trusted_policy(args.src, args.dst)
+    from mtrain_env.cli import output_problem
+
+    problem = output_problem(args.dst)
+    if problem is not None:
+        print(f"{parser.prog}: DST: {problem}", file=sys.stderr)
+        return 2
+    try:
+        spec = upgrade_trusted_policy(args.src, args.dst)
+    except PolicyFileError as err:  # "<SRC>: <what is wrong>"
+        print(f"{parser.prog}: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"{parser.prog}: {err.filename or args.dst}: {err.strerror or err}", file=sys.stderr)
+        return 2
     print(f"wrote {args.dst}: {json.dumps(spec.to_json(), separators=(',', ':'))[:200]}...")
     return 0
 

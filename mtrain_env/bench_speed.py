@@ -218,6 +218,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parser.parse_args(argv)
     if args.slices < 1:
         parser.error("--slices must be at least 1")
+    if not 0 <= args.seconds < float("inf") or (args.seconds == 0 and args.only is None):
+        parser.error(f"--seconds: must be a number > 0 (0 only with --only), got {args.seconds:g}")
+
+    from mtrain_env.mexican_train import GameConfig  # this benchmark's layer is below mtrain_env.cli
+
+    try:
+        GameConfig.make(num_players=args.players)
+    except ValueError as err:
+        parser.error(f"--players: {err}")
     if args.only in (None, "openspiel"):
         missing = missing_extra("openspiel", "the speed benchmark (its reference is OpenSpiel)")
         if missing:

@@ -15,66 +15,38 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mtrain_env.tilegame.argtypes import (  # re-exported: the commands of every layer import them from here
+    int_at_least,
+    non_negative_float,
+    output_problem,
+    positive_float,
+    refuse_output,
+)
 from mtrain_env.tilegame.extras import missing_extra
 
-
-def int_at_least(low: int) -> Callable[[str], int]:
-    """An argparse ``type``: an int >= ``low`` (the error names the bound and the value)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an int >= {low}, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be an int >= {low}, got {value}")
-        return value
-
-    return parse
+__all__ = [
+    "int_at_least",
+    "non_negative_float",
+    "output_problem",
+    "players_or_exit",
+    "positive_float",
+    "refuse_output",
+    "register",
+]
 
 
-def output_problem(path: str | os.PathLike[str], kind: str = "file") -> str | None:
-    """Why an output ``kind`` (``"file"`` or ``"directory"``) cannot be written at ``path``,
-    missing parent directories created on the way, or None if it can. Commands ask before any
-    work, so a typo costs nothing: an existing path of the other kind, a parent that is a
-    file, or a directory that refuses new files (tried with a temporary file that is
-    removed at once: permission bits alone do not tell, for root or on special filesystems)."""
-    target = Path(path)
-    if not str(path):
-        return "expected a path"
-    if kind == "file" and target.is_dir():
-        return f"{target} is a directory"
-    if kind == "directory" and target.exists() and not target.is_dir():
-        return f"{target} is a file, not a directory"
-    base = next(
-        d
-        for d in [target if kind == "directory" else target.parent, *target.absolute().parents]
-        if d.exists()
-    )
-    if not base.is_dir():
-        return f"cannot create {target}: {base} is a file"
+def players_or_exit(parser: argparse.ArgumentParser, num_players: int) -> Any:
+    """The Mexican Train ``GameConfig`` of ``num_players`` (R3), or ``parser.error`` naming
+    ``--players`` (exit 2) before any work."""
+    from mtrain_env.mexican_train import GameConfig
+
     try:
-        with tempfile.TemporaryFile(dir=base):
-            pass
-    except OSError as err:
-        return f"cannot write in {base} ({err.strerror or err})"
-    return None
-
-
-def positive_float(text: str) -> float:
-    """An argparse ``type``: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text}")
-    return value
+        return GameConfig.make(num_players=num_players)
+    except ValueError as err:
+        parser.error(f"--players: {err}")
 
 
 def bench_speed(args: argparse.Namespace) -> int:

@@ -10,7 +10,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from mtrain_env import json_text
 from mtrain_env.replay_format import (
     GAMES,
     REPLAY_FORMAT,
@@ -21,6 +20,7 @@ from mtrain_env.replay_format import (
     make_env,
     published_round_result,
 )
+from mtrain_env.tilegame import json_text
 
 __all__ = ["dumps_replay", "loads_replay", "read_replay", "write_replay"]
 

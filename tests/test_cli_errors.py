@@ -159,7 +159,7 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(
 
 
 def test_output_problem_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mtrain_env import cli
+    from mtrain_env.tilegame import argtypes as cli  # output_problem (mtrain_env.cli re-exports it)
 
     (tmp_path / "f").write_text("x")
     assert cli.output_problem(tmp_path / "new" / "deeper" / "file.txt") is None
@@ -215,6 +215,32 @@ def test_the_research_commands_check_their_output_first(
         ("agents.block.bench", ["--hands", "-1"], "--hands: must be an int >= 1, got -1"),
         ("agents.mexican_train.inference", ["--seed", "-1"], "--seed: must be an int >= 0, got -1"),
         ("mtrain_env.soak", ["--steps", "0"], "--steps: must be an int >= 1, got 0"),
+        ("mtrain_env.bench_speed", ["--seconds", "0", "--slices", "1"], "--seconds: must be a number > 0"),
+        ("mtrain_env.bench_speed", ["--seconds", "nan"], "--seconds: must be a number > 0"),
+        ("mtrain_env.mexican_train.bench_batch", ["--seed", "-1", "--processes", "0"], "--seed: must be"),
+        ("mtrain_env.mexican_train.compiled.bench", ["--seed", "-1"], "--seed: must be an int >= 0"),
+        ("training.openspiel.example", ["--seed", "-1", "--games", "1"], "--seed: must be an int >= 0"),
+        ("agents.block.bench", ["--target", "0", "--hands", "1"], "--target: B13: target must be >= 1"),
+        ("agents.block.bench", ["--agents", "nosuch", "random"], "--agents: invalid choice: 'nosuch'"),
+        ("agents.block.bench", ["--agents", "nosuch"], "--agents: invalid choice: 'nosuch'"),
+        ("agents.block.bench", ["--agents", "random", "--hands", "1"], "--agents: every two agents meet"),
+        (
+            "agents.mexican_train.inference",
+            ["--betas", "-1", "--games", "1"],
+            "--betas: must be a number >= 0",
+        ),
+        (
+            "agents.mexican_train.inference",
+            ["--betas", "nan", "--games", "1"],
+            "--betas: must be a number >= 0",
+        ),
+        ("agents.mexican_train.inference", ["--placement", "-1", "--games", "1"], "--placement: must be a"),
+        ("mtrain_env.block.crosscheck", ["--hands", "0"], "--hands: must be an int >= 1, got 0"),
+        (
+            "mtrain_env.mexican_train.backend_diff",
+            ["--episodes", "0", "--decisions", "1"],
+            "--episodes: must be an int >= 1, got 0",
+        ),
     ],
 )
 def test_the_python_m_tools_refuse_bad_numbers(
@@ -223,8 +249,178 @@ def test_the_python_m_tools_refuse_bad_numbers(
     """Budgets and seeds out of range are usage errors (exit 2), not tracebacks at the end."""
     import importlib
 
+    _skip_without_extra(module)
     with pytest.raises(SystemExit) as exit_info:
         importlib.import_module(module).main(argv)
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err, err
+
+
+#: the modules that import an optional extra (skipped without it)
+EXTRAS = {
+    "training.openspiel.example": "pyspiel",
+    "mtrain_env.mexican_train.compiled.bench": "numba",
+    "mtrain_env.mexican_train.bench_batch": "numba",
+    "mtrain_env.mexican_train.backend_diff": "numba",
+    "agents.tournament.exact_gap": "numba",
+    "agents.policy_net": "sb3_contrib",
+}
+
+
+def _skip_without_extra(module: str) -> None:
+    if module in EXTRAS:
+        pytest.importorskip(EXTRAS[module])
+
+
+@pytest.mark.parametrize(
+    ("module", "argv", "says"),
+    [
+        ("mtrain_env.bench_speed", ["--players", "9"], "--players: R3: num_players must be in 2..8"),
+        ("mtrain_env.bench_speed", ["--players", "1", "--only", "core"], "--players: R3"),
+        ("mtrain_env.mexican_train.bench_batch", ["--players", "9", "--processes", "0"], "--players: R3"),
+        ("mtrain_env.mexican_train.bench_batch", ["--pips", "99", "--processes", "0"], "--pips: R1"),
+        ("mtrain_env.mexican_train.bench_backend", ["--players", "9", "--slices", "1"], "--players: R3"),
+        ("mtrain_env.mexican_train.bench_backend", ["--pips", "99", "--slices", "1"], "--pips: R1"),
+        ("mtrain_env.mexican_train.compiled.bench", ["--players", "9"], "--players: R3"),
+        ("mtrain_env.mexican_train.compiled.bench", ["--pips", "99"], "--pips: R1"),
+        (
+            "agents.tournament.exact_gap",
+            ["--out", "{tmp}/e", "--players", "9", "--games", "1"],
+            "--players: R3",
+        ),
+        ("training.agreement", ["planner", "planner", "--players", "9", "--games", "1"], "--players: R3"),
+        (
+            "training.agreement",
+            ["planner", "planner", "--games", "1", "--out", "/proc/x.json"],
+            "--out: cannot",
+        ),
+        (
+            "training.hand_model",
+            ["--out", "{tmp}/h.npz", "--players", "9", "--games", "1", "--eval-games", "1"],
+            "--players: R3",
+        ),
+        (
+            "training.hand_model",
+            ["--out", "{tmp}/h.npz", "--alphas", "-1", "--games", "1", "--eval-games", "1"],
+            "--alphas: must be a number >= 0, got -1",
+        ),
+        (
+            "training.distill_mc",
+            ["label", "--out", "{tmp}/o", "--players", "9", "--games", "1", "--sims", "1"],
+            "--players: R3",
+        ),
+    ],
+)
+def test_the_python_m_tools_check_every_option_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], module: str, argv: list[str], says: str
+) -> None:
+    """A game the rules refuse (R1, R3: named by its option), or an output that cannot be
+    written, is refused up front: exit 2, no traceback, nothing written."""
+    import importlib
+
+    _skip_without_extra(module)
+    if "/proc/x.json" in argv and not Path("/proc").is_dir():
+        pytest.skip("no /proc")
+    with pytest.raises(SystemExit) as exit_info:
+        importlib.import_module(module).main([a.format(tmp=tmp_path) for a in argv])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err.strip().splitlines()[-1] and "Traceback" not in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("src", ["missing.pt", "garbage.pt", "empty.pt", "folder"])
+def test_policy_net_names_a_bad_source_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], src: str
+) -> None:
+    _skip_without_extra("agents.policy_net")
+    from agents import policy_net
+
+    (tmp_path / "garbage.pt").write_text("not a pickle")
+    (tmp_path / "empty.pt").write_bytes(b"")
+    (tmp_path / "folder").mkdir()
+    before = sorted(tmp_path.iterdir())
+    assert policy_net.main([str(tmp_path / src), str(tmp_path / "out.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m agents.policy_net: {tmp_path / src}: "), err
+    assert len(err.strip().splitlines()) == 1, err
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_policy_net_refuses_an_unwritable_destination_before_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _skip_without_extra("agents.policy_net")
+    from agents import policy_net
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    assert policy_net.main([str(tmp_path / "missing.pt"), str(blocker / "out.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"python -m agents.policy_net: DST: cannot create {blocker}/out.npz: {blocker} is a file\n"
+
+
+def _labels_dir(tmp_path: Path, shard: str) -> Path:
+    """A distill_mc directory whose first shard is ``shard``: a well-formed archive, garbage,
+    an empty file or a directory."""
+    import numpy as np
+
+    out = tmp_path / "o"
+    out.mkdir()
+    path = out / "labels_00000.npz"
+    if shard == "valid":
+        np.savez(path, **{k: np.zeros((1, 1)) for k in ("obs", "mask", "target", "prior", "game")})
+    elif shard == "garbage":
+        path.write_text("not an archive")
+    elif shard == "empty":
+        path.write_bytes(b"")
+    else:
+        path.mkdir()
+    return out
+
+
+@pytest.mark.parametrize(
+    ("shard", "argv", "says"),
+    [
+        ("garbage", [], "{out}/labels_00000.npz: not a labels shard (not an .npz archive)"),
+        ("empty", [], "{out}/labels_00000.npz: not a labels shard"),
+        ("folder", [], "{out}/labels_00000.npz: not a labels shard (Is a directory)"),
+        ("valid", ["--init", "{tmp}/missing.npz"], "--init: cannot read {tmp}/missing.npz"),
+    ],
+)
+def test_distill_mc_train_names_a_bad_input_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], shard: str, argv: list[str], says: str
+) -> None:
+    from training import distill_mc
+
+    out = _labels_dir(tmp_path, shard)
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(SystemExit) as exit_info:
+        distill_mc.main(["train", "--out", str(out), *(a.format(tmp=tmp_path) for a in argv)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert says.format(out=out, tmp=tmp_path) in err.strip().splitlines()[-1] and "Traceback" not in err, err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize(
+    ("module", "argv"),
+    [
+        ("agents.tournament.paired", ["{tmp}/a", "{tmp}/a"]),
+        ("agents.tournament.ladder", ["--out", "{tmp}/ladder", "--table", "x", "{tmp}/a"]),
+    ],
+)
+def test_a_results_file_that_is_not_utf8_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], module: str, argv: list[str]
+) -> None:
+    import importlib
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "results.csv").write_bytes(b"agent,deal,deal_seed,penalty\n\xff\xfe,0,1,2\n")
+    with pytest.raises(SystemExit) as exit_info:
+        importlib.import_module(module).main([a.format(tmp=tmp_path) for a in argv])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'a' / 'results.csv'}: not UTF-8 text" in err and "Traceback" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.base import Decision
-from mtrain_env.cli import int_at_least
+from mtrain_env.cli import int_at_least, players_or_exit, refuse_output
 from mtrain_env.mexican_train import env as make_env
 from training.choices import play_choices
 from training.distill_mc import agent_from_spec
@@ -165,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--out {args.out}: no directory {args.out.parent}")
     except (ValueError, TypeError) as err:
         parser.error(str(err))
+    refuse_output(parser, "--out", args.out)
+    players_or_exit(parser, args.players)
     moves = agreement(
         args.a,
         args.b,

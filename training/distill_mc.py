@@ -60,6 +60,7 @@ import argparse
 import json
 import multiprocessing
 import sys
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -363,6 +364,18 @@ def _check_student(spec: str, players: int) -> None:
         raise ValueError(f"--student {spec}: plays an illegal move")
 
 
+def _check_shard(path: Path) -> None:
+    """``ValueError`` naming ``path`` unless it is an ``.npz`` archive holding the label arrays."""
+    try:
+        with np.load(path) as f:
+            missing = [k for k in KEYS if k not in f.files]
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else "not an .npz archive"
+        raise ValueError(f"{path}: not a labels shard ({reason})") from None
+    if missing:
+        raise ValueError(f"{path}: not a labels shard (no {', '.join(missing)})")
+
+
 def _labels_config(out: str | Path) -> GameConfig:
     """The (4-player or other) double-12 game whose observations the shards hold."""
     with np.load(shard_paths(out)[0]) as f:
@@ -598,6 +611,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(f"--out: {problem}")
             if not 0.0 <= args.teacher_share <= 1.0:
                 raise ValueError(f"--teacher-share must be in [0, 1], got {args.teacher_share}")
+            try:
+                GameConfig.make(num_players=args.players)
+            except ValueError as err:
+                raise ValueError(f"--players: {err}") from None
             make_teacher(args.teacher, args.sims)
             if args.student is not None:
                 _check_student(args.student, args.players)
@@ -622,6 +639,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             paths = shard_paths(args.out)
             if args.shards is not None and args.shards > len(paths):
                 raise ValueError(f"--shards {args.shards}: {args.out} has {len(paths)} shards")
+            for path in paths[: args.shards]:
+                _check_shard(path)
             first = paths[0]
             if args.loss in ("advantage", "improve"):
                 with np.load(first) as f:
@@ -630,7 +649,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                             f"{args.out}: --loss {args.loss} needs shards labelled with --target values"
                         )
             if args.init is not None:
-                _check_policy(args.init, None)
+                try:
+                    _check_policy(args.init, None)
+                except OSError as err:
+                    raise ValueError(f"--init: cannot read {args.init} ({err.strerror or err})") from None
+                except ValueError as err:
+                    raise ValueError(f"--init: {err}") from None
     except (ValueError, OSError) as err:
         parser.error(str(err))
     return _label(args) if args.step == "label" else _train(args)

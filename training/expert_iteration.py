@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from agents.mexican_train.base import Decision
 from agents.mexican_train.ismcts import OPPONENTS, ISMCTSAgent
-from mtrain_env.cli import int_at_least, output_problem, positive_float
+from mtrain_env.cli import int_at_least, players_or_exit, positive_float, refuse_output
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from training.choices import play_choices
@@ -104,14 +104,8 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, G
     parser.add_argument("--opponents", choices=OPPONENTS, default="chain", help="as ismcts's opponents=")
     parser.add_argument("--c-puct", type=positive_float, default=40.0, help="the ismcts_puct's prior weight")
     args = parser.parse_args(argv)
-    problem = output_problem(args.out, "directory")
-    if problem is not None:
-        parser.error(f"--out: {problem}")
-    try:
-        config = GameConfig.make(num_players=args.players)
-    except ValueError as err:
-        parser.error(f"--players: {err}")
-    return args, config
+    refuse_output(parser, "--out", args.out, "directory")
+    return args, players_or_exit(parser, args.players)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

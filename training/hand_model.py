@@ -40,7 +40,7 @@ from agents.mexican_train.inference import OpponentModel, Play, PlayTracker
 from agents.mexican_train.oracle_champion import partly_revealed
 from agents.mexican_train.particles import DEFAULT_EPS, TrackerFactory, filter_factory
 from agents.mexican_train.planner import PlannerAgent
-from mtrain_env.cli import int_at_least, output_problem
+from mtrain_env.cli import int_at_least, non_negative_float, players_or_exit, refuse_output
 from mtrain_env.mexican_train.core.public import PublicView, sample_state
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState
@@ -324,7 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hidden", type=int_at_least(1), default=64, help="hidden units (default 64)")
     parser.add_argument("--epochs", type=int_at_least(1), default=4, help="passes over the data")
     parser.add_argument(
-        "--alphas", type=float, nargs="+", default=[1.0, 2.0, 3.0], help="tempers whose placement is reported"
+        "--alphas",
+        type=non_negative_float,
+        nargs="+",
+        default=[1.0, 2.0, 3.0],
+        help="tempers whose placement is reported",
     )
     parser.add_argument(
         "--reveals",
@@ -370,9 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"each --history needs at least --history-chains ({args.history_chains}) proposals")
     if args.out.suffix != ".npz":
         parser.error(f"--out must end in .npz, got {args.out}")
-    problem = output_problem(args.out)
-    if problem is not None:
-        parser.error(f"--out: {problem}")
+    refuse_output(parser, "--out", args.out)
+    players_or_exit(parser, args.players)
     players = args.players
     max_pips = mtrain_env.raw_env(num_players=players).config.max_pips
     train_seeds = range(args.seed, args.seed + args.games)

@@ -27,7 +27,8 @@ from typing import Any
 from agents.block import make_agent
 from agents.block.base import BlockAgent
 from agents.play import play_game
-from mtrain_env.block import raw_env
+from agents.registry import agent_names
+from mtrain_env.block import GameConfig, raw_env
 from mtrain_env.cli import int_at_least
 
 __all__ = ["BenchResult", "Meeting", "bench", "main", "play_match"]
@@ -133,10 +134,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hands", type=int_at_least(1), default=2000, help="hands per meeting (budget)")
     parser.add_argument("--seed", type=int_at_least(0), default=0)
-    parser.add_argument("--agents", nargs="+", default=["random", "greedy", "classic"])
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        choices=agent_names("block"),
+        default=["random", "greedy", "classic"],
+        metavar="AGENT",
+        help=f"two or more of {', '.join(agent_names('block'))} (default: all three)",
+    )
     parser.add_argument("--players", type=int, choices=(2, 4), default=4)
     parser.add_argument("--target", type=int, default=None, help="match target (default 100, B13)")
     args = parser.parse_args(argv)
+    if len(args.agents) < 2:
+        parser.error(f"--agents: every two agents meet: name two or more, got {' '.join(args.agents)}")
+    if args.target is not None:
+        try:
+            GameConfig.make(target=args.target)
+        except ValueError as err:
+            parser.error(f"--target: {err}")
     result = bench(args.agents, args.hands, args.seed, num_players=args.players, target=args.target)
     print(result.table())
     return 0

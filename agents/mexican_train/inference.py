@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from mtrain_env.cli import int_at_least
+from mtrain_env.cli import int_at_least, non_negative_float
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import PublicView
 from mtrain_env.tilegame.tiles import bits_list
@@ -316,9 +316,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--games", type=int_at_least(1), default=30, help="planner games (default 30)")
     parser.add_argument("--seed", type=int_at_least(0), default=100, help="first env seed (default 100)")
-    parser.add_argument("--betas", type=float, nargs="+", default=[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    parser.add_argument("--betas", type=non_negative_float, nargs="+", default=[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
     parser.add_argument(
-        "--placement", type=float, default=None, metavar="BETA", help="also score worlds against the truth"
+        "--placement",
+        type=non_negative_float,
+        default=None,
+        metavar="BETA",
+        help="also score worlds against the truth",
     )
     args = parser.parse_args(argv)
     count, means = fit(args.betas, range(args.seed, args.seed + args.games))

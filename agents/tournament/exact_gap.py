@@ -45,7 +45,7 @@ from agents.mexican_train.oracle import CheatDecision
 from agents.tournament.bench_search import planner_turns
 from agents.tournament.plots import _figure
 from agents.tournament.stats import mean_ci
-from mtrain_env.cli import int_at_least, output_problem
+from mtrain_env.cli import int_at_least, players_or_exit, refuse_output
 
 FIELDS = ("game", "seat", "tiles", "held", "moves", "nodes_budget", "solved", "exact", "exact_s")
 #: what plays the rest of the round at each level (the table's rows)
@@ -195,9 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--others", choices=("chain", "planner"), default="chain", help="the other seats' policy"
     )
     args = parser.parse_args(argv)
-    problem = output_problem(args.out, "directory")
-    if problem is not None:
-        parser.error(f"--out: {problem}")
+    refuse_output(parser, "--out", args.out, "directory")
+    players_or_exit(parser, args.players)
     try:
         import numba  # noqa: F401
     except ImportError:

@@ -68,7 +68,7 @@ from agents.tournament.seating import (
     seating,
     session_seed,
 )
-from mtrain_env import json_text
+from mtrain_env.tilegame import json_text
 from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 from mtrain_env.replay import ReplayRecorder, write_replay
 

@@ -49,7 +49,16 @@ def lone_agent(run: Path, counts: dict[str, int]) -> str:
 def deal_gains(run: Path) -> tuple[str, dict[tuple[int, str], float]]:
     """The run's lone agent (:func:`lone_agent`) and its gain per deal (keyed by deal index
     and deal seed)."""
-    rows = list(csv.DictReader((run / "results.csv").open()))
+    path = run / "results.csv"
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason})") from None
+    missing = [c for c in ("agent", "deal", "deal_seed", "penalty") if c not in (reader.fieldnames or [])]
+    if missing:
+        raise ValueError(f"{path}: no {', '.join(missing)} column (not a tournament's results)")
     counts: dict[str, int] = defaultdict(int)
     for r in rows:
         counts[r["agent"]] += 1

@@ -44,6 +44,7 @@ from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.dealing import Deal
 from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.state import DOMINO, GameState, Phase
+from mtrain_env.tilegame.argtypes import int_at_least
 from mtrain_env.tilegame.extras import missing_extra
 from mtrain_env.tilegame.tiles import bits_list
 
@@ -253,8 +254,8 @@ def _play_one(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hands", type=int, default=5000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hands", type=int_at_least(1), default=5000)
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
     parser.add_argument("--players", type=int, choices=(2, 4), default=4)
     args = parser.parse_args(argv)
     missing = missing_extra("openspiel", "the block cross-check")

@@ -353,18 +353,20 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="replay (with --episodes) from this episode; a run starts at its chunk of 8",
     )
-    parser.add_argument("--episodes", type=int, default=0, help="replay this many episodes (no progress bar)")
+    parser.add_argument(
+        "--episodes", type=int, default=None, help="replay this many episodes (no progress bar)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    for name in ("decisions", "workers"):
-        if getattr(args, name) < 1:
+    for name in ("decisions", "workers", "episodes"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"argument --{name}: must be an int >= 1, got {getattr(args, name)}")
-    for name in ("seed", "first_episode", "episodes"):
+    for name in ("seed", "first_episode"):
         if getattr(args, name) < 0:
             parser.error(
                 f"argument --{name.replace('_', '-')}: must be an int >= 0, got {getattr(args, name)}"
             )
-    if args.episodes:
+    if args.episodes is not None:
         result = play_episodes(args.seed, args.first_episode, args.episodes)
     else:
         result = run(args.decisions, args.seed, args.workers, not args.quiet, args.first_episode)

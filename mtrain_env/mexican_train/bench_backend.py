@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.env import env
 
 #: the issue-10 target: the compiled backend through ``env()`` against the python one
@@ -66,6 +67,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         parser.error(
             f"--slices must be at least 1 and --seconds positive, got {args.slices} and {args.seconds}"
         )
+    try:
+        GameConfig.make(num_players=args.players, max_pips=args.pips)
+    except ValueError as err:
+        parser.error(f"{'--pips' if 'max_pips' in str(err) else '--players'}: {err}")
     kwargs = {"num_players": args.players, "max_pips": args.pips}
     loops = {b: EnvLoop(b, 0, **kwargs) for b in ("python", "compiled")}
     for loop in loops.values():

@@ -28,7 +28,9 @@ import numpy as np
 
 from mtrain_env.mexican_train.compiled import engine
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
+from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.env import raw_env
+from mtrain_env.tilegame.argtypes import int_at_least
 
 #: the issue-10 targets, decision steps/s with observations and masks
 TARGET_ONE_CORE = 500_000
@@ -106,10 +108,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--pips", type=int, default=12, help="N of the double-N set")
     parser.add_argument("--copy", action="store_true", help="fresh arrays from every call (copy=True)")
     parser.add_argument("--processes", type=int, default=2, help="processes of the multi-core run (0: skip)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
     args = parser.parse_args(argv)
-    if args.slices < 1 or args.seconds <= 0 or min(args.batch) < 1:
+    if args.slices < 1 or not 0 < args.seconds < float("inf") or min(args.batch) < 1:
         parser.error("--slices and every --batch must be at least 1, --seconds positive")
+    try:
+        GameConfig.make(num_players=args.players, max_pips=args.pips)
+    except ValueError as err:
+        parser.error(f"{'--pips' if 'max_pips' in str(err) else '--players'}: {err}")
     config = {"num_players": args.players, "max_pips": args.pips}
     start = time.perf_counter()
     loops: dict[str, BatchLoop | EnvLoop] = {

@@ -35,6 +35,7 @@ from open_spiel.python import rl_environment
 from open_spiel.python.algorithms import mcts
 
 import mtrain_env.openspiel
+from mtrain_env.cli import int_at_least
 
 #: the small config of the examples
 GAME_PARAMS: dict[str, Any] = {"players": 2, "max_pips": 6}
@@ -190,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> list[Result]:
     parser.add_argument("--determinizations", type=int, default=3)
     parser.add_argument("--simulations", type=int, default=30, help="MCTS simulations per determinization")
     parser.add_argument("--nfsp-episodes", type=int, default=1500)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
     args = parser.parse_args(argv)
     for name in ("games", "determinizations", "simulations", "nfsp_episodes"):
         if getattr(args, name) < 1:

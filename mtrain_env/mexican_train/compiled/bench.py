@@ -23,6 +23,7 @@ from mtrain_env.mexican_train.compiled import engine
 from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain, deal_arrays
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.dealing import Deal, random_deal
+from mtrain_env.tilegame.argtypes import int_at_least
 
 #: the issue-10 target for the compiled core alone, steps/s on one core
 TARGET = 3_000_000
@@ -112,11 +113,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--pips", type=int, default=12, help="N of the double-N set")
     parser.add_argument("--deals", type=int, default=1024, help="size of the pre-dealt pool")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
     args = parser.parse_args(argv)
-    if args.slices < 1 or args.seconds <= 0 or args.deals < 1:
+    if args.slices < 1 or not 0 < args.seconds < float("inf") or args.deals < 1:
         parser.error("--slices and --deals must be at least 1, --seconds positive")
-    config = GameConfig.make(num_players=args.players, max_pips=args.pips)
+    try:
+        config = GameConfig.make(num_players=args.players, max_pips=args.pips)
+    except ValueError as err:
+        parser.error(f"{'--pips' if 'max_pips' in str(err) else '--players'}: {err}")
     deals = deal_pool(config, args.deals, args.seed)
     start = time.perf_counter()
     compiled = CompiledLoop(config, deals, args.seed + 1, chunk=200_000)

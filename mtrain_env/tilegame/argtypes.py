@@ -1,0 +1,87 @@
+"""Command-line argument checks every layer's commands share: argparse ``type`` functions
+that name the bound and the value, and :func:`output_problem`, asked before any work so
+that a typo in an output path costs nothing. (Game-agnostic: the lowest layer, so a
+benchmark module of a game may use them as well as the ``mtrain`` entry points.)"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["int_at_least", "non_negative_float", "output_problem", "positive_float", "refuse_output"]
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """An argparse ``type``: an int >= ``low`` (the error names the bound and the value)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an int >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an int >= {low}, got {value}")
+        return value
+
+    return parse
+
+
+def output_problem(path: str | os.PathLike[str], kind: str = "file") -> str | None:
+    """Why an output ``kind`` (``"file"`` or ``"directory"``) cannot be written at ``path``,
+    missing parent directories created on the way, or None if it can. Commands ask before any
+    work, so a typo costs nothing: an existing path of the other kind, a parent that is a
+    file, or a directory that refuses new files (tried with a temporary file that is
+    removed at once: permission bits alone do not tell, for root or on special filesystems)."""
+    target = Path(path)
+    if not str(path):
+        return "expected a path"
+    if kind == "file" and target.is_dir():
+        return f"{target} is a directory"
+    if kind == "directory" and target.exists() and not target.is_dir():
+        return f"{target} is a file, not a directory"
+    base = next(
+        d
+        for d in [target if kind == "directory" else target.parent, *target.absolute().parents]
+        if d.exists()
+    )
+    if not base.is_dir():
+        return f"cannot create {target}: {base} is a file"
+    try:
+        with tempfile.TemporaryFile(dir=base):
+            pass
+    except OSError as err:
+        return f"cannot write in {base} ({err.strerror or err})"
+    return None
+
+
+def refuse_output(parser: argparse.ArgumentParser, option: str, path: Any, kind: str = "file") -> None:
+    """``parser.error`` (exit 2, nothing written) when :func:`output_problem` finds one."""
+    problem = None if path is None else output_problem(path, kind)
+    if problem is not None:
+        parser.error(f"{option}: {problem}")
+
+
+def positive_float(text: str) -> float:
+    """An argparse ``type``: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """An argparse ``type``: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+    return value
