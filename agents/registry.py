@@ -75,7 +75,14 @@ def import_class(path: str) -> type[BaseAgent[Any]]:
     module_name, sep, cls_name = path.partition(":")
     if not sep:
         raise ValueError(f"an agent path must look like 'package.module:ClassName', got {path!r}")
-    cls = getattr(importlib.import_module(module_name), cls_name, None)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        parts = module_name.split(".")
+        if err.name not in {".".join(parts[: i + 1]) for i in range(len(parts))}:
+            raise  # the module exists but needs something missing: its own error says what
+        raise ValueError(f"{path!r}: no module named {err.name!r} (is it on the Python path?)") from None
+    cls = getattr(module, cls_name, None)
     if not (isinstance(cls, type) and issubclass(cls, BaseAgent)):
         raise ValueError(f"{path!r} does not name an agents.base.BaseAgent subclass")
     return cls

@@ -424,3 +424,51 @@ def test_a_results_file_that_is_not_utf8_is_named(
     err = capsys.readouterr().err
     assert f"{tmp_path / 'a' / 'results.csv'}: not UTF-8 text" in err and "Traceback" not in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (
+            ["bench", "--agents", "nosuch.module:Agent", "random", "--deals", "1"],
+            "mtrain bench: --agents: 'nosuch.module:Agent': no module named 'nosuch'",
+        ),
+        (
+            ["demo", "--agents", "nosuch.module:Agent", "random", "--deals", "1"],
+            "mtrain demo: --agents: 'nosuch.module:Agent': no module named 'nosuch'",
+        ),
+        (
+            ["bench", "--agents", "mc[sims=1,sims=2]", "random", "--deals", "1"],
+            "mtrain bench: --agents: agent spec 'mc[sims=1,sims=2]' gives sims twice",
+        ),
+        (
+            ["play", "--agents", "mc[sims=1,sims=2]"],
+            "mtrain play: --agents: agent spec 'mc[sims=1,sims=2]' gives sims twice",
+        ),
+        (
+            ["bench", "--agents", "random", "greedy", "--deals", "1", "--rounds", "0"],
+            "mtrain bench: --rounds: R25: rounds must be in 1..13",
+        ),
+        (
+            ["play", "--agents", "random", "--rounds", "0"],
+            "mtrain play: --rounds: R25: rounds must be in 1..13",
+        ),
+        (
+            ["bench", "--agents", "random", "greedy", "--game", "block", "--flag", "nosuch=1"],
+            "mtrain bench: --flag: unknown config keyword(s) ['nosuch']",
+        ),
+    ],
+)
+def test_mtrain_refuses_bad_agents_and_game_options_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    """A missing plugin module, a key given twice in a spec (the last silently won), zero
+    rounds (silently one) and an unknown block keyword (blamed on --players) are usage errors
+    naming their option; nothing is written."""
+    from training.app import main
+
+    out = ["--out", str(tmp_path / "o")] if argv[0] in ("bench", "demo") else ["--save", str(tmp_path / "p")]
+    assert main([*argv, *out]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(says) and len(err.strip().splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []

@@ -480,6 +480,29 @@ def test_serve_refuses_a_replay_or_save_place_it_cannot_use(
     assert sorted(tmp_path.iterdir()) == [blocker]
 
 
+def test_serve_refuses_a_host_or_port_it_cannot_listen_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A host that does not resolve and a port in use are usage errors named before the
+    server prints its URL (uvicorn exited 3 after printing it)."""
+    import socket
+
+    from training.app import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for argv, says in (
+            (["--host", "no.such.host.invalid"], "--host: cannot listen on 'no.such.host.invalid'"),
+            (["--port", str(port)], f"--port: cannot listen on 127.0.0.1:{port} (Address already in use)"),
+        ):
+            assert main(["serve", "--replays", str(tmp_path), *argv]) == 2
+            out, err = capsys.readouterr()
+            assert err.startswith(f"mtrain serve: {says}") and len(err.strip().splitlines()) == 1, err
+            assert "http://" not in out
+
+
 def test_mtrain_serve_serves_both_pages(tmp_path: Path) -> None:
     import os
     import subprocess

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from agents.policy_format import check_format, read_float32_npy
-from mtrain_env.tilegame import json_text
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import ObservationLayout
+from mtrain_env.tilegame import json_text
 
 __all__ = [
     "GAME_KEYS",

@@ -163,7 +163,7 @@ def game_from_args(args: argparse.Namespace) -> Any:
         max_pips=max_pips,
         hand_size=args.hand_size,
         rules=args.rules or "pagat",
-        rounds=max_pips + 1 if args.session else (args.rounds or 1),
+        rounds=max_pips + 1 if args.session else (1 if args.rounds is None else args.rounds),  # 0: R25
         **flags,
     )
 
@@ -201,6 +201,7 @@ def config_from_args(args: argparse.Namespace, game: Any = None) -> TournamentCo
 
 #: words of a game-configuration error -> the option it is about (first match wins)
 _GAME_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("unknown config keyword", "--flag"),  # before the list of known keywords it quotes
     ("num_players", "--players"),
     ("R3", "--players"),
     ("max_pips", "--max-pips"),

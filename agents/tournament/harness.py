@@ -68,9 +68,9 @@ from agents.tournament.seating import (
     seating,
     session_seed,
 )
-from mtrain_env.tilegame import json_text
 from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 from mtrain_env.replay import ReplayRecorder, write_replay
+from mtrain_env.tilegame import json_text
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
 FORMAT_VERSION = 2  # 2: results.sha256 beside results.csv
@@ -119,6 +119,8 @@ class AgentSpec:
         if m.group(2):
             for item in m.group(2).split(","):
                 key, value = parse_param(item)
+                if key in params:
+                    raise ValueError(f"agent spec {text.strip()!r} gives {key} twice")
                 params[key] = value
         return cls(m.group(1), params)
 

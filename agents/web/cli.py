@@ -16,6 +16,8 @@ game idle for ``--idle-seconds``, is dropped (its replay saved) to make room. Ne
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,7 +67,34 @@ def serve(args: argparse.Namespace) -> int:
     except ImportError as err:
         print(f'mtrain serve: needs the web extra (pip install "mtrain_env[web]"): {err}', file=sys.stderr)
         return 2
+    sock, problem = listening_socket(args.host, args.port)  # bound before the URL is printed
+    if sock is None:
+        print(f"mtrain serve: {problem}", file=sys.stderr)
+        return 2
     app = create_app(args.replays, args.save_dir, args.max_games, args.idle_seconds)
     print(f"mtrain serve: http://{args.host}:{args.port}/  (replays: {args.replays}; Ctrl-C stops)")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    with sock:
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     return 0
+
+
+def listening_socket(host: str, port: int) -> tuple[socket.socket | None, str]:
+    """A socket listening on ``host:port``, or ``None`` and the option at fault with why (a
+    host that does not resolve or is not this machine's, a port in use): found before the
+    server says it is up, and the socket handed to it, so nothing else can take the port."""
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as err:
+        return None, f"--host: cannot listen on {host!r} ({err.strerror})"
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as err:
+        sock.close()
+        option = "--port" if err.errno in (errno.EADDRINUSE, errno.EACCES) else "--host"
+        return None, f"{option}: cannot listen on {host}:{port} ({err.strerror or err})"
+    return sock, ""
