@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -670,6 +671,31 @@ def test_a_damaged_results_file_is_refused_naming_file_and_line(
     assert "results.csv" in str(err.value) or "results.sha256" in str(err.value)
     with pytest.raises(DamagedResultsError):
         read_results(out / "results.csv")
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        ("results.csv", lambda p: p.write_bytes(p.read_bytes()[:60] + b"\xff\xfe" + p.read_bytes()[60:])),
+        ("results.sha256", lambda p: p.write_bytes(b"\xff" + p.read_bytes())),
+        ("results.csv", lambda p: (p.unlink(), p.mkdir())),
+        ("run.json", lambda p: (p.unlink(), p.mkdir())),
+        ("run.json", lambda p: p.write_bytes(b"\x80garbage")),
+        ("results.csv", lambda p: p.write_text(p.read_text() + "x" * 200_000 + ",1\n")),
+    ],
+    ids=["csv-not-utf8", "sums-not-utf8", "csv-a-directory", "run-a-directory", "run-garbage", "huge-field"],
+)
+def test_unreadable_run_files_are_refused_naming_the_file(
+    tmp_path: Path, name: str, damage: Callable[[Path], Any]
+) -> None:
+    """Bytes that are not UTF-8, a directory in a file's place, a field past csv's size
+    limit: one DamagedResultsError naming the file (they were tracebacks on resume)."""
+    out = tmp_path / "run"
+    run_tournament(_config(out, deals=2, plots=False))
+    damage(out / name)
+    with pytest.raises(DamagedResultsError) as err:
+        run_tournament(_config(out, deals=2, plots=False))
+    assert str(out / name) in str(err.value) and "\n" not in str(err.value)
 
 
 def test_rows_consistent_with_a_forged_checksum_are_still_checked_against_the_plan(tmp_path: Path) -> None:

@@ -241,7 +241,7 @@ class ResultsFile:
 
         With ``plan`` every row is also checked against the run it claims to belong to.
         """
-        text = self.path.read_text(encoding="utf-8")
+        text = _read_text(self.path)
         dropped = False
         if text and not text.endswith("\n"):
             text = text[: text.rfind("\n") + 1]  # a line torn by a kill
@@ -289,7 +289,10 @@ class ResultsFile:
         lines = text.splitlines(keepends=True)
         for number, line in enumerate(lines[1:], start=2):
             where = f"{self.path}:{number}"
-            (raw,) = list(csv.reader([line]))
+            try:
+                (raw,) = list(csv.reader([line]))
+            except csv.Error as err:  # a field past csv's size limit, a NUL byte
+                raise DamagedResultsError(f"{where}: not a CSV line ({err})") from None
             row = parse_row(raw, where)
             if current is None or row.deal != current.deal:
                 if row.deal in blocks:
@@ -314,7 +317,7 @@ class ResultsFile:
                 "(use a new --out or --overwrite)"
             )
         sums: dict[int, str] = {}
-        text = self.sums_path.read_text(encoding="utf-8")
+        text = _read_text(self.sums_path)
         if text and not text.endswith("\n"):
             text = text[: text.rfind("\n") + 1]  # a checksum line torn by a kill: its deal is replayed
         for number, line in enumerate(text.splitlines(), start=1):
@@ -325,6 +328,17 @@ class ResultsFile:
                 raise DamagedResultsError(f"{where}: not a '<deal> <sha256>' line ({line!r})")
             sums[int(deal_text)] = digest
         return sums
+
+
+def _read_text(path: Path) -> str:
+    """A results file's text; :class:`DamagedResultsError` naming it if it is not UTF-8 or
+    cannot be read (a directory in its place)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DamagedResultsError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:
+        raise DamagedResultsError(f"{path}: cannot read it ({err.strerror or err})") from None
 
 
 def _check_against_plan(plan: RunPlan, block: _Block, path: Path) -> None:
