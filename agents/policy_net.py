@@ -201,7 +201,7 @@ class PolicySpec:
             sizes = getattr(self, name)
             if not isinstance(sizes, tuple) or not all(_is_int(x) and x >= 1 for x in sizes):
                 raise ValueError(f"net_arch.{name} must be a list of hidden sizes >= 1, got {sizes!r}")
-        if self.activation not in ACTIVATIONS:
+        if not isinstance(self.activation, str) or self.activation not in ACTIVATIONS:  # not [] (unhashable)
             raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
         if not isinstance(self.features, str) or not self.features.isidentifier():
             raise ValueError(f"features must name a feature set, got {self.features!r}")

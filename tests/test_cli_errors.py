@@ -472,3 +472,12 @@ def test_mtrain_refuses_bad_agents_and_game_options_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith(says) and len(err.strip().splitlines()) == 1, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_block_bench_refuses_a_single_agent(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every two agents meet: one agent alone was an empty table with exit 0."""
+    from training.app import main
+
+    assert main(["block-bench", "--agents", "classic", "--hands", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err == "mtrain block-bench: --agents: every two agents meet: name two or more, got classic\n"

@@ -307,6 +307,10 @@ MALFORMED: list[Any] = [
     pytest.param(
         lambda s: s.update(activation="gelu"), "activation must be one of tanh, relu", id="activation"
     ),
+    pytest.param(
+        lambda s: s.update(activation=[]), "activation must be one of tanh, relu", id="activation-list"
+    ),
+    pytest.param(lambda s: s.update(version=True), "format version True", id="version-true"),
     pytest.param(lambda s: s.update(features="../x"), "features must name a feature set", id="features"),
     pytest.param(
         lambda s: s.update(logit_bound=float("nan")), "logit_bound must be a finite number", id="nan"

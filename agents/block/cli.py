@@ -7,6 +7,7 @@ table after every move; ``block-bench`` runs :mod:`agents.block.bench`.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from agents.block import make_agent
@@ -40,6 +41,12 @@ def bench(args: argparse.Namespace) -> int:
     """Run the pair-rated mini tournament of :mod:`agents.block.bench`."""
     from agents.block.bench import main as bench_main
 
+    if args.agents is not None and len(args.agents) < 2:
+        print(
+            f"mtrain block-bench: --agents: every two agents meet: name two or more, got {args.agents[0]}",
+            file=sys.stderr,
+        )
+        return 2
     argv = ["--hands", str(args.hands), "--seed", str(args.seed), "--players", str(args.players)]
     if args.agents:
         argv += ["--agents", *args.agents]
