@@ -481,3 +481,27 @@ def test_block_bench_refuses_a_single_agent(capsys: pytest.CaptureFixture[str]) 
     assert main(["block-bench", "--agents", "classic", "--hands", "1"]) == 2
     err = capsys.readouterr().err
     assert err == "mtrain block-bench: --agents: every two agents meet: name two or more, got classic\n"
+
+
+@pytest.mark.parametrize(
+    ("address", "says"),
+    [
+        ("notanaddr", "expected HOST:PORT"),
+        ("127.0.0.1:70000", "the port must be in 1..65535"),
+        ("127.0.0.1:1", "cannot reach a Ray cluster at 127.0.0.1:1"),
+    ],
+)
+def test_bench_checks_a_ray_address_before_ray_or_any_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], address: str, says: str
+) -> None:
+    """A malformed address was Ray's traceback after run.json and results.csv existed; an
+    address nobody answers made Ray wait a minute. Both are one line now, nothing written."""
+    pytest.importorskip("ray")
+    from training.app import main
+
+    out = tmp_path / "o"
+    argv = ["bench", "--agents", "random", "greedy", "--deals", "1", "--backend", "ray", "--address", address]
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mtrain bench: --address: {says}") and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()

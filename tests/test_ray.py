@@ -302,3 +302,86 @@ def test_league_snapshots_are_frozen_copies_of_main(ray_local: None) -> None:
         assert same(third["snap_1"], first["main"]) and same(third["snap_0"], second["main"])
     finally:
         algo.stop()
+
+
+# ------------------------------------------------ refused before Ray starts (no Ray here)
+#: (options after a valid command line, the start of the message after "mtrain train: ");
+#: "{file}" is a regular file
+BEFORE_RAY = [
+    (["--out", "{file}/o"], "--out: cannot create {file}/o: {file} is a file"),
+    (["--out", "/proc/x"], "--out: cannot write in /proc"),
+    (["--address", "notanaddr"], "--address: expected HOST:PORT (e.g. 10.0.0.5:6379"),
+    (["--address", ":6379"], "--address: expected HOST:PORT"),
+    (["--address", "ray://h:1"], "--address: expected HOST:PORT"),
+    (["--address", "h:0"], "--address: the port must be in 1..65535, got 0 in 'h:0'"),
+    (["--address", "h:65536"], "--address: the port must be in 1..65535, got 65536"),
+    (["--address", "127.0.0.1:1"], "--address: cannot reach a Ray cluster at 127.0.0.1:1 ("),
+    (["--snapshot-every", "-1"], "--snapshot-every: must be an int >= 0, got -1"),
+]
+
+
+def _rllib_argv(tmp_path: Path, extra: list[str]) -> list[str]:
+    file = tmp_path / "notes.txt"
+    file.write_text("keep me")
+    argv = ["train", "--backend", "rllib", "--steps", "100", "--out", str(tmp_path / "r"), "--no-progress"]
+    return argv + [a.replace("{file}", str(file)) for a in extra]
+
+
+@pytest.mark.parametrize(("extra", "message"), BEFORE_RAY)
+def test_rllib_refuses_a_bad_out_or_address_before_ray_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    import ray
+
+    assert mtrain(_rllib_argv(tmp_path, extra)) == 2
+    err = capsys.readouterr().err
+    expected = "mtrain train: " + message.replace("{file}", str(tmp_path / "notes.txt"))
+    assert err.startswith(expected) and err.count("\n") == 1, err
+    assert not ray.is_initialized()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_rllib_refusals_do_not_import_ray(tmp_path: Path) -> None:
+    from tests.cli_support import imported_by_refusals
+
+    cases = [_rllib_argv(tmp_path, extra)[1:] for extra, _message in BEFORE_RAY]
+    assert imported_by_refusals("train", cases, ["ray"], tmp_path) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_rllib_resume_names_what_config_json_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from training.rllib.train import RLlibConfig
+
+    out = tmp_path / "r"
+    out.mkdir()
+    config = RLlibConfig().to_json()
+    for data, says in (
+        ({k: v for k, v in config.items() if k != "game"}, "(missing key 'game')"),
+        ({"backend": "rllib"}, "(missing keys 'steps', 'seed', "),
+        ({**config, "colour": "red"}, "(unknown key 'colour')"),
+    ):
+        (out / "config.json").write_text(json.dumps(data))
+        assert mtrain(["train", "--out", str(out), "--resume", "--steps", "100", "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        head = f"mtrain train: --resume: {out / 'config.json'}: not the config of an RLlib run "
+        assert err.startswith(head) and says in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in out.iterdir()) == ["config.json"]
+
+
+def test_rllib_snapshot_every_0_means_never(tmp_path: Path) -> None:
+    """As --help says (and the SB3 backend does): the league's slots keep main's initial weights."""
+    from training.rllib.options import rllib_config
+    from training.train import make_game
+
+    config = rllib_config(
+        {"snapshot_every": 0, "max_snapshots": 2},
+        make_game(**SMALL),
+        steps=100,
+        out=str(tmp_path / "r"),
+        progress=False,
+        address=None,
+        resume=False,
+    )
+    assert config.snapshot_every == 0 and config.snapshots == 2

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 import torch as th
@@ -21,6 +26,7 @@ from tests.cli_support import imported_by_refusals
 from tests.selfplay_support import SMALL_RUN, checkpoint_round_trip
 from training.app import main as mtrain
 from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
+from training.selfplay.config import config_to_json
 from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
 
 TINY = {
@@ -33,6 +39,10 @@ TINY = {
     "minibatch": 32,
     "epochs": 2,
 }
+
+
+#: the options of a run of 72 decisions (SMALL_RUN), for command lines that must be refused
+TINY_RUN = [*SMALL_RUN, "--steps", "72"]
 
 
 def _params(learner: SelfPlayPPO) -> dict[str, th.Tensor]:
@@ -162,6 +172,20 @@ def test_config_errors_name_the_field() -> None:
         (["--minutes", "-1"], "mtrain selfplay: --minutes: max_minutes must be >= 0, got -1.0"),
         (["--eval-opponents", "nobody"], "mtrain selfplay: --eval-opponents: unknown agent 'nobody'"),
         (["--players", "3", "--eval-opponents", "ppo"], "mtrain selfplay: --eval-opponents: ppo: policy "),
+        # accepted before, hence with a tiny run's options (that run is what a regression does)
+        (["--init", "."], "mtrain selfplay: --init: . is a directory, not a self-play policy file"),
+        (
+            [*TINY_RUN, "--eval-seed", "-1"],
+            "mtrain selfplay: --eval-seed: eval_seed must be an int >= 0, got -1",
+        ),
+        (
+            [*TINY_RUN, "--eval-deals", "0"],
+            "mtrain selfplay: --eval-deals: eval_deals must be an int >= 1, got 0",
+        ),
+        ([*TINY_RUN, "--clip", "0"], "mtrain selfplay: --clip: clip must be > 0, got 0.0"),
+        ([*SMALL_RUN, "--steps", "0"], "mtrain selfplay: --steps: total_steps must be an int >= 1, got 0"),
+        # the empty --out is named first (without that check, --games 0 is: no run in the cwd)
+        (["--out", "", "--games", "0"], "mtrain selfplay: --out: expected a directory path, got ''"),
     ],
 )
 def test_cli_errors_are_one_line(tmp_path, capsys, argv: list[str], message: str) -> None:
@@ -185,6 +209,9 @@ def test_bad_options_are_refused_before_torch_is_imported(tmp_path) -> None:
     cases += [["--out", out, "--eval-opponents", "nobody"], ["--out", out, "--epsilon", "0.1"]]
     cases += [["--out", out, "--init", str(path)], ["--out", out, "--resume"]]  # another shape; no run
     cases += [["--out", out, "--players", "3", "--eval-opponents", "ppo"]]  # a 4-player network
+    cases += [["--out", out, "--init", "."], ["--out", "", "--games", "0"]]
+    bad = [["--eval-seed", "-1"], ["--eval-deals", "0"], ["--clip", "0"], ["--steps", "0"]]
+    cases += [["--out", out, *TINY_RUN, *b] for b in bad]
     assert imported_by_refusals("selfplay", cases, ["torch", "numba"], tmp_path) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["start.npz"]
 
@@ -232,3 +259,115 @@ def test_init_starts_from_a_policy_file(tmp_path, capsys) -> None:
     argv = ["selfplay", "--out", str(tmp_path / "run"), "--init", str(path)]
     assert mtrain(argv) == 2
     assert "--init: " in capsys.readouterr().err and not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------ a damaged run on --resume
+def _tiny_json() -> dict[str, Any]:
+    return config_to_json(SelfPlayConfig(**TINY))
+
+
+def _damaged_run(out: Path, config: Any = None, checkpoint: Any = None) -> Path:
+    """A run directory holding ``config`` as selfplay.json (bytes as they are, else as JSON;
+    default: a valid TINY run's) and ``checkpoint`` as checkpoint.pt (bytes as they are,
+    ``"dir"`` a directory, else ``torch.save``'d)."""
+    out.mkdir()
+    data = _tiny_json() if config is None else config
+    (out / "selfplay.json").write_bytes(data if isinstance(data, bytes) else json.dumps(data).encode())
+    if checkpoint == "dir":
+        (out / "checkpoint.pt").mkdir()
+    elif isinstance(checkpoint, bytes):
+        (out / "checkpoint.pt").write_bytes(checkpoint)
+    elif checkpoint is not None:
+        th.save(checkpoint, out / "checkpoint.pt")
+    return out
+
+
+def _without(key: str) -> dict[str, Any]:
+    return {k: v for k, v in _tiny_json().items() if k != key}
+
+
+#: (selfplay.json, checkpoint.pt, the message after "--resume: <out>/"); refused at a glance,
+#: before torch is imported
+GLANCE = {
+    "json-not-text": (b"\xff\xfe\x00 garbage", None, "selfplay.json: not a JSON file (not UTF-8 text)"),
+    "json-broken": (b'{"num_players": ', None, "selfplay.json: not a JSON file (Expecting value"),
+    "json-list": ([1, 2], None, "selfplay.json: must hold a JSON object of self-play settings, got a list"),
+    "json-missing": (_without("clip"), None, "selfplay.json: missing self-play settings ['clip']"),
+    "json-type": ({**_tiny_json(), "hidden": "16"}, None, "selfplay.json: hidden must be an int in 8..4096"),
+    "json-algo": ({**_tiny_json(), "algo": []}, None, "selfplay.json: algo must be one of ppo, dmc, got []"),
+    "ckpt-bytes": (None, bytes(range(256)), "checkpoint.pt: not a self-play checkpoint (not the zip archive"),
+    "ckpt-empty": (None, b"", "checkpoint.pt: not a self-play checkpoint (not the zip archive"),
+    "ckpt-json": (None, b'{"config": {}}', "checkpoint.pt: not a self-play checkpoint (not the zip archive"),
+    "ckpt-dir": (None, "dir", "checkpoint.pt: not a checkpoint file (a directory)"),
+}
+#: the same for checkpoints torch reads, whose contents are wrong
+CONTENTS = {
+    "ckpt-list": ([1, 2], "checkpoint.pt: not a self-play checkpoint (holds a list, not a learner's state"),
+    "ckpt-no-dtype": (
+        {"net": {"__ndarray__": th.zeros(2)}},
+        "(net: an array tag must hold '__ndarray__' and",
+    ),
+    "ckpt-not-tensor": ({"net": {"__ndarray__": [1.0], "dtype": "float32"}}, "the array must be a tensor"),
+    "ckpt-dtype": (
+        {"net": {"__ndarray__": th.zeros(2), "dtype": "float99"}},
+        "(net: unknown dtype 'float99')",
+    ),
+    "ckpt-object": ({"net": {"__ndarray__": th.zeros(2), "dtype": "object"}}, "dtype must be bool, an int"),
+    "ckpt-no-state": ({"wall_s": 1.0}, "checkpoint.pt cannot be restored: no 'config' in it"),
+}
+RESUME = ["--resume", "--steps", "12", "--eval-every", "0", "--no-progress"]
+
+
+def _listing(d: Path) -> list[tuple[str, int]]:
+    return [(str(p.relative_to(d)), p.stat().st_size) for p in sorted(d.rglob("*"))]
+
+
+@pytest.mark.parametrize(
+    ("config", "checkpoint", "message"),
+    [pytest.param(*v, id=k) for k, v in GLANCE.items()]
+    + [pytest.param(None, c, m, id=k) for k, (c, m) in CONTENTS.items()],
+)
+def test_a_damaged_run_is_refused_in_one_line_and_left_as_it_was(
+    tmp_path, capsys, config: Any, checkpoint: Any, message: str
+) -> None:
+    out = _damaged_run(tmp_path / "run", config, checkpoint)
+    before = _listing(out)
+    assert mtrain(["selfplay", "--out", str(out), *RESUME]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mtrain selfplay: --resume: {out}") and message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert _listing(out) == before  # no policies/, tb/, curve.csv, checkpoint.pt.tmp
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_a_damaged_run_is_refused_before_torch_is_imported(tmp_path) -> None:
+    cases = []
+    for i, (config, checkpoint, _message) in enumerate(GLANCE.values()):
+        cases.append(["--out", str(_damaged_run(tmp_path / f"run{i}", config, checkpoint)), *RESUME])
+    assert imported_by_refusals("selfplay", cases, ["torch", "numba"], tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ([{"net": 1}], "holds a list, not a learner's state"),
+        ({"env": {"arrays": {"x": {"__ndarray__": th.zeros(2)}}}}, "env.arrays.x: an array tag must hold"),
+        (
+            {"book": [{"__ndarray__": [1.0], "dtype": "float32"}]},
+            "book[0]: the array must be a tensor, got list",
+        ),
+        ({"net": {"__ndarray__": th.zeros(2), "dtype": 5}}, "net: dtype must be a numpy dtype name, got 5"),
+        ({"net": {"__ndarray__": th.zeros(2), "dtype": "nosuch"}}, "net: unknown dtype 'nosuch'"),
+        ({"net": {"__ndarray__": th.zeros(2), "dtype": "<U3"}}, "dtype must be bool, an int or a float"),
+    ],
+)
+def test_decode_refuses_a_state_it_did_not_encode(tmp_path, state: Any, message: str) -> None:
+    from training.selfplay.checkpoint import CheckpointError, _decode
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        _decode(state)
+    path = tmp_path / "checkpoint.pt"
+    th.save(state, path)
+    with pytest.raises(CheckpointError, match=re.escape(f"{path}: not a self-play checkpoint (")) as err:
+        load_checkpoint(path)
+    assert message in str(err.value) and "\n" not in str(err.value)

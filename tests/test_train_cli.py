@@ -278,6 +278,25 @@ def test_resume_needs_a_training_config(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["config.json"]
 
 
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"\xff\xfe{}", "not JSON (not UTF-8 text: invalid start byte at byte 0)"),
+        (b'{"steps": "\xe9"}', "not JSON (not UTF-8 text: invalid continuation byte at byte 11)"),
+        (b"{not json", "not JSON ("),
+    ],
+)
+def test_resume_names_an_unreadable_config_json(tmp_path: Path, content: bytes, says: str) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_bytes(content)
+    code, _stdout, err = _run(_argv(out, ["--resume"]))
+    assert code == 2 and _one_line(err).startswith(
+        f"mtrain train: --resume: {out / 'config.json'}: {says}"
+    ), err
+    assert sorted(p.name for p in out.iterdir()) == ["config.json"]
+
+
 def test_the_python_api_refuses_an_existing_run_before_writing(tmp_path: Path) -> None:
     from training.train import ConfigError, TrainConfig, Trainer
 

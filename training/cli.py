@@ -464,20 +464,29 @@ def _main_rllib(args: argparse.Namespace) -> int:
     import importlib.util
 
     from training.run_config import ConfigError
-    from training.run_dir import CheckpointError, format_summary, is_rllib_run, run_files
+    from training.run_dir import CONFIG_FILE, CheckpointError, format_summary, is_rllib_run, run_files
 
     if importlib.util.find_spec("ray") is None:
         print(
             f"{_PREFIX}: --backend: rllib needs Ray RLlib (pip install 'mtrain_env[rllib]')", file=sys.stderr
         )
         return 2
+    from agents.tournament.ray_backend import address_problem, reach_problem
     from training.rllib.options import OptionClashError, option_field, rllib_config
+    from training.rllib.train import RESUME_OVERRIDES as RLLIB_RESUME_OVERRIDES
     from training.rllib.train import RLlibTrainer
 
     out = Path(args.out)
     try:
-        if not str(args.out) or (out.exists() and not out.is_dir()):
-            raise _BadOptionError("--out", f"expected a directory path, got {args.out!r}")
+        if not str(args.out):
+            raise _BadOptionError("--out", "expected a directory path")
+        problem = output_problem(out, "directory")  # as the SB3 path: before Ray starts
+        if problem is not None:
+            raise _BadOptionError("--out", problem)
+        if args.address is not None:
+            problem = address_problem(args.address)
+            if problem is not None:
+                raise _BadOptionError("--address", problem)
         if args.resume and not is_rllib_run(out):
             raise _BadOptionError("--resume", f"no RLlib run to resume in {out} (its config.json is not one)")
         found = run_files(out)
@@ -508,8 +517,16 @@ def _main_rllib(args: argparse.Namespace) -> int:
         print(f"{_PREFIX}: --resume: {err}", file=sys.stderr)
         return 2
     except ConfigError as err:
-        print(f"{_PREFIX}: {_flag(option_field(err.field))}: {err.message}", file=sys.stderr)
+        if args.resume and err.field not in RLLIB_RESUME_OVERRIDES:  # the saved configuration's
+            print(f"{_PREFIX}: --resume: {out / CONFIG_FILE}: {err}", file=sys.stderr)
+        else:
+            print(f"{_PREFIX}: {_flag(option_field(err.field))}: {err.message}", file=sys.stderr)
         return 2
+    if args.address is not None:  # the last check: Ray itself would retry for a minute or more
+        problem = reach_problem(args.address)
+        if problem is not None:
+            print(f"{_PREFIX}: --address: {problem}", file=sys.stderr)
+            return 2
     try:
         summary = trainer.run()
     except KeyboardInterrupt:

@@ -170,6 +170,8 @@ def read_config(out: Path) -> TrainConfig:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise CheckpointError(path, f"cannot read it ({err.strerror or err})") from None
+    except UnicodeDecodeError as err:
+        raise CheckpointError(path, f"not JSON (not UTF-8 text: {err.reason} at byte {err.start})") from None
     try:
         data = json.loads(text)
     except ValueError as err:

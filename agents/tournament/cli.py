@@ -35,6 +35,7 @@ from agents.tournament.harness import (
     parse_param,
     worker_processes,
 )
+from agents.tournament.ray_backend import address_problem, reach_problem
 from agents.tournament.results import ConfigMismatchError
 from mtrain_env.cli import int_at_least, output_problem
 
@@ -238,6 +239,9 @@ def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
         raise OptionError("--address", "a Ray cluster address is for --backend ray")
     if args.backend == "ray" and importlib.util.find_spec("ray") is None:
         raise OptionError("--backend", "ray is not installed (pip install 'mtrain_env[rllib]')")
+    problem = None if args.address is None else address_problem(args.address)
+    if problem is not None:  # Ray's own check is a traceback, after the run's files exist
+        raise OptionError("--address", problem)
     try:
         config = config_from_args(args, game)
     except (ValueError, TypeError) as err:
@@ -246,6 +250,9 @@ def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
         plan = make_plan(config)  # builds every agent once: unknown names and parameters fail here
     except (ValueError, TypeError) as err:
         raise OptionError("--lineup" if "lineup" in str(err) else "--agents", str(err)) from None
+    problem = None if args.address is None else reach_problem(args.address)
+    if problem is not None:  # last: Ray would wait a minute or more for an address nobody answers
+        raise OptionError("--address", problem)
     return config, plan
 
 

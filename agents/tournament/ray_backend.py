@@ -19,8 +19,46 @@ of the cluster. Ray is imported only in this module and in :mod:`training.rllib`
 from __future__ import annotations
 
 import os
+import re
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+__all__ = ["address_problem", "ensure_ray", "play_deals_on_ray", "reach_problem"]
+
+
+#: ``HOST:PORT`` of ``--address`` (an IPv6 host in brackets: ``[::1]:6379``)
+_ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]@]+):(?P<port>[0-9]{1,5})")
+
+
+def address_problem(address: str) -> str | None:
+    """What is wrong with the form of a Ray cluster address (``HOST:PORT``, a port in
+    1..65535), or ``None``; checked before Ray is imported (Ray's own check is a traceback)."""
+    match = _ADDRESS.fullmatch(address)
+    if match is None:
+        return f"expected HOST:PORT (e.g. 10.0.0.5:6379, the head node's address), got {address!r}"
+    port = int(match["port"])
+    if not 1 <= port <= 65535:
+        return f"the port must be in 1..65535, got {port} in {address!r}"
+    return None
+
+
+def reach_problem(address: str, timeout: float = 5.0) -> str | None:
+    """Why nothing answers at ``address`` (a well-formed ``HOST:PORT``) within ``timeout``
+    seconds, or ``None``: a TCP connection tried before Ray connects, since Ray retries an
+    unreachable cluster for a minute or more."""
+    match = _ADDRESS.fullmatch(address)
+    if match is None:
+        return address_problem(address)
+    host, port = match["host"].strip("[]"), int(match["port"])
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as err:
+        reason = (
+            "timed out" if isinstance(err, TimeoutError) else err.strerror or str(err) or type(err).__name__
+        )
+        return f"cannot reach a Ray cluster at {address} ({reason})"
 
 
 def ensure_ray(address: str | None = None) -> bool:

@@ -6,8 +6,12 @@ what they mean for the SB3 path, with these differences: ``--workers`` counts RL
 EnvRunner actors (default 1) and ``--envs`` envs per EnvRunner (default 1);
 ``--n-steps`` is the env steps of one training iteration (all seats, default 4000);
 ``--max-snapshots K`` gives the league K frozen snapshot slots (default 0: pure
-shared-policy self-play); ``--p-heuristic`` defaults to 0 (no heuristic seats). Options
-of the SB3 path alone are refused with one line (:data:`SB3_ONLY`).
+shared-policy self-play); ``--p-heuristic`` defaults to 0 (no heuristic seats);
+``--snapshot-every 0`` never refreshes the league (its slots keep ``main``'s initial
+weights). Options of the SB3 path alone are refused with one line (:data:`SB3_ONLY`).
+``--address`` is checked for its form
+(:func:`agents.tournament.ray_backend.address_problem`, shared with ``mtrain bench``)
+before anything else and for an answer (``reach_problem``) last, before Ray connects.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from training.rllib.train import CONFIG_FILE, RESUME_OVERRIDES, RLlibConfig, read_latest
+from training.rllib.train import CONFIG_FILE, RESUME_OVERRIDES, TRAINER_FILE, RLlibConfig, read_latest
 from training.run_dir import CheckpointError
 
 #: TrainConfig field -> RLlibConfig field, where the names differ
@@ -99,7 +103,13 @@ def rllib_config(
     except (OSError, ValueError, TypeError) as err:
         raise CheckpointError(path, f"not the config of an RLlib run ({err})") from None
     latest = read_latest(Path(out))
-    at = 0 if latest is None else int(json.loads((latest / "trainer.json").read_text())["step"])
+    at = 0
+    if latest is not None:
+        trainer_file = latest / TRAINER_FILE
+        try:
+            at = int(json.loads(trainer_file.read_text(encoding="utf-8"))["step"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise CheckpointError(trainer_file, f"not a checkpoint's trainer state ({err!r})") from None
     if steps < at:
         raise OptionClashError(
             "steps", f"the run in {out} is at step {at}; give --steps >= {at} to extend it"

@@ -32,6 +32,7 @@ plays (heuristic seats' moves happen inside the env and are not counted).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -67,6 +68,9 @@ TRAINER_FILE = "trainer.json"
 ALGORITHM_DIR = "algorithm"
 EVAL_POLICY = "eval_policy.npz"
 DEFAULT_EVAL_OPPONENTS = ("random", "greedy", "planner")
+#: ``config.json`` keys a run may lack: where a run lives and runs (not saved) and what
+#: was added after the first runs were written (read as its default)
+OPTIONAL_KEYS = ("out", "address", "progress", "torch_threads")
 #: options a resumed run takes from the command line (speed and placement, not results)
 RESUME_OVERRIDES = ("steps", "out", "progress", "env_runners", "envs_per_runner", "address", "torch_threads")
 
@@ -102,7 +106,7 @@ class RLlibConfig:
     heuristics: dict[str, float] = field(default_factory=dict)
     p_heuristic: float = 0.0
     snapshots: int = 0  #: frozen snapshot slots (0 = none)
-    snapshot_every: int = 100_000
+    snapshot_every: int = 100_000  #: env steps between snapshots (0 = never)
     p_latest: float = 0.3
     p_older: float = 0.2
     # evaluation
@@ -129,7 +133,7 @@ class RLlibConfig:
             ("minibatch_size", 1),
             ("epochs", 1),
             ("snapshots", 0),
-            ("snapshot_every", 1),
+            ("snapshot_every", 0),  # 0 = never: the league keeps main's initial weights
             ("eval_every", 0),
             ("eval_deals", 1),
             ("checkpoint_every", 1),
@@ -203,8 +207,18 @@ class RLlibConfig:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], **runtime: Any) -> RLlibConfig:
-        """Inverse of :meth:`to_json`, with the runtime fields (``out``, ``address`` ...) given."""
+        """Inverse of :meth:`to_json`, with the runtime fields (``out``, ``address`` ...) given;
+        ``ValueError`` naming the keys missing or unknown, ``ConfigError`` a bad game."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
         d = {k: v for k, v in data.items() if k != "backend"}
+        names = [f.name for f in dataclasses.fields(cls)]
+        missing = [k for k in names if k not in d and k not in OPTIONAL_KEYS]
+        if missing:
+            raise ValueError(f"missing key{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}")
+        unknown = sorted(set(d) - set(names))
+        if unknown:
+            raise ValueError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}")
         d["game"] = make_game(d["game"])
         return cls(**d, **runtime)
 
@@ -330,7 +344,7 @@ class RLlibTrainer:
                 bar.update(step - self.step)
                 self.step = step
                 self._log(result)
-                if c.snapshots and self.step >= self.due["snapshot"]:
+                if c.snapshots and c.snapshot_every and self.step >= self.due["snapshot"]:
                     take_snapshot(self.algo, c.snapshots)
                     self.due["snapshot"] = self.step + c.snapshot_every
                 if c.eval_every and self.step >= self.due["eval"]:

@@ -4,21 +4,30 @@ The state (:meth:`SelfPlayPPO.state_dict`) mixes torch tensors, numpy arrays and
 Python values (generator states). numpy arrays are stored as tensors tagged
 ``{"__ndarray__": tensor, "dtype": name}`` so that :func:`torch.load` reads the file with
 ``weights_only=True`` (tensors and plain containers only, no code). Files are written to
-a temporary name and renamed: a kill never leaves half a checkpoint.
+a temporary name and renamed: a kill never leaves half a checkpoint. A file that is not
+such a checkpoint is refused with :class:`CheckpointError` naming it.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch as th
 
-__all__ = ["load_checkpoint", "save_checkpoint"]
+__all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]
 
 _TAG = "__ndarray__"
+#: the kinds of numpy dtype a state holds (bool, ints, floats)
+_DTYPE_KINDS = "biuf"
+
+
+class CheckpointError(ValueError):
+    """A run's ``checkpoint.pt`` that cannot be read or restored (one line naming the file)."""
 
 
 def _encode(obj: Any) -> Any:
@@ -37,15 +46,59 @@ def _encode(obj: Any) -> Any:
     return obj
 
 
-def _decode(obj: Any) -> Any:
+def _decode(obj: Any) -> dict[str, Any]:
+    """The state :func:`_encode` wrote (a dict at the top); ``ValueError`` saying where it
+    is not (an array tag without its dtype or whose array is not a tensor, a dtype that is
+    not a numeric or bool numpy one)."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"holds a {type(obj).__name__}, not a learner's state (a dict)")
+    return {k: _decode_value(v, str(k)) for k, v in obj.items()}
+
+
+def _decode_value(obj: Any, where: str) -> Any:
     if isinstance(obj, dict):
         if _TAG in obj:
-            arr = obj[_TAG].numpy()
-            return arr.astype(np.bool_) if obj["dtype"] == "bool" else arr.astype(obj["dtype"], copy=False)
-        return {k: _decode(v) for k, v in obj.items()}
+            return _decode_array(obj, where)
+        return {k: _decode_value(v, f"{where}.{k}") for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_decode(v) for v in obj]
+        return [_decode_value(v, f"{where}[{i}]") for i, v in enumerate(obj)]
     return obj
+
+
+def _decode_array(obj: dict[Any, Any], where: str) -> np.ndarray:
+    if set(obj) != {_TAG, "dtype"}:
+        raise ValueError(
+            f"{where}: an array tag must hold {_TAG!r} and 'dtype' only, got keys {sorted(map(str, obj))}"
+        )
+    tensor, name = obj[_TAG], obj["dtype"]
+    if not isinstance(tensor, th.Tensor):
+        raise ValueError(f"{where}: the array must be a tensor, got {type(tensor).__name__}")
+    if not isinstance(name, str):
+        raise ValueError(f"{where}: dtype must be a numpy dtype name, got {name!r}")
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        raise ValueError(f"{where}: unknown dtype {name!r}") from None
+    if dtype.kind not in _DTYPE_KINDS:
+        raise ValueError(f"{where}: dtype must be bool, an int or a float, got {name!r}")
+    try:
+        arr = tensor.numpy()
+    except (RuntimeError, TypeError) as err:  # e.g. a tensor numpy has no dtype for
+        raise ValueError(f"{where}: not an array ({err})") from None
+    return arr.astype(np.bool_) if dtype.kind == "b" else arr.astype(dtype, copy=False)
+
+
+def _reason(err: Exception) -> str:
+    """What :func:`torch.load` says is wrong, in one short line (its weights-only message
+    runs to a page; the reason is after ``WeightsUnpickler error:``)."""
+    text = str(err)
+    marker = "WeightsUnpickler error:"
+    if marker in text:
+        text = text.split(marker, 1)[1].split("Check the documentation", 1)[0].strip().split(". ", 1)[0]
+    text = " ".join(text.split())
+    if not text:
+        text = "the file is empty or cut short" if isinstance(err, EOFError) else type(err).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def save_checkpoint(state: dict[str, Any], path: str | os.PathLike[str]) -> Path:
@@ -58,5 +111,15 @@ def save_checkpoint(state: dict[str, Any], path: str | os.PathLike[str]) -> Path
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a checkpoint written by :func:`save_checkpoint` (``weights_only=True``)."""
-    return _decode(th.load(path, weights_only=True))
+    """Read a checkpoint written by :func:`save_checkpoint` (``weights_only=True``);
+    :class:`CheckpointError` (``"<path>: <what is wrong>"``) for a file that is not one."""
+    try:
+        raw = th.load(path, weights_only=True)
+    except OSError as err:
+        raise CheckpointError(f"{path}: cannot read it ({err.strerror or err})") from None
+    except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, zipfile.BadZipFile) as err:
+        raise CheckpointError(f"{path}: not a self-play checkpoint ({_reason(err)})") from None
+    try:
+        return _decode(raw)
+    except ValueError as err:
+        raise CheckpointError(f"{path}: not a self-play checkpoint ({err})") from None

@@ -26,13 +26,14 @@ tb/, checkpoint.pt and policy.npz (for `mtrain bench --agents ppo:path=...`) are
 Every option is checked before anything starts: a bad value gets one line naming the
 option, exit code 2. An --out that holds a run needs --resume; on --resume the run's
 selfplay.json is used and learner options given must match it (--steps, --minutes, the
-evaluation options and --no-progress may change).
+evaluation options and --no-progress may change). A run whose selfplay.json or
+checkpoint.pt cannot be read or restored is refused with one line naming the file, exit
+code 2, its directory left as it was.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -160,27 +161,43 @@ def _check_options_of(algo: str, given: dict[str, Any]) -> None:
 
 def build(args: argparse.Namespace) -> tuple[Any, Any]:
     """The run's ``(SelfPlayConfig, RunOptions)``; ``ValueError("--flag: message")`` if bad."""
-    from training.selfplay.config import ALGOS, CONFIG_FILE, RunOptions, algo_of, config_from_json
+    from training.selfplay.config import (
+        ALGOS,
+        CHECKPOINT_FILE,
+        CONFIG_FILE,
+        RunOptions,
+        algo_of,
+        checkpoint_problem,
+        read_config_file,
+    )
 
     given = {
         dest: getattr(args, dest) for dest, _t, _h in _LEARNER.values() if getattr(args, dest) is not None
     }
     if args.algo is not None and args.algo not in ALGOS:
         raise ValueError(f"--algo: must be one of {', '.join(ALGOS)}, got {args.algo!r}")
+    if not args.out:  # Path("") is the current directory
+        raise ValueError("--out: expected a directory path, got ''")
     out = Path(args.out)
     problem = output_problem(out, "directory")
     if problem is not None:
         raise ValueError(f"--out: {problem}")
     saved_path = out / CONFIG_FILE
+    flag = "--resume" if args.resume else "--out"
+    if saved_path.exists() and not saved_path.is_file():
+        raise ValueError(f"{flag}: {saved_path}: not a file")
     if saved_path.is_file() and not args.resume:
         raise ValueError(f"--out: {out} holds a run; add --resume to continue it or choose another --out")
+    problem = checkpoint_problem(out / CHECKPOINT_FILE)  # a glance without torch; the rest on loading
+    if problem is not None:
+        raise ValueError(f"{flag}: {problem}")
     if args.resume:
         if not saved_path.is_file():
             raise ValueError(f"--resume: {out} holds no self-play run ({CONFIG_FILE} missing)")
         try:
-            saved = config_from_json(json.loads(saved_path.read_text()))
-        except (ValueError, TypeError) as err:
-            raise ValueError(f"--resume: {saved_path}: {err}") from None
+            saved = read_config_file(saved_path)
+        except ValueError as err:  # "<path>: <what is wrong>"
+            raise ValueError(f"--resume: {err}") from None
         if args.algo is not None and args.algo != algo_of(saved):
             raise ValueError(
                 f"--algo: the run in {out} was started with {algo_of(saved)!r}, got {args.algo!r}"
@@ -206,10 +223,14 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     if config.init and not args.resume:
         from agents.mexican_train.selfplay_file import NetSpec, read_selfplay_file
 
+        if Path(config.init).is_dir():
+            raise ValueError(f"--init: {config.init} is a directory, not a self-play policy file")
         try:
             start_spec, _weights = read_selfplay_file(config.init)
         except FileNotFoundError:
             raise ValueError(f"--init: no such file: {config.init}") from None
+        except OSError as err:
+            raise ValueError(f"--init: cannot read {config.init} ({err.strerror or err})") from None
         except ValueError as err:
             raise ValueError(f"--init: {err}") from None
         wanted = NetSpec.make(config.net, game, config.hidden, config.pair_hidden)
@@ -247,8 +268,8 @@ def main(args: argparse.Namespace) -> int:
 
     try:
         learner = run_selfplay(config, args.out, options)
-    except CheckpointError as err:
-        return _fail("--resume", str(err))
+    except CheckpointError as err:  # what the glance of build() cannot see: the file's contents
+        return _fail("--resume" if args.resume else "--out", str(err))
     except KeyboardInterrupt:
         print(
             f"\n{_PREFIX}: interrupted; add --resume to continue from the last checkpoint in {args.out}",

@@ -9,8 +9,12 @@ re-export these names.
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import zipfile
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.selfplay_file import NET_KINDS
@@ -24,12 +28,17 @@ __all__ = [
     "RunOptions",
     "SelfPlayConfig",
     "algo_of",
+    "checkpoint_problem",
     "config_from_json",
     "config_to_json",
+    "read_config_file",
 ]
 
 #: league opponents a run can play against: none (pure self-play) or the batched planner
 OPPONENTS = ("none", "planner")
+#: settings added after the first runs were written: a ``selfplay.json`` without them is a
+#: run of their default (no --init, no league); every other setting must be in the file
+_LATER_SETTINGS = frozenset({"init", "opponents", "opponent_share", "opponent_seats"})
 
 
 @dataclass(frozen=True)
@@ -100,8 +109,9 @@ class SelfPlayConfig:
                 or not flo <= v <= fhi
             ):
                 raise ValueError(f"{name} must be a number in [{flo}, {fhi}], got {v!r}")
-        if self.lr <= 0:
-            raise ValueError(f"lr must be > 0, got {self.lr!r}")
+        for name in ("lr", "clip", "max_grad_norm"):  # 0 would learn nothing
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
         if self.net not in NET_KINDS:
             raise ValueError(f"net must be one of {', '.join(NET_KINDS)}, got {self.net!r}")
         if not isinstance(self.init, str):
@@ -139,10 +149,15 @@ class SelfPlayConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SelfPlayConfig:
+        """The configuration of ``selfplay.json``'s settings; ``ValueError`` for a setting
+        unknown, missing (but those added later, :data:`_LATER_SETTINGS`) or out of range."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown self-play settings {unknown}")
+        missing = sorted(known - set(data) - _LATER_SETTINGS)
+        if missing:
+            raise ValueError(f"missing self-play settings {missing}")
         return cls(**data)
 
 
@@ -183,12 +198,16 @@ class RunOptions:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("total_steps", "eval_every", "eval_deals", "checkpoint_every"):
+        # 0 means "never" for eval_every and "at evaluations and the end only" for
+        # checkpoint_every; a run of 0 steps or evaluations of 0 deals would do nothing
+        lows = {"total_steps": 1, "eval_every": 0, "eval_deals": 1, "eval_seed": 0, "checkpoint_every": 0}
+        for name, low in lows.items():
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} must be a non-negative int, got {v!r}")
-        if not isinstance(self.max_minutes, (int, float)) or not self.max_minutes >= 0:
-            raise ValueError(f"max_minutes must be >= 0, got {self.max_minutes!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+        m = self.max_minutes
+        if isinstance(m, bool) or not isinstance(m, (int, float)) or not m >= 0:
+            raise ValueError(f"max_minutes must be >= 0, got {m!r}")
 
 
 def algo_of(config: SelfPlayConfig) -> str:
@@ -202,9 +221,54 @@ def config_to_json(config: SelfPlayConfig) -> dict[str, Any]:
 
 
 def config_from_json(data: dict[str, Any]) -> SelfPlayConfig:
-    """Inverse of :func:`config_to_json` (a file without ``"algo"`` is a PPO run)."""
+    """Inverse of :func:`config_to_json` (a file without ``"algo"`` is a PPO run);
+    ``ValueError`` saying what is wrong with ``data``."""
+    if not isinstance(data, dict):
+        raise ValueError(f"must hold a JSON object of self-play settings, got a {_json_kind(data)}")
     data = dict(data)
     algo = data.pop("algo", "ppo")
-    if algo not in ALGOS:
+    if not isinstance(algo, str) or algo not in ALGOS:
         raise ValueError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
     return ALGOS[algo].from_json(data)
+
+
+def _json_kind(data: Any) -> str:
+    kinds = {list: "list", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if data is None else kinds.get(type(data), type(data).__name__)
+
+
+def read_config_file(path: str | os.PathLike[str]) -> SelfPlayConfig:
+    """The configuration in a run's ``selfplay.json``; ``ValueError("<path>: <what is
+    wrong>")``, one line, for a file that cannot be read or does not hold one."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read it ({err.strerror or err})") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a JSON file (not UTF-8 text)") from None
+    except ValueError as err:
+        raise ValueError(f"{path}: not a JSON file ({err})") from None
+    try:
+        return config_from_json(data)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{path}: {' '.join(str(err).split())}") from None
+
+
+def checkpoint_problem(path: str | os.PathLike[str]) -> str | None:
+    """What makes ``path`` (an existing run's ``checkpoint.pt``) unreadable at a glance, without
+    torch: not a file, or not the zip archive ``torch.save`` writes; ``None`` if neither (or if
+    it does not exist). What the archive holds is checked by
+    :func:`training.selfplay.checkpoint.load_checkpoint`."""
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return None
+    if not path.is_file():
+        return f"{path}: not a checkpoint file ({'a directory' if path.is_dir() else 'not a regular file'})"
+    try:
+        if zipfile.is_zipfile(path):
+            return None
+    except OSError as err:
+        return f"{path}: cannot read it ({err.strerror or err})"
+    return f"{path}: not a self-play checkpoint (not the zip archive torch.save writes)"

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.tilenet import save_selfplay_policy
-from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
+from training.selfplay.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from training.selfplay.config import (
     ALGOS,
     CHECKPOINT_FILE,
@@ -43,8 +43,10 @@ from training.selfplay.config import (
     DMCConfig,
     RunOptions,
     SelfPlayConfig,
+    checkpoint_problem,
     config_from_json,
     config_to_json,
+    read_config_file,
 )
 from training.selfplay.dmc import SelfPlayDMC
 from training.selfplay.learner import SelfPlayPPO
@@ -72,10 +74,6 @@ CURVE_FIELDS = (
     "ci_low",
     "ci_high",
 )
-
-
-class CheckpointError(ValueError):
-    """The run's ``checkpoint.pt`` cannot be restored (another config, an older format)."""
 
 
 def make_learner(config: SelfPlayConfig) -> SelfPlayPPO:
@@ -149,25 +147,31 @@ def run_selfplay(
     """Train (or resume) the run in ``out_dir``; the learner at the end (see the module doc)."""
     opts = options or RunOptions()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "policies").mkdir(exist_ok=True)
+    # everything is read and checked before anything is written: a run that cannot be
+    # resumed is refused with its directory as it was
     cfg_path = out / CONFIG_FILE
-    if cfg_path.is_file():
-        saved = config_from_json(json.loads(cfg_path.read_text()))
-        if saved != config:
-            raise ValueError(f"{out} holds a run with another configuration ({cfg_path}); use a new --out")
-    else:
-        cfg_path.write_text(json.dumps(config_to_json(config), indent=1) + "\n")
+    saved = read_config_file(cfg_path) if cfg_path.exists() else None
+    if saved is not None and saved != config:
+        raise ValueError(f"{out} holds a run with another configuration ({cfg_path}); use a new --out")
+    ckpt = out / CHECKPOINT_FILE
+    problem = checkpoint_problem(ckpt)
+    if problem is not None:
+        raise CheckpointError(problem)
     learner = make_learner(config)
     wall_before = 0.0
-    ckpt = out / CHECKPOINT_FILE
     if ckpt.is_file():
         state = load_checkpoint(ckpt)
         try:
             learner.load_state_dict(state)
-        except (KeyError, ValueError) as err:  # e.g. written before the batch's public snapshot
-            raise CheckpointError(f"{ckpt} cannot be restored: {err}") from None
-        wall_before = float(state.get("wall_s", 0.0))
+            wall_before = float(state.get("wall_s", 0.0))
+        # e.g. written before the batch's public snapshot, or by another program
+        except (KeyError, ValueError, TypeError, AttributeError, IndexError, RuntimeError) as err:
+            text = f"no {err.args[0]!r} in it" if isinstance(err, KeyError) and err.args else str(err)
+            raise CheckpointError(f"{ckpt} cannot be restored: {' '.join(text.split())}") from None
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "policies").mkdir(exist_ok=True)
+    if saved is None:
+        cfg_path.write_text(json.dumps(config_to_json(config), indent=1) + "\n")
     curve_path = out / "curve.csv"
     curve = _read_curve(curve_path, learner.env_steps)
     _write_curve(curve_path, curve)
