@@ -171,7 +171,7 @@ def replay_gif(args: argparse.Namespace) -> int:
     replay = _checked(args.file)
     if isinstance(replay, int):
         return replay
-    out = args.out or str(Path(args.file).with_suffix(".gif"))
+    out = args.out if args.out is not None else str(Path(args.file).with_suffix(".gif"))
     problem = output_problem(out)
     if problem is not None:
         print(f"mtrain replay gif: --out: {problem}", file=sys.stderr)

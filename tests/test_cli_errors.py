@@ -505,3 +505,24 @@ def test_bench_checks_a_ray_address_before_ray_or_any_file(
     err = capsys.readouterr().err
     assert err.startswith(f"mtrain bench: --address: {says}") and len(err.strip().splitlines()) == 1, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["play", "--agents", "random", "--save", ""], "mtrain play: --save: expected a path"),
+        (
+            ["replay", "gif", "tests/golden/mt_2p_double6_pagat.jsonl", "--out", ""],
+            "mtrain replay gif: --out: expected a path",
+        ),
+    ],
+)
+def test_an_empty_output_path_is_refused_not_replaced_by_the_default(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str], says: str
+) -> None:
+    """``--save ''`` wrote the default file, as if the option were not given."""
+    from training.app import main
+
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    assert main(argv) == 2
+    assert capsys.readouterr().err == says + "\n"

@@ -732,6 +732,17 @@ def test_rows_or_checksums_removed_or_added_are_refused(tmp_path: Path) -> None:
         run_tournament(_config(out, deals=3, plots=False))
 
 
+def test_a_removed_results_file_with_its_checksums_left_is_refused(tmp_path: Path) -> None:
+    """Deleting results.csv while results.sha256 still vouches for its deals is the same
+    damage as deleting some of its rows: refused, not silently played again."""
+    out = tmp_path / "run"
+    run_tournament(_config(out, deals=2, plots=False))
+    (out / "results.csv").unlink()
+    with pytest.raises(DamagedResultsError, match=r"results.csv is missing but .*results.sha256 vouches"):
+        run_tournament(_config(out, deals=2, plots=False))
+    assert not (out / "results.csv").exists()
+
+
 def test_a_deal_written_but_not_checksummed_is_replayed_identically(tmp_path: Path) -> None:
     """A kill between a deal's rows and its checksum: the deal is dropped and played again,
     and the files end byte-identical to an uninterrupted run's."""

@@ -528,6 +528,11 @@ def prepare_out_dir(out: Path, plan: Plan, deals: int, overwrite: bool) -> list[
     else:
         write_atomic(run_path, json.dumps(identity, indent=2, sort_keys=True) + "\n")
     if not results.exists():
+        if results.sums_path.exists() and results.sums_path.stat().st_size > 0:
+            raise DamagedResultsError(
+                f"{results.path} is missing but {results.sums_path} vouches for deals it held "
+                "(the results were removed after they were written; use a new --out or --overwrite)"
+            )
         results.create()
         return []
     rows, dropped = results.read(plan)
