@@ -216,6 +216,19 @@ def test_bad_options_are_refused_before_torch_is_imported(tmp_path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["start.npz"]
 
 
+def test_a_run_resumes_after_its_init_file_is_gone(tmp_path, capsys) -> None:
+    """``--init`` is read when a run starts; its checkpoints hold the weights after that,
+    so deleting the starting file does not stop ``--resume`` (it was a traceback)."""
+    first = SelfPlayPPO(SelfPlayConfig(seed=2, **TINY))
+    start = save_selfplay_policy(first.net, tmp_path / "start.npz")
+    out = str(tmp_path / "run")
+    assert mtrain(["selfplay", "--out", out, "--init", str(start), "--steps", "72", *SMALL_RUN]) == 0
+    start.unlink()
+    capsys.readouterr()
+    assert mtrain(["selfplay", "--out", out, "--steps", "144", "--resume", *SMALL_RUN]) == 0
+    assert "144 env decisions" in capsys.readouterr().out
+
+
 def test_cli_runs_and_resumes(tmp_path, capsys) -> None:
     out = str(tmp_path / "run")
     small = SMALL_RUN

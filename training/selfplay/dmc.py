@@ -151,10 +151,10 @@ class SelfPlayDMC(SelfPlayPPO):
     config: DMCConfig
     book: ReturnBook
 
-    def __init__(self, config: DMCConfig) -> None:
+    def __init__(self, config: DMCConfig, load_init: bool = True) -> None:
         if not isinstance(config, DMCConfig):
             raise TypeError(f"SelfPlayDMC needs a DMCConfig, got {type(config).__name__}")
-        super().__init__(config)
+        super().__init__(config, load_init)
         c = config
         self.book = ReturnBook(
             c.num_games, self.env.num_players, self.env.obs_size, self.env.num_actions, c.steps * c.num_games

@@ -45,7 +45,9 @@ __all__ = ["OPPONENTS", "SelfPlayConfig", "SelfPlayPPO"]
 class SelfPlayPPO:
     """The self-play learner (see the module docstring)."""
 
-    def __init__(self, config: SelfPlayConfig) -> None:
+    def __init__(self, config: SelfPlayConfig, load_init: bool = True) -> None:
+        """``load_init=False``: leave ``config.init`` unread (a resumed run's checkpoint holds
+        the weights; its starting file may be gone by then)."""
         self.config = c = config
         th.set_num_threads(c.threads)
         self.env = BatchedMexicanTrain(
@@ -53,7 +55,7 @@ class SelfPlayPPO:
         )
         self.spec = NetSpec.make(c.net, self.env.config, c.hidden, c.pair_hidden)
         self.net = build_net(self.spec, seed=c.seed)
-        if c.init:
+        if c.init and load_init:
             start = read_selfplay_policy(c.init)
             if start.spec != self.spec:
                 raise ValueError(f"init: {c.init} holds a {start.spec} network, this run needs {self.spec}")

@@ -76,9 +76,11 @@ CURVE_FIELDS = (
 )
 
 
-def make_learner(config: SelfPlayConfig) -> SelfPlayPPO:
-    """The learner of ``config``'s algorithm."""
-    return SelfPlayDMC(config) if isinstance(config, DMCConfig) else SelfPlayPPO(config)
+def make_learner(config: SelfPlayConfig, load_init: bool = True) -> SelfPlayPPO:
+    """The learner of ``config``'s algorithm (``load_init=False``: its ``init`` file unread)."""
+    if isinstance(config, DMCConfig):
+        return SelfPlayDMC(config, load_init)
+    return SelfPlayPPO(config, load_init)
 
 
 def _evaluate(policy: Path, opts: RunOptions, config: SelfPlayConfig) -> list[Any]:
@@ -157,7 +159,7 @@ def run_selfplay(
     problem = checkpoint_problem(ckpt)
     if problem is not None:
         raise CheckpointError(problem)
-    learner = make_learner(config)
+    learner = make_learner(config, load_init=not ckpt.is_file())  # a checkpoint holds the weights
     wall_before = 0.0
     if ckpt.is_file():
         state = load_checkpoint(ckpt)
