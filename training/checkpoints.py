@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import pickle
 import zipfile
 import zlib
@@ -29,6 +28,7 @@ from typing import Any
 from agents.mexican_train import pickles
 from agents.mexican_train.league import SNAPSHOT, League, OpponentSpec
 from agents.policy_net import PolicyFileError, PolicySpec, read_sb3_archive, upgrade_trusted_policy
+from mtrain_env.tilegame import json_text
 from training.run_config import TrainConfig
 from training.run_dir import (
     CHECKPOINT_FILE,
@@ -136,7 +136,7 @@ def _recorded_hashes(directory: Path, step: int) -> dict[str, str] | None:
     if not meta_path.exists():
         return None
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = json_text.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise CheckpointError(meta_path, f"not readable JSON ({err})") from None
     hashes = meta.get("sha256") if isinstance(meta, dict) else None
@@ -256,7 +256,7 @@ def _check_model_data(path: Path) -> None:
     would unpickle any other with cloudpickle, running whatever code it names."""
     try:
         with zipfile.ZipFile(path) as zf:
-            data = json.loads(zf.read("data").decode("utf-8"))
+            data = json_text.loads(zf.read("data").decode("utf-8"))
     except (OSError, KeyError, zipfile.BadZipFile, zlib.error, ValueError, RecursionError) as err:
         reason = f"{type(err).__name__}: {err}"  # ValueError covers bad UTF-8 and bad JSON
         raise CheckpointError(path, f"damaged: its data is not readable ({reason})") from None

@@ -37,13 +37,13 @@ shared machine. Both give identical runs.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.league import parse_weights
 from mtrain_env.cli import output_problem
+from mtrain_env.tilegame import json_text
 
 
 def _count(text: str) -> int:
@@ -98,7 +98,7 @@ def _param(text: str) -> tuple[str, Any]:
     if not sep or not key.isidentifier():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, e.g. rollouts=200, got {text!r}")
     try:
-        value: Any = json.loads(raw)
+        value: Any = json_text.loads(raw)
     except ValueError:
         value = raw
     if isinstance(value, float) and value - value != 0.0:  # NaN or an infinity

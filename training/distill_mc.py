@@ -78,6 +78,7 @@ from agents.tournament.harness import AgentSpec
 from mtrain_env.cli import int_at_least, output_problem, positive_float
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
+from mtrain_env.tilegame import json_text
 from training.choices import play_choices
 
 __all__ = ["LabelJob", "agent_from_spec", "label_shard", "load_labels", "shard_paths"]
@@ -418,7 +419,7 @@ def _check_settings(args: argparse.Namespace) -> None:
     """``ValueError`` if ``--out`` holds shards labelled with other settings."""
     path = Path(args.out) / "label.json"
     if path.is_file():
-        saved = json.loads(path.read_text())
+        saved = json_text.loads(path.read_text())
         wanted = {k: getattr(args, k) for k in SETTINGS}
         changed = [
             f"--{k.replace('_', '-')} {saved.get(k)!r} -> {wanted[k]!r}"

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from mtrain_env.tilegame import json_text
 from training.run_config import ConfigError, TrainConfig
 
 __all__ = [
@@ -126,7 +127,7 @@ def read_latest(out: Path) -> tuple[Path, int] | None:
     if not pointer.exists():
         return None
     try:
-        data = json.loads(pointer.read_text(encoding="utf-8"))
+        data = json_text.loads(pointer.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise CheckpointError(pointer, f"not readable JSON ({err})") from None
     if not isinstance(data, dict) or set(data) != {"dir", "step"}:
@@ -156,7 +157,7 @@ def is_rllib_run(out: str | os.PathLike[str]) -> bool:
     """Whether ``out`` holds an RLlib run (its ``config.json`` says ``"backend": "rllib"``);
     here, not in :mod:`training.rllib.train`, so that telling the backends apart imports no Ray."""
     try:
-        data = json.loads((Path(out) / CONFIG_FILE).read_text(encoding="utf-8"))
+        data = json_text.loads((Path(out) / CONFIG_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and data.get("backend") == RLLIB_BACKEND
@@ -173,7 +174,7 @@ def read_config(out: Path) -> TrainConfig:
     except UnicodeDecodeError as err:
         raise CheckpointError(path, f"not JSON (not UTF-8 text: {err.reason} at byte {err.start})") from None
     try:
-        data = json.loads(text)
+        data = json_text.loads(text)
     except ValueError as err:
         raise CheckpointError(path, f"not JSON ({err})") from None
     if not isinstance(data, dict) or not {"steps", "seed", "n_envs"} <= set(data):

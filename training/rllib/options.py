@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mtrain_env.tilegame import json_text
 from training.rllib.train import CONFIG_FILE, RESUME_OVERRIDES, TRAINER_FILE, RLlibConfig, read_latest
 from training.run_dir import CheckpointError
 
@@ -94,11 +95,10 @@ def rllib_config(
         config = RLlibConfig(steps=steps, out=out, progress=progress, address=address, game=game, **fields)
         config.validate()
         return config
-    import json
 
     path = Path(out) / CONFIG_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(path.read_text(encoding="utf-8"))
         saved = RLlibConfig.from_json(data, out=out, progress=progress, address=address)
     except (OSError, ValueError, TypeError) as err:
         raise CheckpointError(path, f"not the config of an RLlib run ({err})") from None
@@ -107,7 +107,7 @@ def rllib_config(
     if latest is not None:
         trainer_file = latest / TRAINER_FILE
         try:
-            at = int(json.loads(trainer_file.read_text(encoding="utf-8"))["step"])
+            at = int(json_text.loads(trainer_file.read_text(encoding="utf-8"))["step"])
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise CheckpointError(trainer_file, f"not a checkpoint's trainer state ({err!r})") from None
     if steps < at:

@@ -46,6 +46,7 @@ from typing import Any
 from agents.tournament.harness import AgentSpec, checked_agent
 from agents.tournament.ray_backend import ensure_ray
 from mtrain_env.mexican_train import GameConfig
+from mtrain_env.tilegame import json_text
 from training.evaluate import evaluate
 from training.rllib.league import MAIN, SnapshotMapping, push_weights, snapshot_ids, take_snapshot
 from training.run_config import DEFAULT_HEURISTICS, ConfigError, make_game
@@ -434,7 +435,7 @@ class RLlibTrainer:
             shutil.rmtree(old)
 
     def _restore(self, directory: Path) -> None:
-        state = json.loads((directory / TRAINER_FILE).read_text(encoding="utf-8"))
+        state = json_text.loads((directory / TRAINER_FILE).read_text(encoding="utf-8"))
         self.algo.restore_from_path(str((directory / ALGORITHM_DIR).resolve()))
         modules = [MAIN, *snapshot_ids(self.config.snapshots)]
         push_weights(self.algo, self.algo.learner_group.get_weights(module_ids=modules))
@@ -482,7 +483,7 @@ def read_latest(out: Path) -> Path | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(path.read_text(encoding="utf-8"))
         name = str(data["dir"])
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise CheckpointError(path, f"not a checkpoint pointer ({err})") from None

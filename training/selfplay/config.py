@@ -9,7 +9,6 @@ re-export these names.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import zipfile
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.selfplay_file import NET_KINDS
+from mtrain_env.tilegame import json_text
 
 __all__ = [
     "ALGOS",
@@ -245,7 +245,7 @@ def read_config_file(path: str | os.PathLike[str]) -> SelfPlayConfig:
     except OSError as err:
         raise ValueError(f"{path}: cannot read it ({err.strerror or err})") from None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json_text.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a JSON file (not UTF-8 text)") from None
     except ValueError as err:
