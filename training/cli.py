@@ -110,12 +110,7 @@ def _param(text: str) -> tuple[str, Any]:
 #: help); every option with a value, in the help's groups below
 _OPTIONS: dict[str, tuple[str, Any, str, str]] = {
     # run
-    "--steps": (
-        "steps",
-        _count,
-        "N",
-        "env steps, rounded up to whole rollouts; required",
-    ),
+    "--steps": ("steps", _count, "N", "env steps, rounded up to whole rollouts; required"),
     "--out": ("out", str, "DIR", "run directory, required"),
     "--seed": ("seed", _count, "N", "run seed (default 0)"),
     "--envs": ("n_envs", _count, "N", "parallel envs (default 8 per worker process)"),
