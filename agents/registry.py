@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
+from mtrain_env.tilegame import json_text
 
 #: the games agents exist for (keys of :data:`REGISTRIES`)
 GAMES: tuple[str, ...] = ("mexican_train", "block")
@@ -88,11 +90,57 @@ def import_class(path: str) -> type[BaseAgent[Any]]:
     return cls
 
 
+def parse_param(item: str) -> tuple[str, Any]:
+    """``"key=value"`` -> ``(key, value)`` with the value parsed as JSON when it is JSON."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"an agent parameter must be key=value, got {item!r}")
+    raw = raw.strip()
+    try:
+        value = json_text.loads(raw)
+    except ValueError:  # a bare word: the string itself
+        value = raw
+    return key, value
+
+
+def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
+    """``"mc"`` or ``"mc[sims=64,z=2]"`` -> ``(name, params)`` (values parsed as JSON, else
+    strings); ``ValueError`` for a malformed spec or a key given twice."""
+    m = re.fullmatch(r"\s*([^\[\]\s]+)\s*(?:\[(.*)\])?\s*", text)
+    if m is None:
+        raise ValueError(f"agent spec must look like 'name' or 'name[key=value,...]', got {text!r}")
+    params: dict[str, Any] = {}
+    if m.group(2):
+        for item in m.group(2).split(","):
+            key, value = parse_param(item)
+            if key in params:
+                raise ValueError(f"agent spec {text.strip()!r} gives {key} twice")
+            params[key] = value
+    return m.group(1), params
+
+
+def split_specs(text: str) -> list[str]:
+    """Comma-separated agent specs, commas inside ``[...]`` kept: ``"mc[sims=8,z=2],greedy"``
+    -> ``["mc[sims=8,z=2]", "greedy"]`` (empty items dropped)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
 def agent_class(name: str, game: str = DEFAULT_GAME) -> type[BaseAgent[Any]]:
-    """The class of a registered agent name or of a ``"module:Class"`` path.
+    """The class of a registered agent name or of a ``"module:Class"`` path (a spec such as
+    ``"mc[sims=64]"``: its agent's class; :func:`make_agent` applies the parameters).
 
     Raises ``ValueError`` naming the known agents of ``game`` for an unknown name.
     """
+    if "[" in name:
+        name = parse_spec(name)[0]
     table = _table(game)
     entry = table.get(name)
     if entry is None:
@@ -105,8 +153,10 @@ def agent_class(name: str, game: str = DEFAULT_GAME) -> type[BaseAgent[Any]]:
 
 
 def make_agent(name: str, seed: int | None = None, game: str = DEFAULT_GAME, **params: Any) -> Any:
-    """Instantiate an agent of ``game`` by name (see :func:`agent_class`) with its parameters."""
-    return agent_class(name, game)(seed=seed, **params)
+    """Instantiate an agent of ``game`` by name or spec (``"mc[sims=64]"``, see
+    :func:`parse_spec`; keyword ``params`` win over the spec's) with its parameters."""
+    base, spec_params = parse_spec(name) if "[" in name else (name, {})
+    return agent_class(base, game)(seed=seed, **{**spec_params, **params})
 
 
 def check_params(cls: type[BaseAgent[Any]], params: Mapping[str, Any]) -> None:

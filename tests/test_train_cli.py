@@ -627,3 +627,39 @@ def test_resume_before_the_first_checkpoint_starts_over(
     assert summary["restarted"] is True and summary["resumed_from"] is None and summary["steps"] == 128
     assert "started over" in stdout
     assert _strict(run / "checkpoints" / "latest.json")["step"] == 128
+
+
+def test_heuristics_and_eval_opponents_take_agent_specs() -> None:
+    """A spec's commas stay inside its brackets: ``--heuristics "mc[sims=2,z=2]:2,greedy"``."""
+    import argparse
+
+    from training import cli
+
+    parser = argparse.ArgumentParser()
+    cli.register(parser.add_subparsers())
+    argv = ["train", "--steps", "64", "--out", "runs/x", "--heuristics", "mc[sims=2,z=2]:2,greedy"]
+    args = parser.parse_args([*argv, "--eval-opponents", "mc[sims=2,z=2],planner"])
+    config = cli.config_from_args(args)
+    assert config.heuristics == {"mc[sims=2,z=2]": 2.0, "greedy": 1.0}
+    assert list(config.eval_opponents) == ["mc[sims=2,z=2]", "planner"]
+
+
+def test_an_evaluation_opponent_spec_plays_with_its_parameters() -> None:
+    """``evaluate_agent(..., "mc[sims=2]")``: the opponent is mc at 2 rollouts (its budget is
+    what the curve's opponent is named by), not mc at its default."""
+    from agents.mexican_train.mc import MCAgent
+    from mtrain_env.mexican_train import GameConfig
+    from training.evaluate import evaluate_agent
+
+    built: list[int] = []
+    original = MCAgent.__init__
+
+    def spy(self: MCAgent, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        built.append(self.rollouts)
+
+    game = GameConfig.make(num_players=2, max_pips=6)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(MCAgent, "__init__", spy)
+        result = evaluate_agent("random", "mc[sims=2]", deals=1, seed=0, game=game)
+    assert result.opponent == "mc[sims=2]" and built and set(built) == {2}

@@ -353,6 +353,32 @@ def test_league_snapshot_schedule_pruning_and_state_roundtrip() -> None:
         League(heuristics={})
 
 
+def test_heuristics_and_evaluation_opponents_may_be_agent_specs(tmp_path: Path) -> None:
+    """``--heuristics "mc[sims=2,z=2]:2,greedy"``: a spec's commas stay inside its brackets,
+    the league seats the agent with its parameters (labelled with them), and the trainer's
+    configuration checks a spec's parameters like bench does."""
+    from training.league import parse_weights
+    from training.run_config import ConfigError, TrainConfig
+    from training.single_agent import SingleAgentEnv
+
+    weights = parse_weights("mc[sims=2,z=2]:2, greedy, tests.test_training:FirstLegal, random:0.5")
+    plugin = "tests.test_training:FirstLegal"  # module:Class, no weight
+    assert weights == {"mc[sims=2,z=2]": 2.0, "greedy": 1.0, plugin: 1.0, "random": 0.5}
+    with pytest.raises(ValueError, match="the weight of 'greedy' must be a number > 0, got 'abc'"):
+        parse_weights("greedy:abc")
+    env = SingleAgentEnv(opponents={"mc[sims=2,z=2]": 1.0}, num_players=3, max_pips=6, seat=0)
+    _obs, info = env.reset(seed=1)
+    seated = list(env.opponents.values())
+    assert all(a.rollouts == 2 and a.z == 2 for a in seated)
+    assert info["opponents"] == ["mc[sims=2,z=2]"] * 2
+    base = _tiny(tmp_path / "r")
+    ok = TrainConfig(**{**vars(base), "heuristics": {"mc[sims=2]": 1.0}, "eval_opponents": ["mc[sims=2]"]})
+    ok.validate()
+    bad = TrainConfig(**{**vars(base), "heuristics": {"mc[sims=abc]": 1.0}})
+    with pytest.raises(ConfigError, match="sims must be an int or None"):
+        bad.validate()
+
+
 def test_a_new_snapshot_reaches_envs_seating_agents_without_a_file(tmp_path: Path) -> None:
     """``set_league_state`` (every new snapshot) keeps the policy files the seated agents
     read; an ``mc`` opponent has ``path=None`` (it crashed the trainer's first snapshot)."""

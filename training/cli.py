@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.league import parse_weights
+from agents.registry import split_specs
 from mtrain_env.cli import output_problem
 from mtrain_env.tilegame import json_text
 
@@ -85,7 +86,7 @@ def _weights(text: str) -> dict[str, float]:
 
 
 def _names(text: str) -> list[str]:
-    names = [x.strip() for x in text.split(",") if x.strip()]
+    names = split_specs(text)  # "mc[sims=50,z=2],greedy": commas inside brackets kept
     if not names:
         raise argparse.ArgumentTypeError(f"expected comma-separated agent names, got {text!r}")
     return names

@@ -62,11 +62,13 @@ def evaluate_agent(
     """``learner`` (an agent spec) against ``opponent`` in every other seat, duplicate deals."""
     config = game_config(game if game is not None else GameConfig())
     n = config.num_players
-    spec = AgentSpec(learner) if isinstance(learner, str) else learner
+    spec = AgentSpec.parse(learner) if isinstance(learner, str) else learner
     learner_spec = AgentSpec(spec.name, dict(spec.params), label=LEARNER)
+    other = AgentSpec.parse(opponent)  # a name, or a spec such as "mc[sims=50]"
+    other_spec = AgentSpec(other.name, {**other.params, **(opponent_params or {})}, label=opponent)
     result = run_tournament(
         TournamentConfig(
-            agents=[learner_spec, AgentSpec(opponent, dict(opponent_params or {}), label=opponent)],
+            agents=[learner_spec, other_spec],
             game=config,
             lineup=[LEARNER] + [opponent] * (n - 1),
             deals=deals,

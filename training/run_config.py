@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 import agents
-from agents.registry import check_params
+from agents.registry import check_params, parse_spec
 from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
 
 __all__ = [
@@ -373,14 +373,16 @@ def _agent(
     if not isinstance(agent, str) or not agent:
         raise ConfigError(name, f"needs agent names, got {agent!r}")
     try:
-        cls = agents.agent_class(agent)
+        base, spec_params = parse_spec(agent)  # a name, or a spec such as "mc[sims=50]"
+        cls = agents.agent_class(base)
     except (ImportError, ValueError) as err:
         raise ConfigError(name, str(err)) from None
+    params = {**spec_params, **(params or {})}
     try:
-        check_params(cls, params or {})
-        built = cls(seed=0, **dict(params or {}))
+        check_params(cls, params)
+        built = cls(seed=0, **params)
     except (TypeError, ValueError) as err:
-        text = f"agent {agent!r} does not take the parameters {dict(params or {})}: {err}"
+        text = f"agent {agent!r} does not take the parameters {params}: {err}"
         raise ConfigError(params_name or name, text) from None
     try:
         built.check_game(game)

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from agents.registry import parse_spec, split_specs
+
 HEURISTIC = "heuristic"
 SNAPSHOT = "snapshot"
 
@@ -47,8 +49,11 @@ class OpponentSpec:
 
     @property
     def label(self) -> str:
-        """Short readable label, e.g. ``greedy`` or ``snapshot:snap_000040960.pt``."""
-        return self.name if self.kind == HEURISTIC else f"{SNAPSHOT}:{self.name}"
+        """Short readable label, e.g. ``greedy``, ``mc[sims=50]`` or ``snapshot:snap_000040960.pt``."""
+        if self.kind != HEURISTIC:
+            return f"{SNAPSHOT}:{self.name}"
+        inner = ",".join(f"{k}={v}" for k, v in self.params)
+        return f"{self.name}[{inner}]" if inner else self.name
 
 
 def file_name(name: Any) -> str:
@@ -131,8 +136,9 @@ class League:
             cat = cats[int(rng.choice(3, p=cat_p))]
             if cat == "heuristic":
                 name = names[int(rng.choice(len(names), p=weights))]
-                params = tuple(sorted(self.heuristic_params.get(name, {}).items()))
-                specs.append(OpponentSpec(HEURISTIC, name, params))
+                base, spec_params = parse_spec(name) if "[" in name else (name, {})  # "mc[sims=50]"
+                params = tuple(sorted({**spec_params, **self.heuristic_params.get(name, {})}.items()))
+                specs.append(OpponentSpec(HEURISTIC, base, params))
             elif cat == "latest":
                 specs.append(OpponentSpec(SNAPSHOT, self.snapshots[-1].file))
             else:
@@ -193,35 +199,47 @@ class League:
 def parse_weights(text: str) -> dict[str, float]:
     """``"greedy:2,random:1"`` (or ``"greedy,random"``, weight 1) -> ``{"greedy": 2.0, "random": 1.0}``.
 
-    Raises ``ValueError`` saying which part is wrong: no names, an empty name, a name given
-    twice, a weight that is not a finite number > 0. (Whether a name is a registered agent
-    is checked by the trainer's configuration.)
+    Names may be agent specs (``"mc[sims=50,z=2]:2"``: commas inside brackets stay) and
+    ``module:Class`` paths of plugin agents (``"my.agents:Clever:3"``). Raises ``ValueError``
+    saying which part is wrong: no names, an empty name, a name given twice, a weight that
+    is not a finite number > 0. (Whether a name is a registered agent is checked by the
+    trainer's configuration.)
     """
     out: dict[str, float] = {}
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        name, sep, raw = part.partition(":")
-        name = name.strip()
+    for part in split_specs(text):
+        name, raw = _name_and_weight(part)
         if not name:
             raise ValueError(
                 f"an agent name is missing in {part!r} (expected NAME or NAME:WEIGHT, e.g. greedy:2)"
             )
         if name in out:
             raise ValueError(f"{name!r} is named twice in {text!r}")
-        weight = 1.0
-        if sep:
-            try:
-                weight = float(raw)
-            except ValueError:
-                weight = math.nan
+        try:
+            weight = 1.0 if raw is None else float(raw)
+        except ValueError:
+            weight = math.nan
         if not (math.isfinite(weight) and weight > 0):
-            raise ValueError(f"the weight of {name!r} must be a number > 0, got {raw.strip()!r}")
+            raise ValueError(f"the weight of {name!r} must be a number > 0, got {(raw or '').strip()!r}")
         out[name] = weight
     if not out:
         raise ValueError(f"no agent names in {text!r} (expected e.g. greedy:2,random:1)")
     return out
+
+
+def _name_and_weight(part: str) -> tuple[str, str | None]:
+    """``"greedy:2"`` -> ``("greedy", "2")``; ``"mc[sims=8]"`` -> ``("mc[sims=8]", None)``; the
+    last ``:`` outside brackets starts the weight, unless it separates a module path from a
+    class name (``"pkg.mod:Agent"``, a plugin agent without a weight)."""
+    depth, colon = 0, -1
+    for i, ch in enumerate(part):
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == ":" and depth == 0:
+            colon = i
+    if colon < 0:
+        return part.strip(), None
+    head, tail = part[:colon].strip(), part[colon + 1 :].strip()
+    plugin_class = tail.isidentifier() and "." in head and ":" not in head and "[" not in head
+    return (part.strip(), None) if plugin_class else (head, tail)
 
 
 def snapshot_path(root: str | Path, spec: OpponentSpec) -> Path:

@@ -26,13 +26,13 @@ import os
 import sys
 from typing import Any
 
+from agents.registry import parse_param
 from agents.tournament.games import GAMES, make_game_config
 from agents.tournament.harness import (
     AgentSpec,
     Plan,
     TournamentConfig,
     make_plan,
-    parse_param,
     worker_processes,
 )
 from agents.tournament.ray_backend import address_problem, reach_problem

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from agents.play import AgentError, RoundRecord, play_game
-from agents.registry import agent_class, check_params
+from agents.registry import agent_class, check_params, parse_spec
 from agents.tournament.games import TournamentGame, game_of
 from agents.tournament.results import (
     RESULTS_FILE,
@@ -111,18 +111,10 @@ class AgentSpec:
 
     @classmethod
     def parse(cls, text: str) -> AgentSpec:
-        """``"mc"`` or ``"mc[rollouts=64,depth=2]"`` (values parsed as JSON, else strings)."""
-        m = re.fullmatch(r"\s*([^\[\]\s]+)\s*(?:\[(.*)\])?\s*", text)
-        if m is None:
-            raise ValueError(f"agent spec must look like 'name' or 'name[key=value,...]', got {text!r}")
-        params: dict[str, Any] = {}
-        if m.group(2):
-            for item in m.group(2).split(","):
-                key, value = parse_param(item)
-                if key in params:
-                    raise ValueError(f"agent spec {text.strip()!r} gives {key} twice")
-                params[key] = value
-        return cls(m.group(1), params)
+        """``"mc"`` or ``"mc[rollouts=64,depth=2]"`` (values parsed as JSON, else strings;
+        :func:`agents.registry.parse_spec`)."""
+        name, params = parse_spec(text)
+        return cls(name, params)
 
     def default_label(self) -> str:
         base = self.name.rsplit(":", 1)[-1]
@@ -130,20 +122,6 @@ class AgentSpec:
             return base
         inner = ",".join(f"{k}={_compact(v)}" for k, v in sorted(self.params.items()))
         return f"{base}[{inner}]"
-
-
-def parse_param(item: str) -> tuple[str, Any]:
-    """``"key=value"`` -> ``(key, value)`` with the value parsed as JSON when it is JSON."""
-    key, sep, raw = item.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ValueError(f"an agent parameter must be key=value, got {item!r}")
-    raw = raw.strip()
-    try:
-        value = json_text.loads(raw)
-    except ValueError:  # a bare word: the string itself
-        value = raw
-    return key, value
 
 
 def _compact(value: Any) -> str:

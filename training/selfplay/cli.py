@@ -246,7 +246,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
 
         for name in args.eval_opponents:  # the name, then what it reads against the table
             try:
-                checked_agent(AgentSpec(name), game)
+                checked_agent(AgentSpec.parse(name), game)  # a name or a spec: "mc[sims=50]"
             except (KeyError, ValueError) as err:
                 raise ValueError(f"--eval-opponents: {err}") from None
         run_given["eval_opponents"] = tuple(args.eval_opponents)
