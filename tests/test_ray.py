@@ -225,6 +225,28 @@ def test_bench_on_ray_writes_the_csv_of_one_worker(tmp_path: Path, ray_local: No
 
 
 @pytest.mark.slow
+def test_an_agent_failing_on_a_ray_actor_is_the_same_one_line_error(ray_local: None) -> None:
+    """Ray wraps a remote exception in a subclass whose text is the remote traceback; the
+    harness raises the agent's own AgentFailedError instead, as the other backends do."""
+    from agents.tournament import AgentFailedError
+
+    config = TournamentConfig(
+        agents=["random", "tests.test_tournament:Crashes"],
+        game=GameConfig.make(**SMALL),
+        deals=2,
+        backend="ray",
+        workers=1,
+        progress=False,
+        plots=False,
+    )
+    with pytest.raises(AgentFailedError) as err:
+        run_tournament(config)
+    assert type(err.value) is AgentFailedError
+    assert str(err.value).startswith("agent 'Crashes' at seat") and "\n" not in str(err.value)
+    assert 'raise ZeroDivisionError("a bug in the agent")' in err.value.details
+
+
+@pytest.mark.slow
 def test_rllib_self_play_improves_over_random(tmp_path: Path, ray_local: None) -> None:
     """A few PPO iterations of shared-policy self-play on local Ray: the exported policy,
     played by our harness on duplicate deals, does better against ``random`` than the

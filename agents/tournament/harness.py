@@ -612,10 +612,13 @@ def play_deals(
             def started(actors: int) -> None:
                 stats.workers = actors
 
-            for res in play_deals_on_ray(
-                functools.partial(DealPlayer, replays_dir=replays), plan, deal_ids, workers, address, started
-            ):
-                take(res)
+            player = functools.partial(DealPlayer, replays_dir=replays)
+            try:
+                for res in play_deals_on_ray(player, plan, deal_ids, workers, address, started):
+                    take(res)
+            except AgentFailedError as err:  # Ray's wrapper (a subclass) prints the remote traceback
+                cause = getattr(err, "cause", err)
+                raise AgentFailedError(str(cause), getattr(cause, "details", "")) from None
     elif workers == 1:
         player = DealPlayer(plan, replays)
         for deal in deal_ids:
