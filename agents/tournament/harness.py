@@ -612,9 +612,9 @@ def play_deals(
             def started(actors: int) -> None:
                 stats.workers = actors
 
-            player = functools.partial(DealPlayer, replays_dir=replays)
+            make_player = functools.partial(DealPlayer, replays_dir=replays)
             try:
-                for res in play_deals_on_ray(player, plan, deal_ids, workers, address, started):
+                for res in play_deals_on_ray(make_player, plan, deal_ids, workers, address, started):
                     take(res)
             except AgentFailedError as err:  # Ray's wrapper (a subclass) prints the remote traceback
                 cause = getattr(err, "cause", err)
