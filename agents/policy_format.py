@@ -11,11 +11,12 @@ needs numpy only.
 from __future__ import annotations
 
 import math
+import re
 from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["check_format", "read_checked_npy", "read_float32_npy"]
+__all__ = ["check_format", "read_checked_npy", "read_float32_npy", "weights_only_refusal"]
 
 _FLOAT32 = np.dtype("<f4")
 
@@ -79,3 +80,23 @@ def _shape_text(shape: tuple[int | None, ...]) -> str:
         + ("," if len(shape) == 1 else "")
         + ")"
     )
+
+
+def weights_only_refusal(err: Exception, holder: str = "a policy") -> str:
+    """One line of why ``torch.load(weights_only=True)`` refused a file (its message runs
+    to a page): the global it names or the type it builds, which ``holder`` never holds,
+    else the unpickler's own reason (``Unsupported operand 103``: not a pickle)."""
+    text = str(err)
+    named = re.search(r"GLOBAL (\S+) (?:was not an allowed global|whose module)", text)
+    if named:
+        return f"it names {named.group(1)}, which {holder} never holds"
+    built = re.search(r"Can only build .*?, but got (.+)", text)
+    if built:
+        return f"it builds {built.group(1).strip()}, which {holder} never holds"
+    unpickler = re.search(r"WeightsUnpickler error:\s*(.+)", text)
+    if unpickler:
+        return unpickler.group(1).strip()[:200]
+    lines = [line.strip() for line in text.splitlines() if line.strip() and "documentation" not in line]
+    if lines:
+        return lines[0][:200]
+    return "empty or cut short" if isinstance(err, EOFError) else type(err).__name__

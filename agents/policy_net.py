@@ -37,7 +37,6 @@ import json
 import math
 import os
 import pickle
-import re
 import sys
 import zipfile
 import zlib
@@ -53,7 +52,7 @@ from sb3_contrib.common.maskable.distributions import MaskableDistribution
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import FlattenExtractor
 
-from agents.policy_format import check_format, read_float32_npy
+from agents.policy_format import check_format, read_float32_npy, weights_only_refusal
 from mtrain_env.tilegame import json_text
 
 __all__ = [
@@ -596,22 +595,6 @@ def _pickled_policy_globals() -> list[Any]:
     ]
 
 
-def _load_refusal(err: Exception) -> str:
-    """One line of why torch's weights_only loader refused a file (its message is a page)."""
-    text = str(err)
-    named = re.search(r"GLOBAL (\S+) (?:was not an allowed global|whose module)", text)
-    if named:
-        return f"it names {named.group(1)}, which a policy never holds"
-    built = re.search(r"Can only build .*?, but got (.+)", text)
-    if built:
-        return f"it builds {built.group(1).strip()}, which a policy never holds"
-    unpickler = re.search(r"WeightsUnpickler error:\s*(.+)", text)
-    if unpickler:  # the loader's own reason (e.g. "Unsupported operand 103": not a pickle)
-        return unpickler.group(1).strip()
-    lines = [line.strip() for line in text.splitlines() if line.strip() and "documentation" not in line]
-    return lines[0] if lines else "empty or cut short" if isinstance(err, EOFError) else type(err).__name__
-
-
 def read_pickled_policy(path: str | os.PathLike[str]) -> GuardedMaskablePolicy:
     """A policy written by SB3's ``policy.save`` (a torch pickle, as policies were saved
     before policy files), read by ``torch.load(weights_only=True)`` with only the globals of
@@ -624,7 +607,7 @@ def read_pickled_policy(path: str | os.PathLike[str]) -> GuardedMaskablePolicy:
     except OSError as err:
         raise PolicyFileError(p, f"cannot read it ({err.strerror or err})") from None
     except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as err:
-        reason = _load_refusal(err)
+        reason = weights_only_refusal(err)
         raise PolicyFileError(p, f"not a policy pickled by SB3's policy.save ({reason})") from None
     if not isinstance(saved, dict) or not isinstance(saved.get("data"), dict) or "state_dict" not in saved:
         raise PolicyFileError(p, "not a policy pickled by SB3's policy.save (no data and state_dict)")

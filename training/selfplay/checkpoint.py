@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import torch as th
 
+from agents.policy_format import weights_only_refusal
+
 __all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]
 
 _TAG = "__ndarray__"
@@ -88,19 +90,6 @@ def _decode_array(obj: dict[Any, Any], where: str) -> np.ndarray:
     return arr.astype(np.bool_) if dtype.kind == "b" else arr.astype(dtype, copy=False)
 
 
-def _reason(err: Exception) -> str:
-    """What :func:`torch.load` says is wrong, in one short line (its weights-only message
-    runs to a page; the reason is after ``WeightsUnpickler error:``)."""
-    text = str(err)
-    marker = "WeightsUnpickler error:"
-    if marker in text:
-        text = text.split(marker, 1)[1].split("Check the documentation", 1)[0].strip().split(". ", 1)[0]
-    text = " ".join(text.split())
-    if not text:
-        text = "the file is empty or cut short" if isinstance(err, EOFError) else type(err).__name__
-    return text if len(text) <= 200 else text[:200] + "..."
-
-
 def save_checkpoint(state: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write ``state`` to ``path`` atomically."""
     path = Path(path)
@@ -118,7 +107,9 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     except OSError as err:
         raise CheckpointError(f"{path}: cannot read it ({err.strerror or err})") from None
     except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, zipfile.BadZipFile) as err:
-        raise CheckpointError(f"{path}: not a self-play checkpoint ({_reason(err)})") from None
+        raise CheckpointError(
+            f"{path}: not a self-play checkpoint ({weights_only_refusal(err, 'a checkpoint')})"
+        ) from None
     try:
         return _decode(raw)
     except ValueError as err:
