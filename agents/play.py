@@ -40,8 +40,9 @@ class AgentError(RuntimeError):
     where the agent was on turn."""
 
     def __init__(self, seat: int, agent: BaseAgent[Any], err: Exception, *, illegal: bool = True) -> None:
-        what = "chose an illegal action" if illegal else f"raised {type(err).__name__}"
-        super().__init__(f"agent {agent!r} at seat {seat} {what}: {err}")
+        #: what the agent did, for messages: "chose an illegal action" or "raised KeyError"
+        self.what = "chose an illegal action" if illegal else f"raised {type(err).__name__}"
+        super().__init__(f"agent {agent!r} at seat {seat} {self.what}: {err}")
         self.seat = seat
         self.agent = agent
         self.illegal = illegal  #: False: the agent raised inside ``act``

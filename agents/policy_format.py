@@ -3,7 +3,7 @@
 Both policy-file formats (:mod:`agents.policy_net`'s SB3-shaped MLPs and
 :mod:`agents.mexican_train.selfplay_file`'s self-play networks) start with a
 ``policy.json`` naming the format and its version (:func:`check_format`) and hold one
-``.npy`` per parameter (:func:`read_float32_npy`: the header checked before any byte of
+``.npy`` per parameter (:func:`read_checked_npy`: the header checked before any byte of
 data is read), without importing any learning framework, so reading a self-play policy
 needs numpy only.
 """
@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["check_format", "read_checked_npy", "read_float32_npy", "weights_only_refusal"]
+__all__ = ["check_format", "read_checked_npy", "weights_only_refusal"]
 
 _FLOAT32 = np.dtype("<f4")
 
@@ -31,11 +31,6 @@ def check_format(data: Any, name: str, version: int) -> None:
     found = data.get("version")
     if type(found) is not int or found != version:  # not True, not 1.0
         raise ValueError(f"format version {found!r}; this version reads {version}")
-
-
-def read_float32_npy(f: IO[bytes], shape: tuple[int, ...]) -> np.ndarray:
-    """A finite float32 array of ``shape`` from an ``.npy`` stream (:func:`read_checked_npy`)."""
-    return read_checked_npy(f, shape)
 
 
 def read_checked_npy(

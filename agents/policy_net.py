@@ -52,7 +52,7 @@ from sb3_contrib.common.maskable.distributions import MaskableDistribution
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import FlattenExtractor
 
-from agents.policy_format import check_format, read_float32_npy, weights_only_refusal
+from agents.policy_format import check_format, read_checked_npy, weights_only_refusal
 from mtrain_env.tilegame import json_text
 
 __all__ = [
@@ -428,7 +428,7 @@ def _read_policy_file(zf: zipfile.ZipFile, path: Path) -> GuardedMaskablePolicy:
             raise PolicyFileError(path, f"{member}: missing")
         try:
             with zf.open(member) as f:
-                weights[name] = read_float32_npy(f, shape)
+                weights[name] = read_checked_npy(f, shape)
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as err:
             raise PolicyFileError(path, f"{member}: damaged ({err})") from None
         except ValueError as err:

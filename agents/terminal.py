@@ -80,8 +80,9 @@ def play_command(args: argparse.Namespace) -> int:
         print(f"mtrain play: {err.option}: {err}", file=sys.stderr)
         return 2
     seed = args.seed if args.seed is not None else secrets.randbelow(10**6)
-    save = Path(args.save) if args.save is not None else Path("runs") / "play" / f"seed{seed}.jsonl"
-    problem = output_problem(args.save if args.save is not None else save)  # '' is no path
+    save_text = args.save if args.save is not None else str(Path("runs") / "play" / f"seed{seed}.jsonl")
+    save = Path(save_text)
+    problem = output_problem(save_text)  # before Path(): Path("") would be the current directory
     if problem is not None:  # found now, not after the game
         print(f"mtrain play: --save: {problem}", file=sys.stderr)
         return 2

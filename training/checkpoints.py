@@ -257,8 +257,8 @@ def _check_model_data(path: Path) -> None:
     try:
         with zipfile.ZipFile(path) as zf:
             data = json_text.loads(zf.read("data").decode("utf-8"))
-    except (OSError, KeyError, zipfile.BadZipFile, zlib.error, ValueError, RecursionError) as err:
-        reason = f"{type(err).__name__}: {err}"  # ValueError covers bad UTF-8 and bad JSON
+    except (OSError, KeyError, zipfile.BadZipFile, zlib.error, ValueError) as err:
+        reason = f"{type(err).__name__}: {err}"  # ValueError: bad UTF-8, bad or too deeply nested JSON
         raise CheckpointError(path, f"damaged: its data is not readable ({reason})") from None
     if not isinstance(data, dict):
         raise CheckpointError(path, "damaged: its data is not a JSON object")

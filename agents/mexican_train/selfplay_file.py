@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.policy_format import check_format, read_float32_npy
+from agents.policy_format import check_format, read_checked_npy
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import ObservationLayout
 from mtrain_env.tilegame import json_text
@@ -244,7 +244,7 @@ def read_selfplay_file(path: str | Path) -> tuple[NetSpec, dict[str, np.ndarray]
             for name, shape in expected.items():
                 with zf.open(f"{name}.npy") as f:  # the header before the data: nothing huge allocated
                     try:
-                        arrays[name] = read_float32_npy(f, tuple(shape))
+                        arrays[name] = read_checked_npy(f, tuple(shape))
                     except ValueError as err:
                         raise ValueError(f"{name}.npy: {err}") from None
     except (zipfile.BadZipFile, zlib.error, KeyError, EOFError, NotImplementedError) as e:

@@ -40,7 +40,7 @@ from agents.tournament.bench_search import positions, time_agents
 from agents.tournament.harness import checked_agent
 from agents.tournament.plots import _figure
 from agents.tournament.report import SUMMARY_FILE
-from mtrain_env.cli import int_at_least, output_problem
+from mtrain_env.cli import int_at_least, refuse_output
 from mtrain_env.mexican_train import GameConfig
 
 FIELDS = (
@@ -257,9 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="read the point LABEL from the tournament in DIR (mtrain bench --out DIR) instead of playing it",
     )
     args = parser.parse_args(argv)
-    problem = output_problem(args.out, "directory")
-    if problem is not None:
-        parser.error(f"--out: {problem}")
+    refuse_output(parser, "--out", args.out, "directory")
     try:
         specs = [AgentSpec.parse(text) for text in args.points]
         game = GameConfig.make(num_players=args.players)

@@ -404,10 +404,9 @@ class DealPlayer:
                 )
             except AgentError as err:
                 label = plan.labels[seats[err.seat]]
-                cause = err.__cause__
-                what = "chose an illegal action" if err.illegal else f"raised {type(cause).__name__}"
                 raise AgentFailedError(
-                    f"agent {label!r} at seat {err.seat} (deal {deal}, rotation {rotation}) {what}: {cause}",
+                    f"agent {label!r} at seat {err.seat} (deal {deal}, rotation {rotation}) "
+                    f"{err.what}: {err.__cause__}",
                     err.agent_traceback(),
                 ) from err
             if recorder is not None:

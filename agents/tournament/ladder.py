@@ -27,7 +27,7 @@ from agents.tournament.harness import AgentSpec
 from agents.tournament.paired import deal_gains
 from agents.tournament.plots import _figure
 from agents.tournament.stats import mean_ci
-from mtrain_env.cli import output_problem
+from mtrain_env.cli import refuse_output
 
 __all__ = ["ladder_rows", "main", "plot_ladder"]
 
@@ -101,9 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--title", default=TITLE, help="the figure's title")
     args = parser.parse_args(argv)
-    problem = output_problem(args.out)
-    if problem is not None:
-        parser.error(f"--out: {problem}")
+    refuse_output(parser, "--out", args.out)
     tables: list[tuple[str, list[Path]]] = []
     for label, *runs in args.table:
         if not runs:

@@ -175,7 +175,7 @@ class RLlibConfig:
         for group, names in (("heuristics", list(self.heuristics)), ("eval_opponents", self.eval_opponents)):
             for name in names:  # the name, then what it reads against the table
                 try:
-                    checked_agent(AgentSpec(name), self.game)
+                    checked_agent(AgentSpec.parse(name), self.game)
                 except ValueError as err:
                     raise ConfigError(group, str(err)) from None
 
