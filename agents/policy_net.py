@@ -31,7 +31,6 @@ Importing this module imports torch and sb3-contrib (the ``train`` extra).
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import math
@@ -54,6 +53,7 @@ from stable_baselines3.common.torch_layers import FlattenExtractor
 
 from agents.policy_format import check_format, read_checked_npy, weights_only_refusal
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 __all__ = [
     "GuardedMaskablePolicy",
@@ -640,7 +640,7 @@ def upgrade_trusted_policy(src: str | os.PathLike[str], dst: str | os.PathLike[s
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m agents.policy_net SRC DST``: :func:`upgrade_trusted_policy`."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m agents.policy_net",
         description="Convert a policy pickled by SB3's policy.save into a policy file (policy.json + "
         "weights, read without unpickling); the pickle is read by torch's weights_only loader with an "

@@ -41,12 +41,12 @@ Instructions per step, a load-independent figure (``--only`` runs one contender)
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 
 import numpy as np
 
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.extras import missing_extra
 
 _BLOCK_MASK = (1 << 16) - 1
@@ -205,7 +205,7 @@ def paired_ratio(rates: dict[str, list[float]], name: str, reference: str = "ope
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     """Run the benchmark and print steps/s and ratios; returns the median rates and ratios."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[1])
+    parser = OneLineErrorParser(description=(__doc__ or "").splitlines()[1])
     parser.add_argument("--seconds", type=float, default=30.0, help="total CPU seconds per contender")
     parser.add_argument("--slices", type=int, default=30, help="interleaved measurements per contender")
     parser.add_argument("--players", type=int, default=4)

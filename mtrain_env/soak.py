@@ -27,7 +27,6 @@ to it. The exit status is 1 if anything broke.
 
 from __future__ import annotations
 
-import argparse
 import json
 import pickle
 import random
@@ -53,6 +52,7 @@ from mtrain_env.mexican_train.env import env as mexican_env
 from mtrain_env.mexican_train.env import raw_env as mexican_raw_env
 from mtrain_env.mexican_train.rewards import REWARD_MODES as MEXICAN_REWARD_MODES
 from mtrain_env.tilegame.aec import TileGameEnv
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.snapshot import json_equal
 
 __all__ = ["GAMES", "SoakResult", "Violation", "main", "random_config", "run"]
@@ -357,7 +357,7 @@ def run(steps: int, seed: int = 0, game: str = "both", progress: bool = False) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``mtrain soak`` command: prints the totals; 1 if any invariant broke."""
-    parser = argparse.ArgumentParser(prog="mtrain soak", description=__doc__)
+    parser = OneLineErrorParser(prog="mtrain soak", description=__doc__)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--game", choices=GAMES, default="both")

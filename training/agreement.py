@@ -25,7 +25,6 @@ keeps every position's three moves and A's estimated gain.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import sys
@@ -37,6 +36,7 @@ from typing import Any
 from agents.mexican_train.base import Decision
 from mtrain_env.cli import int_at_least, players_or_exit, refuse_output
 from mtrain_env.mexican_train import env as make_env
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from training.choices import play_choices
 from training.distill_mc import agent_from_spec
 
@@ -146,7 +146,7 @@ def _estimated_gain(search: Any, move: int, prior_move: int) -> float | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.agreement", description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(prog="python -m training.agreement", description=__doc__.splitlines()[0])
     parser.add_argument("a", help="the search whose moves are played (agent spec)")
     parser.add_argument("b", help="the second search, with its own worlds (agent spec)")
     parser.add_argument("--prior", default="champion_policy", help="the agent whose move A keeps by default")

@@ -12,10 +12,10 @@ import re
 import sys
 import types
 from collections.abc import Sequence
-from typing import NoReturn
 
 from agents import cli as agents_cli
 from mtrain_env import cli as env_cli
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from training import cli as training_cli
 from training.selfplay import bench as selfplay_bench
 from training.selfplay import cli as selfplay_cli
@@ -47,18 +47,11 @@ def plain(text: str) -> str:
     return text.replace("``", "")
 
 
-class _OneLineErrors(argparse.ArgumentParser):
-    """A bad command line gets one line naming the problem (and exit status 2), not a usage block."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message}\n")
-
-
 def _one_line_errors(parser: argparse.ArgumentParser) -> None:
     """Give a command's parser, and its own subcommands' (``mtrain replay check``), the
-    one-line errors of :class:`_OneLineErrors` (unless it has its own)."""
+    one-line errors of :class:`OneLineErrorParser` (unless it has its own)."""
     if "error" not in vars(parser):
-        parser.error = types.MethodType(_OneLineErrors.error, parser)  # type: ignore[method-assign]
+        parser.error = types.MethodType(OneLineErrorParser.error, parser)  # type: ignore[method-assign]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for child in action.choices.values():
@@ -67,7 +60,7 @@ def _one_line_errors(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``mtrain`` parser with every layer's commands."""
-    parser = _OneLineErrors(prog="mtrain", description=DESCRIPTION, formatter_class=_CommandListFormatter)
+    parser = OneLineErrorParser(prog="mtrain", description=DESCRIPTION, formatter_class=_CommandListFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
     agents_cli.register(sub)
     training_cli.register(sub)

@@ -79,6 +79,7 @@ from mtrain_env.cli import int_at_least, output_problem, positive_float
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from training.choices import play_choices
 
 __all__ = ["LabelJob", "agent_from_spec", "label_shard", "load_labels", "shard_paths"]
@@ -532,7 +533,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="distill_mc", description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(prog="distill_mc", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="step", required=True)
     lab = sub.add_parser("label", help="label positions with mc")
     lab.add_argument("--out", required=True, help="directory of the shards")

@@ -39,6 +39,7 @@ from agents.mexican_train.ismcts import OPPONENTS, ISMCTSAgent
 from mtrain_env.cli import int_at_least, players_or_exit, positive_float, refuse_output
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from training.choices import play_choices
 
 __all__ = ["label_games", "main", "parse_args"]
@@ -89,7 +90,7 @@ def _merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, GameConfig]:
     """The options and the game, checked (exit code 2 naming the option) before any import
     of torch and before anything is written."""
-    parser = argparse.ArgumentParser(prog="expert_iteration", description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(prog="expert_iteration", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="directory of the labels, networks and metrics")
     parser.add_argument("--iterations", type=int_at_least(1), default=3)
     parser.add_argument("--games", type=int_at_least(2), default=150, help="labelled games per iteration")

@@ -17,7 +17,6 @@ full-batch Adam on the per-tile cross-entropy (torch), and reports on held-out g
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -44,6 +43,7 @@ from mtrain_env.cli import int_at_least, non_negative_float, players_or_exit, re
 from mtrain_env.mexican_train.core.public import PublicView, sample_state
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 
 class Position(NamedTuple):
@@ -313,7 +313,7 @@ def tracker_placement(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m training.hand_model",
         description="Fit the hand model on planner games and measure it on held-out games.",
     )

@@ -15,7 +15,6 @@ draws), using the normal approximation (there are hundreds of units).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import statistics
@@ -30,6 +29,7 @@ from agents.play import play_game
 from agents.registry import agent_names
 from mtrain_env.block import GameConfig, raw_env
 from mtrain_env.cli import int_at_least
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 __all__ = ["BenchResult", "Meeting", "bench", "main", "play_match"]
 
@@ -131,7 +131,7 @@ def bench(names: Sequence[str], hands: int, seed: int = 0, **config: Any) -> Ben
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hands", type=int_at_least(1), default=2000, help="hands per meeting (budget)")
     parser.add_argument("--seed", type=int_at_least(0), default=0)
     parser.add_argument(

@@ -27,7 +27,6 @@ resampling). :func:`fit` measures the model's log-likelihood of planner plays fo
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -39,6 +38,7 @@ from tqdm import tqdm
 from mtrain_env.cli import int_at_least, non_negative_float
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import PublicView
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.tiles import bits_list
 
 
@@ -310,7 +310,7 @@ def placement(beta: float, seeds: Sequence[int], players: int = 4, pool: int = 6
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m agents.mexican_train.inference",
         description="Fit the opponent model's beta: log-likelihood of planner plays.",
     )

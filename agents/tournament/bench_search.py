@@ -14,7 +14,6 @@ rollouts on the compiled rollouts at <= 10 ms a decision (pure ``mc``: ~100 ms).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -28,6 +27,7 @@ from agents.tournament.harness import AgentSpec, checked_agent
 from mtrain_env.cli import int_at_least
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 #: specs timed by default: the pure reference first (the ratio's denominator)
 DEFAULT_AGENTS = ("mc[engine=python]", "mc[engine=compiled]")
@@ -95,7 +95,7 @@ def time_and_count(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_search", description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(prog="bench_search", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--agents", nargs="+", default=list(DEFAULT_AGENTS), help="agent specs, the reference first"
     )

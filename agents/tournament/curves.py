@@ -25,7 +25,6 @@ it; a run that does not match exits 2.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import statistics
@@ -42,6 +41,7 @@ from agents.tournament.plots import _figure
 from agents.tournament.report import SUMMARY_FILE
 from mtrain_env.cli import int_at_least, refuse_output
 from mtrain_env.mexican_train import GameConfig
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 FIELDS = (
     "label",
@@ -241,7 +241,7 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="curves", description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(prog="curves", description=__doc__.splitlines()[0])
     parser.add_argument("--points", nargs="+", required=True, help="agent specs, e.g. 'mc[sims=100]'")
     parser.add_argument("--out", required=True, help="directory of the runs, curves.csv and curves.png")
     parser.add_argument("--deals", type=int_at_least(1), default=200)

@@ -29,7 +29,6 @@ a position, ``OUT/exact_gap.png`` the mean shortfall against the level.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import time
@@ -46,6 +45,7 @@ from agents.tournament.bench_search import planner_turns
 from agents.tournament.plots import _figure
 from agents.tournament.stats import mean_ci
 from mtrain_env.cli import int_at_least, players_or_exit, refuse_output
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 FIELDS = ("game", "seat", "tiles", "held", "moves", "nodes_budget", "solved", "exact", "exact_s")
 #: what plays the rest of the round at each level (the table's rows)
@@ -181,7 +181,7 @@ def plot(rows: Sequence[dict[str, Any]], tiles: Sequence[int], levels: Sequence[
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="exact_gap", description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(prog="exact_gap", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="directory of exact_gap.csv and exact_gap.png")
     parser.add_argument("--games", type=int_at_least(1), default=20)
     parser.add_argument("--seed", type=int_at_least(0), default=2071)

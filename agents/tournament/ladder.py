@@ -15,7 +15,6 @@ lone agent cannot be told.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from agents.tournament.paired import deal_gains
 from agents.tournament.plots import _figure
 from agents.tournament.stats import mean_ci
 from mtrain_env.cli import refuse_output
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 __all__ = ["ladder_rows", "main", "plot_ladder"]
 
@@ -87,7 +87,7 @@ def plot_ladder(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m agents.tournament.ladder", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--out", required=True, type=Path, help="OUT.csv and OUT.png are written")

@@ -16,7 +16,6 @@ when a pair does not share its deals, or its agents are not the first pair's.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
@@ -25,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.tournament.stats import mean_ci, ratio_ci
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 
 def lone_agent(run: Path, counts: dict[str, int]) -> str:
@@ -86,7 +86,7 @@ def common_gains(a: Path, b: Path) -> tuple[str, str, dict[tuple[int, str], tupl
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="python -m agents.tournament.paired", description=__doc__.splitlines()[0]
     )
     parser.add_argument("a", type=Path, help="run directory of agent A (holds results.csv)")

@@ -31,7 +31,6 @@ Where the rules differ (everything else was found equal, see the report):
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -44,7 +43,7 @@ from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.dealing import Deal
 from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.state import DOMINO, GameState, Phase
-from mtrain_env.tilegame.argtypes import int_at_least
+from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least
 from mtrain_env.tilegame.extras import missing_extra
 from mtrain_env.tilegame.tiles import bits_list
 
@@ -253,7 +252,7 @@ def _play_one(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hands", type=int_at_least(1), default=5000)
     parser.add_argument("--seed", type=int_at_least(0), default=0)
     parser.add_argument("--players", type=int, choices=(2, 4), default=4)

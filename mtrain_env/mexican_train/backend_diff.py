@@ -23,7 +23,6 @@ configuration and the command that replays it. The exit status is 1 on any diffe
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import random
@@ -40,6 +39,7 @@ from tqdm import tqdm
 from mtrain_env.mexican_train.core.config import PRESETS, VARIANT_FLAGS, GameConfig, max_players
 from mtrain_env.mexican_train.env import env as mexican_env
 from mtrain_env.mexican_train.rewards import REWARD_MODES
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.tiles import SUPPORTED_MAX_PIPS
 
 __all__ = [
@@ -343,7 +343,7 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decisions", type=int, default=100_000, help="decisions to compare (at least)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)

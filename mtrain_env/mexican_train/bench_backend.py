@@ -11,7 +11,6 @@ The compiled backend is warmed up (numba compile or cache load) before timing.
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import time
@@ -21,6 +20,7 @@ import numpy as np
 
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.env import env
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 #: the issue-10 target: the compiled backend through ``env()`` against the python one
 TARGET_RATIO = 2.0
@@ -57,7 +57,7 @@ class EnvLoop:
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="CPU seconds per backend")
     parser.add_argument("--slices", type=int, default=5)
     parser.add_argument("--players", type=int, default=4)

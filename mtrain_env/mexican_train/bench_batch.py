@@ -19,7 +19,6 @@ processes at once (wall clock, summed), for the both-cores figure.
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import time
 from typing import Any
@@ -30,7 +29,7 @@ from mtrain_env.mexican_train.compiled import engine
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.env import raw_env
-from mtrain_env.tilegame.argtypes import int_at_least
+from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least
 
 #: the issue-10 targets, decision steps/s with observations and masks
 TARGET_ONE_CORE = 500_000
@@ -100,7 +99,7 @@ def _worker(args: tuple[int, int, float, dict[str, Any]]) -> tuple[int, float]:
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     """Run the benchmark and print steps/s; returns the medians by contender."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = OneLineErrorParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="total CPU seconds per contender")
     parser.add_argument("--slices", type=int, default=5, help="interleaved measurements per contender")
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 64, 1024], help="batch sizes B")

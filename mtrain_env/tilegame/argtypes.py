@@ -10,9 +10,24 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-__all__ = ["int_at_least", "non_negative_float", "output_problem", "positive_float", "refuse_output"]
+__all__ = [
+    "OneLineErrorParser",
+    "int_at_least",
+    "non_negative_float",
+    "output_problem",
+    "positive_float",
+    "refuse_output",
+]
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose bad command line gets one line naming the problem (exit
+    status 2), not argparse's usage block above it: ``mtrain`` and every ``python -m`` tool."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}\n")
 
 
 def int_at_least(low: int) -> Callable[[str], int]:

@@ -21,7 +21,6 @@ pips below the table mean / (hand size * 6)) with a 95 % normal CI.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from collections import Counter
@@ -36,6 +35,7 @@ from open_spiel.python.algorithms import mcts
 
 import mtrain_env.openspiel
 from mtrain_env.cli import int_at_least
+from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 #: the small config of the examples
 GAME_PARAMS: dict[str, Any] = {"players": 2, "max_pips": 6}
@@ -186,7 +186,7 @@ def train_nfsp(game: pyspiel.Game, episodes: int, seed: int, learn_every: int = 
 
 
 def main(argv: Sequence[str] | None = None) -> list[Result]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=100, help="evaluation games per player")
     parser.add_argument("--determinizations", type=int, default=3)
     parser.add_argument("--simulations", type=int, default=30, help="MCTS simulations per determinization")

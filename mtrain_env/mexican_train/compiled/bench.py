@@ -14,7 +14,6 @@ per-slice ratios. Steps/s are on one core (one process, one thread).
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -23,7 +22,7 @@ from mtrain_env.mexican_train.compiled import engine
 from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain, deal_arrays
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.dealing import Deal, random_deal
-from mtrain_env.tilegame.argtypes import int_at_least
+from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least
 
 #: the issue-10 target for the compiled core alone, steps/s on one core
 TARGET = 3_000_000
@@ -107,7 +106,7 @@ class PureLoop:
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     """Run the benchmark, print steps/s and the ratio; returns the medians and the ratio."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = OneLineErrorParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="total CPU seconds per contender")
     parser.add_argument("--slices", type=int, default=10, help="interleaved measurements per contender")
     parser.add_argument("--players", type=int, default=4)
