@@ -100,6 +100,7 @@ BAD = [
     _bad(["--n-steps", "0"], "--n-steps"),
     _bad(["--n-steps", "1"], "--n-steps", "at least 2"),
     _bad(["--batch-size", "1"], "--batch-size", ">= 2"),
+    _bad(["--batch-size", "65"], "--batch-size", "fit in a rollout (n_steps x n_envs = 64)"),
     _bad(["--epochs", "0"], "--epochs"),
     _bad(["--lr", "-1"], "--lr", "> 0"),
     _bad(["--lr", "0"], "--lr"),

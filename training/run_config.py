@@ -218,6 +218,10 @@ class TrainConfig:
         if self.n_steps > 0 and self.n_envs > 0 and self.n_steps * self.n_envs < 2:
             raise ConfigError("n_steps", "a rollout (n_steps x n_envs) needs at least 2 steps")
         _int("batch_size", self.batch_size, 2)
+        if self.n_steps > 0 and self.n_envs > 0 and self.batch_size > self.n_steps * self.n_envs:
+            rollout = self.n_steps * self.n_envs
+            text = f"a minibatch must fit in a rollout (n_steps x n_envs = {rollout}), got {self.batch_size}"
+            raise ConfigError("batch_size", text)
         _int("n_epochs", self.n_epochs, 1)
         _real("learning_rate", self.learning_rate, 0.0, low_open=True)
         _choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
