@@ -369,3 +369,32 @@ def test_the_table_is_the_same_under_python_dash_o() -> None:
     assert optimized.keys() == here.keys()
     differ = [key for key in here if optimized[key] != here[key]]
     assert not differ, [(key, here[key], optimized[key]) for key in differ[:5]]
+
+
+#: the tables whose mask a caller must not edit: both backends of Mexican Train, block
+MASK_TABLES: dict[str, Callable[[], Any]] = {
+    "mexican-python": lambda: mtrain_env.raw_env(num_players=3, max_pips=6, backend="python"),
+    "mexican-compiled": lambda: mtrain_env.raw_env(num_players=3, max_pips=6, backend="compiled"),
+    "block": lambda: mtrain_env.block.raw_env(),
+}
+
+
+@pytest.mark.parametrize("table", MASK_TABLES)
+def test_a_caller_cannot_edit_the_env_s_mask(table: str) -> None:
+    """The mask handed out (``observe``, ``last``, ``infos``) is the one the env reads
+    legality from: it is read-only, so a caller's edit fails loudly instead of making a legal
+    move illegal (the compiled backend refused it) or ``legal_actions()`` wrong. Checked at
+    the deal and after steps (the compiled backend's fused step builds its own mask)."""
+    if table.endswith("compiled"):
+        pytest.importorskip("numba")
+    env = MASK_TABLES[table]()
+    env.reset(seed=SEED)
+    for _ in range(6):
+        agent = env.agent_selection
+        legal = env.legal_actions()
+        observed = env.observe(agent)["action_mask"]
+        for mask in (observed, env.last()[0]["action_mask"], env.infos[agent]["action_mask"]):
+            with pytest.raises(ValueError, match="read-only"):
+                mask[legal[-1]] = 0
+        assert env.legal_actions() == legal
+        env.step(legal[-1])

@@ -152,3 +152,52 @@ def test_an_opponent_that_cannot_play_the_table_is_refused_when_made() -> None:
         gymnasium.make(ENV_ID, num_players=3, opponents=["planner", "ppo"])
     env = gymnasium.make(ENV_ID, num_players=3, opponents=["champion_policy"])
     env.reset(seed=0)
+
+
+def test_sb3_builds_the_env_from_its_id() -> None:
+    """SB3's ``make_vec_env`` (and so ``MaskablePPO("MlpPolicy", ENV_ID)``) asks for
+    ``render_mode="rgb_array"``; the env draws the learner's view as a picture."""
+    from stable_baselines3.common.env_util import make_vec_env
+
+    venv = make_vec_env(ENV_ID, n_envs=2, seed=3, env_kwargs={**SMALL, "opponents": ["planner"]})
+    obs = venv.reset()
+    assert obs.shape == (2, *venv.observation_space.shape)
+    frames = venv.get_images()
+    assert len(frames) == 2 and all(f.ndim == 3 and f.shape[2] == 3 and f.dtype == np.uint8 for f in frames)
+    env = make(render_mode="rgb_array")
+    env.reset(seed=1)
+    frame = env.render()
+    learner_view = env.unwrapped.raw.render()  # the raw env's picture of the seat on turn: the learner
+    np.testing.assert_array_equal(frame, learner_view)
+    with pytest.raises(ValueError, match=r"render_mode must be None or one of \['ansi', 'rgb_array'\]"):
+        SingleAgentEnv(SMALL, render_mode="human")  # (gymnasium.make wraps it in HumanRendering)
+
+
+@pytest.mark.parametrize(
+    ("action", "error"),
+    [(lambda a: a + 0.9, TypeError), (lambda a: str(a), TypeError), (lambda a: np.array([a]), TypeError),
+     (lambda a: 10**6, ValueError), (lambda a: -1, ValueError)],
+    ids=["float", "str", "1-d array", "above the space", "negative"],
+)  # fmt: skip
+def test_a_step_takes_integers_of_the_space_as_the_aec_env_does(action: Any, error: type[Exception]) -> None:
+    """Not an integer: ``TypeError``; out of ``Discrete(n)``: ``ValueError``; the episode goes
+    on (a caller's bug is not a move). A numpy integer or a 0-d array plays."""
+    env = make(illegal_action="terminate")
+    env.reset(seed=2)
+    legal = int(np.flatnonzero(env.get_wrapper_attr("action_masks")())[0])
+    with pytest.raises(error, match="action space Discrete"):
+        env.step(action(legal))
+    _, _, _, _, info = env.step(np.array(legal, dtype=np.int16))
+    assert "illegal_action" not in info
+
+
+def test_an_illegal_action_ends_the_episode_with_an_empty_mask() -> None:
+    """``illegal_action="terminate"`` leaves the table mid-round; the mask says it is over."""
+    env = make(illegal_action="terminate")
+    _, info = env.reset(seed=2)
+    illegal = int(np.flatnonzero(~info["action_mask"])[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, reward, terminated, _, info = env.step(illegal)
+    assert terminated and reward == -1.0 and info["illegal_action"]
+    assert not env.get_wrapper_attr("action_masks")().any() and not info["action_mask"].any()

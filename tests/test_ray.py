@@ -105,6 +105,11 @@ def test_bad_env_config_is_refused() -> None:
     illegal = int(np.flatnonzero(o[MASK_KEY] == 0)[0])
     with pytest.raises(ValueError, match=f"{agent_id}: illegal action {illegal}"):
         env.step({agent_id: illegal})
+    legal = int(np.flatnonzero(o[MASK_KEY])[0])
+    for bad, error in ((legal + 0.9, TypeError), (str(legal), TypeError), (10**6, ValueError)):
+        with pytest.raises(error, match="action space Discrete"):  # as the AEC env: not a move
+            env.step({agent_id: bad})
+    env.step({agent_id: np.int64(legal)})  # the episode went on: the legal move plays
 
 
 def test_module_masks_and_exports_to_the_ppo_agent(tmp_path: Path) -> None:

@@ -61,6 +61,7 @@ from agents.mexican_train.league import HEURISTIC, SNAPSHOT, League, OpponentSpe
 from agents.play import play_until
 from agents.registry import make_agent
 from mtrain_env.mexican_train.env import raw_env
+from mtrain_env.tilegame.actions import coerce_action
 
 SEAT_MODES = ("random", "rotate")
 ILLEGAL_MODES = ("terminate", "raise")
@@ -117,13 +118,15 @@ class SingleAgentEnv(gymnasium.Env):
         snapshot_deterministic: snapshot opponents play argmax (else they sample).
         features: the learner's input (:mod:`agents.mexican_train.features`): ``"env"`` (the env's
             observation vector) or ``"planner"`` (plus the planner's advice views).
-        render_mode: ``None`` or ``"ansi"`` (the learner's table view).
+        render_mode: ``None``, ``"ansi"`` (the learner's table view as text) or
+            ``"rgb_array"`` (as a picture: what SB3's ``make_vec_env`` and gymnasium's
+            video wrappers ask for).
         **config: more keywords of :class:`mtrain_env.raw_env`, merged into ``env_kwargs``
             (so ``gymnasium.make("mtrain_env/MexicanTrain-v0", num_players=2, max_pips=6)``
             works); a keyword given both ways is a ``TypeError``.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 2}  # noqa: RUF012 - gymnasium's instance attribute
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}  # noqa: RUF012 - gymnasium's instance attribute
 
     def __init__(
         self,
@@ -147,7 +150,10 @@ class SingleAgentEnv(gymnasium.Env):
             raise TypeError(f"SingleAgentEnv: {', '.join(twice)} given both as a keyword and in env_kwargs")
         self.env_kwargs.update(config)
         self.env_kwargs.pop("render_mode", None)
-        self._raw = raw_env(**self.env_kwargs, render_mode="ansi" if render_mode == "ansi" else None)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            modes = self.metadata["render_modes"]
+            raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
+        self._raw = raw_env(**self.env_kwargs, render_mode=render_mode)
         self.num_players = self._raw.config.num_players
         if isinstance(seat, str):
             if seat not in SEAT_MODES:
@@ -156,8 +162,6 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(f"seat must be 0..{self.num_players - 1}, got {seat}")
         if illegal_action not in ILLEGAL_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_MODES}, got {illegal_action!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.seat_mode = seat
         self.league = _as_league(opponents)
         for name in self.league.heuristics:  # each can play this table: found here, not at a reset
@@ -208,9 +212,10 @@ class SingleAgentEnv(gymnasium.Env):
         return self._learner_id
 
     def action_masks(self) -> np.ndarray:
-        """Boolean mask of the learner's legal actions (all False once the episode is over)."""
+        """Boolean mask of the learner's legal actions (all False once the episode is over,
+        also when an illegal action ended it with the table mid-round)."""
         infos = getattr(self._raw, "infos", None)
-        if infos is None:  # never reset
+        if infos is None or self._done:  # never reset, or over
             return np.zeros(self._raw.config.num_actions, dtype=bool)
         return infos[self._learner_id]["action_mask"].astype(bool)
 
@@ -273,9 +278,9 @@ class SingleAgentEnv(gymnasium.Env):
         """The learner plays ``action``; opponents play until it is on turn again or the episode ends."""
         if self._done:
             raise RuntimeError("the episode is over: call reset()")
-        a = int(action)
+        a = coerce_action(action, self._raw.config.num_actions)  # refuses 85.9 and "85"
         mask = self._raw.infos[self._learner_id]["action_mask"]
-        if not (0 <= a < mask.shape[0] and mask[a]):
+        if not mask[a]:
             if self.illegal_action == "raise":
                 legal = np.flatnonzero(mask).tolist()
                 raise ValueError(f"{self._learner_id}: illegal action {a}; legal actions: {legal}")
@@ -329,13 +334,17 @@ class SingleAgentEnv(gymnasium.Env):
 
         return PPOAgent(path=snapshot_path(self.league_root, spec), deterministic=self.snapshot_deterministic)
 
-    def render(self) -> str | None:  # type: ignore[override]  # gymnasium types frames as a TypeVar
-        """The learner's table view (``render_mode="ansi"``), else ``None`` with a warning."""
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]  # gymnasium types frames as a TypeVar
+        """The learner's table view: text (``"ansi"``), a picture (``"rgb_array"``), else
+        ``None`` with a warning."""
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode")
             return None
         # between steps the learner is on turn, so the only hand shown is the learner's
-        return f"learner: {self._learner_id}\n" + str(self._raw.render())
+        frame = self._raw.render()
+        if self.render_mode == "rgb_array":
+            return frame
+        return f"learner: {self._learner_id}\n{frame}"
 
     # ------------------------------------------------------------- snapshots
     def get_state(self) -> dict[str, Any]:

@@ -39,7 +39,8 @@ seat ``(seat + k) mod n``, ``n`` the Mexican train. ``tile_id(a, b)`` with ``a <
 to the observing seat and filled through named views; ``env.unwrapped.observation_layout``
 maps each name to ``(slice, shape)`` (the table is in the README). The mask (also in
 ``infos[agent]["action_mask"]``) is all-zero for seats not on turn and never all-zero for
-the seat on turn.
+the seat on turn. It is read-only: the env reads legality from it, so a caller that wants
+to edit it (to forbid a move in its own policy) takes ``mask.copy()``.
 
 ### Rewards
 
@@ -319,6 +320,7 @@ class CompiledRawEnv(raw_env):
         self.agent_selection = on_turn = self.possible_agents[code % FUSED_SEATS]
         if code >= FUSED_SEATS:
             self._obs_ready = obs
+            mask.flags.writeable = False  # the caller's edit must not change the rules' answer
         else:  # no legal move (the rules never leave a live seat without one)
             mask = self._zero_mask
             self._obs_ready = None
@@ -352,6 +354,7 @@ class CompiledRawEnv(raw_env):
         infos = self.infos
         previous = self.agent_selection
         self._legal, mask = self._compiled.legal_and_mask(s)
+        mask.flags.writeable = False  # the caller's edit must not change the rules' answer
         self._mask = mask if self._legal else self._zero_mask
         self.agent_selection = agent = self.possible_agents[seat]
         if previous != agent and previous in infos:

@@ -524,7 +524,8 @@ class TileGameEnv(AECEnv, EzPickle):
             to_action = self._move_to_action[seat]
             for m in legal:
                 buf[to_action[m]] = 1
-            self._mask = np.frombuffer(buf, np.int8)
+            # read-only (bytes): a caller editing its copy of the mask must not change the rules' answer
+            self._mask = np.frombuffer(bytes(buf), np.int8)
         else:
             self._mask = self._zero_mask
         self.agent_selection = agent = self.possible_agents[seat]

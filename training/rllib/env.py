@@ -48,6 +48,7 @@ from agents.mexican_train.base import Agent, decision_for
 from agents.mexican_train.features import FeatureEncoder, feature_size
 from agents.play import play_until
 from mtrain_env.mexican_train.env import raw_env
+from mtrain_env.tilegame.actions import coerce_action
 from training.single_agent import finite_high
 
 #: keys of the Dict observation (RLlib's action-masking example names them so)
@@ -158,9 +159,11 @@ class MexicanTrainMultiAgentEnv(MultiAgentEnv):
         agent_id = raw.agent_selection
         if agent_id not in action_dict:
             raise ValueError(f"no action for {agent_id}, the seat on turn (got {sorted(action_dict)})")
-        action = int(action_dict[agent_id])
+        # as the AEC env: an integer out of the space is a ValueError, a non-integer (85.9, "85")
+        # a TypeError; a legal-space action the rules refuse is the illegal move below
+        action = coerce_action(action_dict[agent_id], raw.config.num_actions)
         mask = raw.infos[agent_id]["action_mask"]
-        if not (0 <= action < mask.shape[0] and mask[action]):
+        if not mask[action]:
             if self.illegal_action == "terminate":
                 self._done = True
                 info = {agent_id: {"illegal_action": True}}
