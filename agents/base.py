@@ -4,7 +4,11 @@ Every decision an agent makes is a function of a :class:`SeatDecision`: the seat
 observation vector and action mask (exactly what the env gives that seat), and a decoded,
 leak-free public view (the public table plus its own hand) built by the env. The static
 rules (config and tables, no state) come along so search agents can simulate. No agent
-ever receives the hidden state. Each game narrows the types:
+ever receives the hidden state. (By construction, not by a sandbox: the decision reads
+the env it came from, and an agent is code running in the same process. A ``module:Class``
+entrant of a tournament is trusted like any imported code; the differential tests in
+``tests/test_hidden_info.py`` check that every shipped fair agent plays the same move in
+positions that differ only in hidden tiles.) Each game narrows the types:
 :class:`agents.mexican_train.base.Decision`, :class:`agents.block.base.BlockDecision`.
 
 Agents are seeded: ``reset(seed)`` fixes all their randomness (a
@@ -34,7 +38,9 @@ class SeatDecision:
         self._env = raw
         self.agent_id = agent_id
         self.seat: int = raw.agent_name_mapping[agent_id]
-        self.game: Any = raw.game  #: static rules and tables (no state)
+        #: static rules and tables (no state): the pure rules core on either backend (the
+        #: compiled env's ``game`` is its engine, which agents do not simulate with)
+        self.game: Any = getattr(raw, "pure_game", raw.game)
         self.codec: Any = raw.codec  #: the env's action codec
         #: int8 mask over the action space (the seat's own; all-zero off turn)
         self.action_mask: np.ndarray = raw.observe_mask(agent_id)

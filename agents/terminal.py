@@ -57,7 +57,10 @@ def register(subparsers: Any) -> None:
         help="the agents of seats 1, 2, ...: registered names or specs, e.g. 'champion[sims=100]'",
     )
     p.add_argument(
-        "--seed", type=int_at_least(0), default=None, help="the deal's seed (default: a random one, shown)"
+        "--seed",
+        type=int_at_least(0),
+        default=None,
+        help="the deal's seed (default: a random one, shown when the game ends: it deals every hand)",
     )
     p.add_argument(
         "--save", default=None, metavar="FILE", help="replay file (default runs/play/seed<S>.jsonl)"
@@ -79,14 +82,17 @@ def play_command(args: argparse.Namespace) -> int:
     except OptionError as err:
         print(f"mtrain play: {err.option}: {err}", file=sys.stderr)
         return 2
-    seed = args.seed if args.seed is not None else secrets.randbelow(10**6)
+    # 63 bits: a deal the player cannot find again by trying seeds against its own hand
+    seed = args.seed if args.seed is not None else secrets.randbits(63)
     save_text = args.save if args.save is not None else str(Path("runs") / "play" / f"seed{seed}.jsonl")
     save = Path(save_text)
     problem = output_problem(save_text)  # before Path(): Path("") would be the current directory
     if problem is not None:  # found now, not after the game
         print(f"mtrain play: --save: {problem}", file=sys.stderr)
         return 2
-    session = TerminalSession(args.game, config.to_dict(), args.agents, seed)
+    session = TerminalSession(
+        args.game, config.to_dict(), args.agents, seed, seed_given=args.seed is not None
+    )
     return session.run(save)
 
 
@@ -102,10 +108,12 @@ class TerminalSession:
         seed: int,
         read: Callable[[str], str] = input,
         out: TextIO | None = None,
+        seed_given: bool = True,
     ) -> None:
         self.env = make_env(game, config)
         self.game = game
         self.seed = seed
+        self.seed_given = seed_given  #: the player chose the seed (else it is shown at the end only)
         self.read = read
         self.out = out
         seeds = np.random.SeedSequence(seed).generate_state(len(opponents))
@@ -127,7 +135,9 @@ class TerminalSession:
         env.reset(seed=self.seed)
         recorder = ReplayRecorder(env, self.seed, self.names)
         c = env.config
-        self.say(f"mtrain play: you are player_{HUMAN}; seed {self.seed}")
+        # a seed the player did not choose is shown at the end only: it deals every hand again
+        deal = f"seed {self.seed}" if self.seed_given else "a random deal (its seed is shown at the end)"
+        self.say(f"mtrain play: you are player_{HUMAN}; {deal}")
         self.say(
             "seats: "
             + ", ".join(f"player_{i} {'(you)' if i == HUMAN else n}" for i, n in enumerate(self.names))
@@ -169,6 +179,8 @@ class TerminalSession:
         else:
             self.show_final(recorder.replay.final)
             self.say(f"game over; replay saved: {save}  (mtrain replay show {save})")
+        if not self.seed_given:
+            self.say(f"the deal's seed: {self.seed}")
         return 0
 
     def ask(self) -> int | None:

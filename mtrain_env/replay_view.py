@@ -126,11 +126,13 @@ def playthrough(
     replay: Replay, seat: int | None = None, all_hands: bool = False, tables: bool = True
 ) -> Iterator[str]:
     """The replay as text lines: a header, then each decision (with the table before it when
-    ``tables``), round results and the final scores. ``seat``: that seat's view only."""
+    ``tables``), round results and the final scores. ``seat``: that seat's view only (its
+    hand, its own search values, no seed)."""
     _check_seat(replay, seat)
     if seat is not None and all_hands:
         raise ValueError("seat and all_hands exclude each other: a seat's view shows its own hand only")
-    yield f"{_describe_config(replay)}; seed {replay.seed}"
+    # a seat's view leaves the seed out: it deals every hand and the boneyard again
+    yield f"{_describe_config(replay)}; " + (f"seed {replay.seed}" if seat is None else "seed hidden")
     yield "seats: " + ", ".join(f"player_{p} {name}" for p, name in enumerate(replay.agents))
     view = (
         "every hand"
@@ -169,37 +171,10 @@ def table_image(env: Any, seat: int | None = None, all_hands: bool = False) -> n
     turn), or with every hand in a strip below it (Mexican Train only)."""
     if not hasattr(env, "pure_game"):
         raise ValueError(NO_PICTURE)
-    from mtrain_env.mexican_train.render_image import draw_table
+    from mtrain_env.mexican_train.render_image import draw_table, with_hands_strip
 
     frame = draw_table(env.pure_game, env.state_obj, seat)
-    return _with_hands_strip(env, frame) if all_hands else frame
-
-
-def _with_hands_strip(env: Any, frame: np.ndarray) -> np.ndarray:
-    """``frame`` with a strip below listing every seat's hand as small tile faces."""
-    from PIL import Image
-
-    from mtrain_env.mexican_train.render_image import BODY, HEADER_BG, TEXT, _put_text, tile_face
-
-    s = env.state_obj
-    tiles = env.config.tiles.tiles
-    half, row_h, label_w = 20, 28, 110
-    n = len(s.hands)
-    strip = Image.new("RGB", (frame.shape[1], n * row_h + 8), HEADER_BG)
-    for p, h in enumerate(s.hands):
-        y = 4 + p * row_h
-        _put_text(strip, (12, y + row_h / 2), f"player_{p}", BODY, TEXT, "lm")
-        x = label_w
-        for i in bits_list(h):
-            face = tile_face(*tiles[i], half)
-            if x + face.width > strip.width - 4:
-                break
-            strip.paste(face, (x, y + (row_h - face.height) // 2), face)
-            x += face.width + 3
-    out = Image.new("RGB", (frame.shape[1], frame.shape[0] + strip.height))
-    out.paste(Image.fromarray(frame), (0, 0))
-    out.paste(strip, (0, frame.shape[0]))
-    return np.asarray(out)
+    return with_hands_strip(env.pure_game, env.state_obj, frame) if all_hands else frame
 
 
 def write_gif(

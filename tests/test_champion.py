@@ -185,6 +185,17 @@ def test_threads_split_the_same_worlds(budget: dict[str, Any]) -> None:
     assert AgentSpec.parse("champion[threads=2]").params == {"threads": 2}
 
 
+def test_a_history_walk_too_short_for_one_world_is_refused() -> None:
+    """``history=N`` keeps every tenth state of an N-proposal walk: under 10, no world at all
+    (it crashed at the first decision with numpy's error); refused when made, naming why."""
+    for steps in (1, 9):
+        with pytest.raises(ValueError, match=r"history must be 0 \(no walk\) or >= 10 \(a world every 10"):
+            ChampionAgent(history=steps)
+    agent = ChampionAgent(seed=3, sims=8, history=10)
+    decision, _env = next(iter(_decisions(4, 6, seed=11)))
+    assert decision.legal_actions.count(agent.act(decision)) == 1
+
+
 def test_threads_need_the_priors_worlds() -> None:
     with pytest.raises(ValueError, match="threads must be an int >= 1"):
         ChampionAgent(threads=0)

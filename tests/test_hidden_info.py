@@ -408,3 +408,56 @@ def test_forced_opening_pass_shows_void() -> None:
     np.testing.assert_array_equal(rows, expected)
     # the passer's own view shows nothing about itself (opponent rows only) and seat 0 is not void
     assert not void_rows(env, 1).any()
+
+
+#: every registered fair agent at a small budget (``oracle`` and ``oracle_champion`` declare
+#: ``cheats`` and are given the truth on purpose)
+FAIR_AGENTS = [
+    "random", "greedy", "planner", "mc[rollouts=8]", "mc_infer[rollouts=8]", "mc_student",
+    "ismcts[sims=16]", "ismcts_puct[sims=8]", "ismcts_puct_policy", "openspiel_ismcts[iterations=10]",
+    "champion[sims=8]", "champion_policy", "ppo",
+]  # fmt: skip
+
+
+def test_every_registered_agent_is_checked_for_leaks() -> None:
+    from agents.registry import agent_class, agent_names, parse_spec
+
+    checked = {parse_spec(spec)[0] for spec in FAIR_AGENTS}
+    fair = {name for name in agent_names() if not getattr(agent_class(name), "cheats", False)}
+    assert checked == fair
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("spec", FAIR_AGENTS)
+def test_fair_agents_choose_the_same_move_whatever_the_hidden_tiles(spec: str, backend: str) -> None:
+    """An agent seeded alike chooses the same action in two positions that differ only in
+    tiles its seat cannot see (opponents' hands, the boneyard), on either backend: a
+    function of its seat's view, not of the hidden state. (An agent given the truth, like
+    ``oracle``, fails this.)"""
+    from agents.registry import make_agent
+
+    decided = 0
+    for kwargs in ({}, {"num_players": 3, "max_pips": 9}):
+        try:  # the networks play the 4-player double-12 table they were trained for
+            make_agent(spec).check_game(mtrain_env.raw_env(**kwargs).config)
+        except ValueError:
+            continue
+        rng = np.random.default_rng(7)
+        deal = random_deal(kwargs, rng)
+        trace = random_trace(kwargs, deal, rng)
+        for observer, how in ((0, "swap"), (1, "shuffle"), (2, "swap")):
+            twin = hidden_twin(deal, trace, observer, rng, how)
+            env_a, env_b = new_env(kwargs, deal, backend), new_env(kwargs, twin, backend)
+            for action in trace.actions:
+                if env_a.state_obj.phase >= Phase.ROUND_OVER or action not in env_b.legal_actions():
+                    break
+                if env_a.current_seat == observer and len(env_a.legal_actions()) > 1:
+                    chosen = []
+                    for env in (env_a, env_b):
+                        agent = make_agent(spec, seed=11)
+                        chosen.append(agent.act(agent.decision_class(env, f"player_{observer}")))
+                    assert chosen[0] == chosen[1], f"{spec} reads hidden tiles ({kwargs}, seat {observer})"
+                    decided += 1
+                env_a.step(action)
+                env_b.step(action)
+    assert decided >= 5  # real decisions were compared

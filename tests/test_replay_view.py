@@ -64,6 +64,8 @@ def test_a_seats_playthrough_shows_its_own_hand_and_notes_only() -> None:
         others = [p for p in range(4) if p != seat]
         assert not any(f"player_{p}'s hand" in text for p in others)
         assert ("values:" in text) == (seat == 1)  # mc's notes are seen by mc's seat only
+        assert text.startswith("Mexican Train, ") and "seed hidden" in text.splitlines()[0]
+        assert f"seed {replay.seed}" not in text  # the seed deals every hand again
         # every table line with a hand shows this seat's hand as it was at that position
         hands = re.findall(r"(?:player_\d's )?hand: (.*)", text)
         expected = []
@@ -105,7 +107,11 @@ def test_gif_has_one_frame_per_position(tmp_path: Path) -> None:
 def test_replay_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", "show", "--seat", "1", "--moves-only", str(MC_GAME)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Mexican Train, 4 players, double-12, wikipedia +one_tile_opening; seed 2")
+    assert out.startswith("Mexican Train, 4 players, double-12, wikipedia +one_tile_opening; seed hidden\n")
+    assert main(["replay", "show", "--moves-only", str(MC_GAME)]) == 0
+    assert capsys.readouterr().out.startswith(
+        "Mexican Train, 4 players, double-12, wikipedia +one_tile_opening; seed 2\n"
+    )
     assert "values: " in out and "== final scores" in out
     gif = tmp_path / "x.gif"
     assert (

@@ -178,3 +178,22 @@ def test_bad_options_exit_2_with_one_line(
     assert main(["play", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and option in err
+
+
+def test_a_random_deal_s_seed_is_shown_only_when_the_game_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seed deals every hand and the boneyard again: one the player did not choose is
+    drawn from 63 bits (not a million seeds to try against its own hand) and printed after
+    the game only; a chosen one is printed at the start."""
+    save = tmp_path / "r.jsonl"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    assert main(["play", "--agents", "random", "--max-pips", "6", "--save", str(save)]) == 0
+    out = capsys.readouterr().out
+    seed = read_replay(save).seed
+    before, _, after = out.partition("you quit")
+    assert "a random deal (its seed is shown at the end)" in before and str(seed) not in before
+    assert after.endswith(f"\nthe deal's seed: {seed}\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    assert main(["play", "--agents", "random", "--max-pips", "6", "--seed", "5", "--save", str(save)]) == 0
+    assert capsys.readouterr().out.startswith("mtrain play: you are player_0; seed 5\n")

@@ -345,9 +345,19 @@ def test_the_viewer_gets_every_frame_with_hands_as_asked(tmp_path: Path) -> None
         assert all(h is not None for h in data["frames"][0]["hands"])
         annotated = [s for s in data["steps"] if s["annotations"]]
         assert annotated and all("text" in row for row in annotated[0]["annotations"]["values"])
+        assert data["header"]["seed"] == "3"
         seat1 = c.get("/api/replays/view", params={"path": "t/game.jsonl", "seat": 1}).json()
         for frame in seat1["frames"]:
             assert [h is None for h in frame["hands"]] == [True, False, True, True]
+        # a seat's view: not mc's values over its moves (they tell its tiles), nor the seed
+        # (it deals every hand again); mc's own view keeps them
+        assert all(step["annotations"] is None for step in seat1["steps"]) and seat1["header"]["seed"] is None
+        up1 = c.post(
+            "/api/replays/upload", params={"seat": 1}, content=(tmp_path / "t" / "game.jsonl").read_bytes()
+        )
+        assert up1.status_code == 200 and up1.json()["steps"] == seat1["steps"]
+        seat0 = c.get("/api/replays/view", params={"path": "t/game.jsonl", "seat": 0}).json()
+        assert [s["annotations"] for s in seat0["steps"]] == [s["annotations"] for s in data["steps"]]
         # the same file uploaded gives the same frames
         up = c.post("/api/replays/upload", content=(tmp_path / "t" / "game.jsonl").read_bytes())
         assert up.status_code == 200 and up.json()["frames"] == data["frames"]

@@ -187,6 +187,9 @@ class ChampionAgent(MCInferAgent):
         for knob, value in (("particles", particles), ("history", history), ("levels", levels)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{knob} must be an int >= 0, got {value!r}")
+        if 0 < history < DEFAULT_THIN:  # it keeps every DEFAULT_THIN-th state: none at all
+            every = f"a world every {DEFAULT_THIN} proposals"
+            raise ValueError(f"history must be 0 (no walk) or >= {DEFAULT_THIN} ({every}), got {history}")
         if particles and history:
             raise ValueError("particles= and history= are two sources of worlds: give one")
         if (particles or history) and pool > 1:

@@ -168,7 +168,8 @@ def create_app(
         for name in dict.fromkeys(req.agents):
             if name in refused:
                 raise WebError(f"agent {name}: {refused[name]}")
-        seed = req.seed if req.seed is not None else secrets.randbits(31)
+        # 63 bits: a deal a player cannot find again by trying seeds against its own hand
+        seed = req.seed if req.seed is not None else secrets.randbits(63)
         setup = TableSetup(config, req.seat, opponents_for(req.agents, req.num_players), seed)
         game = store.create(setup)
         with game.lock:

@@ -88,7 +88,8 @@ def replay_json(replay: Replay, seat: int | None = None) -> dict[str, Any]:
     """``replay`` re-simulated, as ``{header, steps, frames, rounds, final}`` for the viewer.
 
     ``frames[k]`` is the table before decision ``k`` (``frames[-1]`` after the last one);
-    ``seat`` shows that seat's hand only (``None``: every hand).
+    ``seat`` shows only what that seat knew: its own hand and search values, no seed (which
+    deals every hand again); ``None``: every hand.
     """
     if replay.game != "mexican_train":
         raise ReplayRefusedError(f"the web viewer draws Mexican Train replays; this one is {replay.game!r}")
@@ -118,14 +119,21 @@ def replay_json(replay: Replay, seat: int | None = None) -> dict[str, Any]:
                     "seat": step.seat,
                     "agent": replay.agents[step.seat],
                     "move": move_json(env.codec, step.seat, step.action),
-                    "annotations": decoded_annotations(env.codec, step.seat, step.annotations),
+                    # another seat's search values over its legal moves would tell its tiles
+                    "annotations": (
+                        decoded_annotations(env.codec, step.seat, step.annotations)
+                        if seat is None or step.seat == seat
+                        else None
+                    ),
                 }
             )
     return {
         "header": {
             "game": replay.game,
             "config": replay.config,
-            "seed": str(replay.seed),  # 64-bit seeds lose digits as JavaScript numbers
+            # 64-bit seeds lose digits as JavaScript numbers; a seat's view has none: the seed
+            # deals every hand and the boneyard again
+            "seed": str(replay.seed) if seat is None else None,
             "agents": replay.agents,
             "versions": replay.versions,
             "finished": replay.final is not None,

@@ -521,3 +521,28 @@ def draw_table(game: MexicanTrain, s: GameState, seat: int | None = None) -> np.
     never another hand, never the boneyard order); the shape depends only on ``game.config``.
     """
     return _renderer(game.config).draw(game, s, seat)
+
+
+def with_hands_strip(game: MexicanTrain, s: GameState, frame: np.ndarray) -> np.ndarray:
+    """``frame`` with a strip below listing every seat's hand as small tile faces.
+
+    Shows hidden hands: for replays and the game's end (``mtrain replay --all-hands``), never
+    for a seat's own view.
+    """
+    tiles = game.config.tiles.tiles
+    half, row_h, label_w = 20, 28, 110
+    strip = Image.new("RGB", (frame.shape[1], len(s.hands) * row_h + 8), HEADER_BG)
+    for p, h in enumerate(s.hands):
+        y = 4 + p * row_h
+        _put_text(strip, (12, y + row_h / 2), f"player_{p}", BODY, TEXT, "lm")
+        x = label_w
+        for i in bits_list(h):
+            face = tile_face(*tiles[i], half)
+            if x + face.width > strip.width - 4:
+                break
+            strip.paste(face, (x, y + (row_h - face.height) // 2), face)
+            x += face.width + 3
+    out = Image.new("RGB", (frame.shape[1], frame.shape[0] + strip.height))
+    out.paste(Image.fromarray(frame), (0, 0))
+    out.paste(strip, (0, frame.shape[0]))
+    return np.asarray(out)

@@ -98,7 +98,7 @@ function loaded(data, name) {
   });
   const h = data.header;
   $("slider").max = String(data.frames.length - 1);
-  $("about").textContent = `${name}: ${h.config.num_players} players, double-${h.config.max_pips}, ${h.config.rules} rules, seed ${h.seed}; `
+  $("about").textContent = `${name}: ${h.config.num_players} players, double-${h.config.max_pips}, ${h.config.rules} rules, ${h.seed === null ? "seed hidden (a seat's view)" : `seed ${h.seed}`}; `
     + `${data.steps.length} decisions; ${h.agents.map((a, q) => `player_${q} ${a}`).join(", ")}${h.finished ? "" : " (cut short)"}`;
   const seatSel = $("seat");
   const chosen = data.seat === null ? "" : String(data.seat);
