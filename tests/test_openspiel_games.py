@@ -192,10 +192,9 @@ def test_hidden_tiles_stay_hidden_and_resampling_keeps_the_infostate() -> None:
         other = (p + 1) % 4
         info = state.information_state_string(p)
         hidden = state.game_state.hands[other]
-        tiles = game.static.config.tiles.tiles
-        # the other hand's tiles appear in p's information state only if they were laid
-        for t in bits_list(hidden):
-            assert f"deal p{other} {tiles[t][0]}-{tiles[t][1]}" not in info
+        # p reads the other hand's size when it is picked up ("p1 picks up 12 tiles"), never its tiles
+        picked = [line for line in info.splitlines() if line.startswith(f"p{other} picks up ")]
+        assert picked == [f"p{other} picks up {game.static.config.hand_size} tiles"]
         changed = False
         for k in range(3):
             r = state.resample(p, np.random.default_rng(k))

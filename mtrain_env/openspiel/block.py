@@ -13,6 +13,9 @@ conventions (event log, observer, resampling). Here:
   sleep. There is no boneyard, so no other chance node.
 * **Actions**: the env's ids (``tile_id * 2 + end``, ``PASS = 56``; ends are absolute).
 * **Returns**: the sum of the env's rewards (:mod:`mtrain_env.block.rewards`), at the end.
+* **Length**: a match (``match=True``) is cut after :func:`max_hands` hands, so that
+  ``max_game_length`` is a true bound; only a 2-player match with hands scoring 0 can get
+  there (the rules alone do not bound it).
 * ``resample_from_infostate``: :func:`mtrain_env.block.core.public.sample_state`.
 
 Parameters: ``players`` (4 or 2), ``rules`` (``"reference"``, the preset ``"001"``, or
@@ -38,10 +41,10 @@ from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.state import GameState, Phase
 from mtrain_env.block.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.block.rewards import REWARD_MODES, hand_rewards
-from mtrain_env.openspiel.common import Log, SeatObserver, SeatViews, TileDeal
+from mtrain_env.openspiel.common import Log, SeatObserver, SeatViews, TileDeal, log_deal, log_pick_up
 from mtrain_env.tilegame.tiles import bits_list
 
-__all__ = ["GAME_NAME", "BlockGame", "BlockState", "config_from_params", "view_text"]
+__all__ = ["GAME_NAME", "BlockGame", "BlockState", "config_from_params", "max_hands", "view_text"]
 
 GAME_NAME = "mtrain_block_dominoes"
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -131,6 +134,26 @@ def static_for(config: GameConfig, reward: str) -> Static:
     return Static(config, reward)
 
 
+def max_hands(config: GameConfig) -> int:
+    """The most hands an episode of this game has: ``max_game_length`` is this many times
+    ``config.max_hand_moves``, and OpenSpiel takes it as a hard bound.
+
+    One without ``match``. A match (B13) ends after the hand in which a pair reaches
+    ``target``; while both are below it they hold at most ``2 * (target - 1)`` points, so
+    if every hand scored a point there would be at most that many hands before the last
+    one, plus the last, plus a tie-break hand (``closed_scoring="both"``): ``2 * target``.
+    But a hand can score 0: a 2-player dominó (B10) whose loser holds only [0|0] (with 4
+    players the losing pair holds two tiles or more and only one is [0|0]; a cierre, B11,
+    always scores: its losing pair has at least the winning pair's pips, and both at 0
+    would need [0|0] in both pairs' hands). Such hands can follow each other without end,
+    so the rules do not bound a 2-player match. This game therefore ENDS A MATCH AFTER
+    ``2 * target + 2`` HANDS, which takes at least three hands scoring 0 (never the case
+    with 4 players); the returns are then the rewards so far (under ``reward="match"``,
+    0 each: a drawn match).
+    """
+    return 2 * config.target + 2 if config.match else 1
+
+
 class BlockGame(pyspiel.Game):
     """The OpenSpiel game (see the module docstring)."""
 
@@ -138,8 +161,7 @@ class BlockGame(pyspiel.Game):
         params = dict(params or {})
         config, reward = config_from_params(params)
         self.static = static_for(config, reward)
-        # a match lasts until a pair reaches the target; bounded here by one point a hand
-        hands = 2 * config.target + 2 if config.match else 1
+        hands = max_hands(config)  # a true bound: a match is cut there (see max_hands)
         bound = {"points": 1.0, "raw": float(config.max_hand_points), "match": 1.0}[reward]
         if reward != "match":
             bound *= hands
@@ -232,10 +254,9 @@ class BlockState(SeatViews, pyspiel.State):
         st = self._st
         c = st.config
         if self._deal is not None:
-            seat = self._deal.give(action)
-            a, b = c.tiles.tiles[action]
-            self._log = Log(self._log, seat, f"deal p{seat}", f"deal p{seat} {a}-{b}")
+            self._log = log_deal(self._log, self._deal.give(action))
             if self._deal.done:
+                self._log = log_pick_up(self._log, c.tiles.tiles, self._deal.hands)
                 self._dealt()
             return
         s = self._s
@@ -253,6 +274,10 @@ class BlockState(SeatViews, pyspiel.State):
             shown = "; ".join(f"p{q} {_tiles_text(c, h)}" for q, h in enumerate(s.hands))
             self._log = Log(self._log, -1, f"hand {s.hand_index} over: {shown}")  # every hand is shown
             if s.phase == Phase.GAME_OVER:
+                self._terminal = True
+            elif s.hand_index + 1 >= max_hands(c):
+                # only after hands scoring 0 (2 players); OpenSpiel needs max_game_length to hold
+                self._log = Log(self._log, -1, f"match cut after {s.hand_index + 1} hands")
                 self._terminal = True
             else:
                 self._deal = st.deal()

@@ -6,19 +6,28 @@
 * :class:`Log`: what happened, event by event, each with the text every seat sees and,
   for private events, the text its owner sees; a seat's information-state string is its
   log (perfect recall). Immutable and shared by clones, so cloning a state copies no event.
+* :func:`log_deal` / :func:`log_pick_up`: how a deal enters the log. The tiles are dealt
+  face down (a public ``deal pK`` per tile: every seat sees how many each has), and when
+  the deal is complete each seat picks up its hand: ONE private event with its tiles in
+  tile-id order. So a seat's information state holds its hand as a set, never the order
+  it was dealt in (which the rules never use): one real information set is one string,
+  not up to ``hand_size!`` of them, as tabular algorithms (CFR, ``TabularPolicy``,
+  exploitability) that key by the string need. Draws later (R16) stay one event each.
 * :class:`SeatObserver`: OpenSpiel's ``PyObserver`` over a state's ``seat_vector`` (the
   env's observation of that seat), ``info_string`` and ``obs_string``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from mtrain_env.tilegame.layout import FlatLayout
+from mtrain_env.tilegame.tiles import bits_list
 
-__all__ = ["Log", "SeatObserver", "TileDeal", "seat_log"]
+__all__ = ["Log", "SeatObserver", "TileDeal", "log_deal", "log_pick_up", "seat_log"]
 
 
 class TileDeal:
@@ -107,6 +116,23 @@ def _log_from_entries(entries: list[tuple[int, str, str]]) -> Log | None:
     log = None
     for owner, public, private in entries:
         log = Log(log, owner, public, private)
+    return log
+
+
+def log_deal(log: Log | None, seat: int) -> Log:
+    """One tile dealt face down to ``seat``: public (everyone sees who got a tile, nobody which)."""
+    return Log(log, -1, f"deal p{seat}")
+
+
+def log_pick_up(log: Log | None, tiles: Sequence[tuple[int, int]], hands: Sequence[int]) -> Log | None:
+    """The deal is complete: each seat picks up its hand (a bitmask in ``hands``).
+
+    One event per seat: its owner reads its tiles in tile-id order (the hand as a set,
+    whatever the order of the chance outcomes that dealt it), the others its size.
+    """
+    for seat, hand in enumerate(hands):
+        shown = " ".join(f"{tiles[i][0]}-{tiles[i][1]}" for i in bits_list(hand))
+        log = Log(log, seat, f"p{seat} picks up {hand.bit_count()} tiles", f"p{seat} picks up {shown}")
     return log
 
 

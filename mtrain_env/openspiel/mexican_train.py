@@ -20,8 +20,10 @@ none is re-implemented here.
 * **Observations**: the tensor is the env's observation vector of the seat
   (:mod:`~mtrain_env.mexican_train.observation`, its views by name in the observer's
   ``dict``); the observation string is the seat's current view (public table + own hand);
-  the information-state string is the seat's whole event log (its dealt and drawn tiles,
-  every public move: perfect recall). The information-state TENSOR is the observation
+  the information-state string is the seat's whole event log (perfect recall): its hand as
+  picked up once the deal is complete (a set: not the order of the chance outcomes that
+  dealt it, :func:`~mtrain_env.openspiel.common.log_pick_up`), each tile it drew, every
+  public move. The information-state TENSOR is the observation
   vector too: a fixed-size summary (shown voids, hand counts, trains), not a history.
 * ``resample_from_infostate(player, sampler)``: a state the player cannot tell from this
   one, by the project's determinizer
@@ -44,14 +46,21 @@ import numpy as np
 import pyspiel
 
 from mtrain_env.mexican_train.codec import ActionCodec
-from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
+from mtrain_env.mexican_train.core.config import (
+    MAX_PIPS,
+    MIN_PIPS,
+    MIN_PLAYERS,
+    VARIANT_FLAGS,
+    GameConfig,
+    max_players,
+)
 from mtrain_env.mexican_train.core.dealing import Deal
 from mtrain_env.mexican_train.core.public import PublicView, public_view, sample_state
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.mexican_train.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.mexican_train.rewards import REWARD_MODES, round_rewards
-from mtrain_env.openspiel.common import Log, SeatObserver, SeatViews, TileDeal
+from mtrain_env.openspiel.common import Log, SeatObserver, SeatViews, TileDeal, log_deal, log_pick_up
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = [
@@ -139,8 +148,9 @@ def _game_type(reward: str) -> pyspiel.GameType:
         information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
         utility=pyspiel.GameType.Utility.ZERO_SUM if zero_sum else pyspiel.GameType.Utility.GENERAL_SUM,
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=8,
-        min_num_players=2,
+        # every set's bound (R3): 17 seats on double-18, as load_game accepts
+        max_num_players=max(max_players(pips) for pips in range(MIN_PIPS, MAX_PIPS + 1)),
+        min_num_players=MIN_PLAYERS,
         provides_information_state_string=True,
         provides_information_state_tensor=True,
         provides_observation_string=True,
@@ -308,10 +318,9 @@ class MexicanTrainState(SeatViews, pyspiel.State):
         st = self._st
         tiles = st.config.tiles.tiles
         if self._deal is not None:
-            seat = self._deal.give(action)
-            a, b = tiles[action]
-            self._log = Log(self._log, seat, f"deal p{seat}", f"deal p{seat} {a}-{b}")
+            self._log = log_deal(self._log, self._deal.give(action))
             if self._deal.done:
+                self._log = log_pick_up(self._log, tiles, self._deal.hands)
                 self._start_round()
             return
         s = self._s
