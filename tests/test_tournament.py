@@ -381,6 +381,35 @@ def test_resume_refuses_another_config_and_extends_deals(tmp_path: Path) -> None
     )
 
 
+def test_timing_covers_every_deal_timed_across_invocations(tmp_path: Path) -> None:
+    """ms/dec of an extended run, and of a rerun that plays nothing, is over every deal any
+    invocation timed (``timing.jsonl``), as a fresh run's is (the decision counts are a
+    function of the seed); a line cut short by a kill leaves its deal untimed, named in
+    the table; ``--overwrite`` starts the ledger again."""
+
+    def timed(result: Any) -> list[int]:
+        return [a["decisions_timed"] for a in result.agents]
+
+    out = tmp_path / "run"
+    fresh = run_tournament(_config(None, deals=4))
+    run_tournament(_config(out, deals=2, plots=False))
+    extended = run_tournament(_config(out, deals=4, plots=False))
+    assert timed(extended) == timed(fresh) and all(n > 0 for n in timed(fresh))
+    again = run_tournament(_config(out, deals=4, plots=False))
+    assert again.throughput["deals_played"] == 0 and timed(again) == timed(fresh)
+    assert all(a["ms_per_decision"] is not None for a in again.agents)
+    assert again.throughput["deals_timed"] == 4 and "deals timed" not in again.table
+    ledger = out / "timing.jsonl"
+    ledger.write_text(ledger.read_text()[:-5])  # the last deal's line, cut short by a kill
+    cut = run_tournament(_config(out, deals=4, plots=False))
+    assert cut.throughput["deals_timed"] == 3 and all(
+        c < f for c, f in zip(timed(cut), timed(fresh), strict=True)
+    )
+    assert "ms/dec: the time inside act over the 3 of 4 deals timed (timing.jsonl)" in cut.table
+    redone = run_tournament(_config(out, deals=1, overwrite=True, plots=False))
+    assert redone.throughput["deals_timed"] == 1 and len(ledger.read_text().splitlines()) == 1
+
+
 # ---------------------------------------------------------------- statistics
 def test_t_quantiles_match_the_printed_tables() -> None:
     """Student t 97.5% points from standard tables (e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2)."""

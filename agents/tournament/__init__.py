@@ -65,6 +65,7 @@ from agents.tournament.results import (
     read_results,
 )
 from agents.tournament.stats import agent_stats, group_games, pairwise
+from agents.tournament.timing import TIMING_FILE, Timing, TimingLedger
 
 
 @dataclass
@@ -118,11 +119,13 @@ def run_tournament(config: TournamentConfig) -> TournamentResult:
     missing = [d for d in range(config.deals) if d not in done]
     progress = _progress_bar(config, len(done)) if config.progress else None
     results = ResultsFile(out / RESULTS_FILE) if out is not None else None
+    ledger = TimingLedger(out / TIMING_FILE) if out is not None else None
     new_rows: list[Row] = []
 
     def sink(res: DealResult) -> None:
-        if results is not None:
+        if results is not None and ledger is not None:
             results.append(res.deal, res.rows)
+            ledger.append(res.deal, res.think_seconds, res.decisions)
         new_rows.extend(res.rows)
 
     try:
@@ -138,7 +141,12 @@ def run_tournament(config: TournamentConfig) -> TournamentResult:
     per_agent = agent_stats(games, plan.labels, positive)
     pairs = pairwise(games, plan.labels)
     ratings = rate_games(games, plan.labels, positive)
-    summary = build_summary(config, plan, per_agent, pairs, ratings, play, deals_resumed=len(done))
+    timing = (
+        ledger.totals({r.deal for r in all_rows}, len(plan.names))
+        if ledger is not None
+        else Timing(play.think_seconds, play.decisions, play.deals)
+    )
+    summary = build_summary(config, plan, per_agent, pairs, ratings, play, timing, deals_resumed=len(done))
     table = format_table(summary)
     files = write_outputs(out, summary, table, ratings, config.plots) if out is not None else {}
     return TournamentResult(config, plan, all_rows, summary, ratings, table, files)

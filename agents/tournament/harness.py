@@ -68,6 +68,7 @@ from agents.tournament.seating import (
     seating,
     session_seed,
 )
+from agents.tournament.timing import TIMING_FILE, TimingLedger
 from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 from mtrain_env.replay import ReplayRecorder, write_replay
 from mtrain_env.tilegame import json_text
@@ -483,9 +484,11 @@ def prepare_out_dir(out: Path, plan: Plan, deals: int, overwrite: bool) -> list[
     run_path = out / RUN_FILE
     results = ResultsFile(out / RESULTS_FILE)
     identity = plan.identity()
+    ledger = TimingLedger(out / TIMING_FILE)
     if overwrite:
         results.remove()
         run_path.unlink(missing_ok=True)
+        ledger.remove()
     if results.exists() and not run_path.exists():
         raise ConfigMismatchError(f"{results.path} exists without {RUN_FILE}; cannot tell which run it is")
     if run_path.exists():
@@ -511,6 +514,7 @@ def prepare_out_dir(out: Path, plan: Plan, deals: int, overwrite: bool) -> list[
                 "(the results were removed after they were written; use a new --out or --overwrite)"
             )
         results.create()
+        ledger.remove()  # no results: no deal it timed is one of this run's
         return []
     rows, dropped = results.read(plan)
     beyond = sorted({r.deal for r in rows if r.deal >= deals})

@@ -15,6 +15,7 @@ from agents.tournament.games import GAMES
 from agents.tournament.harness import Plan, PlayStats, TournamentConfig
 from agents.tournament.rating import Ratings
 from agents.tournament.stats import Estimate
+from agents.tournament.timing import Timing
 
 SUMMARY_FILE = "summary.json"
 TABLE_FILE = "table.txt"
@@ -78,13 +79,16 @@ def build_summary(
     pairs: list[dict[str, Any]],
     ratings: Ratings,
     play: PlayStats,
+    timing: Timing,
     deals_resumed: int,
 ) -> dict[str, Any]:
-    """The JSON summary of a run (see the README section of :mod:`agents.tournament`)."""
+    """The JSON summary of a run (see the README section of :mod:`agents.tournament`):
+    ``play`` is this invocation's throughput, ``timing`` the agents' time in ``act`` over
+    every deal timed (:mod:`agents.tournament.timing`)."""
     final = {r["agent"]: r for r in ratings.final()}
     entries = []
     for i, a in enumerate(agents):
-        decisions = play.decisions[i]
+        decisions = timing.decisions[i]
         entries.append(
             {
                 **a,
@@ -93,7 +97,7 @@ def build_summary(
                 "agent_params": plan.agent_params[i],
                 "rating": {k: v for k, v in final[a["agent"]].items() if k != "agent"},
                 "decisions_timed": decisions,
-                "ms_per_decision": 1000.0 * play.think_seconds[i] / decisions if decisions else None,
+                "ms_per_decision": 1000.0 * timing.think_seconds[i] / decisions if decisions else None,
             }
         )
     return jsonable(
@@ -126,6 +130,7 @@ def build_summary(
             "throughput": {
                 "deals_played": play.deals,
                 "deals_resumed": deals_resumed,
+                "deals_timed": timing.deals,  #: the deals behind ms/dec (this and earlier invocations)
                 "rounds_played": play.rounds,
                 "actions": play.actions,
                 "seconds": play.seconds,
@@ -225,6 +230,10 @@ def format_table(summary: dict[str, Any]) -> str:
         + f" on {t['workers']} {'Ray actor' if t.get('backend') == 'ray' else 'worker'}(s)"
         + (f" ({t['deals_resumed']} deals resumed from disk)" if t["deals_resumed"] else ""),
     ]
+    deals = summary["config"]["deals"]
+    timed = t.get("deals_timed", deals)
+    if timed != deals:
+        out.append(f"ms/dec: the time inside act over the {timed} of {deals} deals timed (timing.jsonl)")
     return "\n".join(out)
 
 
