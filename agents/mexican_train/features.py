@@ -41,6 +41,7 @@ def feature_size(name: str, config: GameConfig, env_size: int) -> int:
 
 
 def check_feature_set(name: str) -> None:
+    """``ValueError`` naming the known sets unless ``name`` is one of :data:`FEATURE_SETS`."""
     if name not in FEATURE_SETS:
         raise ValueError(f"features must be one of {FEATURE_SETS}, got {name!r}")
 

@@ -101,7 +101,7 @@ class AgentSpec:
 
     Args:
         name: key of ``agents.REGISTRY`` (``"random"``, ``"greedy"``, ...) or an import path
-            ``"package.module:ClassName"`` of an :class:`~agents.base.Agent` subclass.
+            ``"package.module:ClassName"`` of an :class:`~agents.base.BaseAgent` subclass.
         params: keyword arguments of the agent's constructor (``{"rollouts": 64}``).
         label: name in tables and files; default ``name`` or ``name[k=v,...]``.
     """

@@ -131,6 +131,8 @@ class Static:
 
 @cache
 def static_for(config: GameConfig, reward: str) -> Static:
+    """The game's static tables, built once per (config, reward): every state of a game and
+    its clones share them, so a state carries only what play changes."""
     return Static(config, reward)
 
 

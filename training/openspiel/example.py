@@ -60,6 +60,7 @@ class Result:
 
 
 def load_game() -> pyspiel.Game:
+    """The example's game: Mexican Train as registered with pyspiel, at :data:`GAME_PARAMS`."""
     return pyspiel.load_game(mtrain_env.openspiel.mexican_train.GAME_NAME, GAME_PARAMS)
 
 
