@@ -18,6 +18,7 @@ from agents.mexican_train.tilenet import is_selfplay_policy, save_selfplay_polic
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
 from tests.selfplay_support import SMALL_RUN, checkpoint_round_trip
 from training.app import main as mtrain
+from training.checks import ConfigError
 from training.selfplay.bench import measure
 from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
 from training.selfplay.dmc import DMCConfig, ReturnBook, SelfPlayDMC
@@ -203,9 +204,9 @@ def test_a_ppo_checkpoint_is_refused_and_configs_round_trip(tmp_path) -> None:
     assert config_to_json(dmc)["algo"] == "dmc" and config_from_json(config_to_json(dmc)) == dmc
     ppo = SelfPlayConfig(**TINY)
     assert config_from_json(ppo.to_json()) == ppo  # an older selfplay.json has no "algo"
-    with pytest.raises(ValueError, match="algo must be one of ppo, dmc"):
+    with pytest.raises(ConfigError, match=r"^algo: must be one of ppo, dmc"):
         config_from_json({"algo": "a2c"})
-    with pytest.raises(ValueError, match=r"epsilon must be a number in \[0, 1\]"):
+    with pytest.raises(ConfigError, match=r"^epsilon: must be a number in \[0, 1\]"):
         DMCConfig(epsilon=1.5)
 
 

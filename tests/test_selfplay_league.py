@@ -20,6 +20,7 @@ pytest.importorskip("numba")
 
 from tests.selfplay_support import checkpoint_round_trip
 from training.app import main as mtrain
+from training.checks import ConfigError
 from training.selfplay.dmc import DMCConfig, SelfPlayDMC
 from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
 from training.selfplay.seatbook import SeatBook
@@ -172,18 +173,18 @@ def test_resume_with_opponents_is_exact(tmp_path) -> None:
 
 
 def test_league_settings_are_checked() -> None:
-    with pytest.raises(ValueError, match="opponents must be one of none, planner"):
+    with pytest.raises(ConfigError, match=r"^opponents: must be one of none, planner"):
         SelfPlayConfig(opponents="mc")
-    with pytest.raises(ValueError, match="opponent_share needs opponents"):
+    with pytest.raises(ConfigError, match=r"^opponent_share: needs opponents"):
         SelfPlayConfig(opponent_share=0.5)
-    with pytest.raises(ValueError, match="opponent_share must give at least one"):
+    with pytest.raises(ConfigError, match=r"^opponent_share: must give at least one"):
         SelfPlayConfig(opponents="planner", num_games=4)
-    with pytest.raises(ValueError, match=r"opponent_share must be a number in \[0.0, 1.0\]"):
+    with pytest.raises(ConfigError, match=r"^opponent_share: must be a number in \[0.0, 1.0\]"):
         SelfPlayConfig(opponents="planner", opponent_share=1.5)
     assert SelfPlayConfig().league_games == 0
-    with pytest.raises(ValueError, match=r"opponent_seats must be in 0..3 \(0: drawn 1..n-1\), got 4"):
+    with pytest.raises(ConfigError, match=r"^opponent_seats: must be in 0..3 \(0: drawn 1..n-1\), got 4"):
         SelfPlayConfig(opponents="planner", opponent_share=1.0, opponent_seats=4)
-    with pytest.raises(ValueError, match="opponent_seats needs opponents"):
+    with pytest.raises(ConfigError, match=r"^opponent_seats: needs opponents"):
         SelfPlayConfig(opponent_seats=1)
 
 

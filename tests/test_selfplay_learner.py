@@ -25,6 +25,7 @@ from mtrain_env.mexican_train.core.config import GameConfig
 from tests.cli_support import imported_by_refusals
 from tests.selfplay_support import SMALL_RUN, checkpoint_round_trip
 from training.app import main as mtrain
+from training.checks import ConfigError
 from training.selfplay.checkpoint import load_checkpoint, save_checkpoint
 from training.selfplay.config import config_to_json
 from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
@@ -156,11 +157,11 @@ def test_the_ppo_agent_plays_a_selfplay_policy(tmp_path) -> None:
 
 
 def test_config_errors_name_the_field() -> None:
-    with pytest.raises(ValueError, match="num_games must be an int"):
+    with pytest.raises(ConfigError, match=r"^num_games: must be an int"):
         SelfPlayConfig(num_games=0)
-    with pytest.raises(ValueError, match="net must be one of"):
+    with pytest.raises(ConfigError, match=r"^net: must be one of"):
         SelfPlayConfig(net="cnn")
-    with pytest.raises(ValueError, match="lr must be > 0"):
+    with pytest.raises(ConfigError, match=r"^lr: must be > 0"):
         SelfPlayConfig(lr=0.0)
 
 
@@ -326,7 +327,7 @@ CONTENTS = {
         "(net: unknown dtype 'float99')",
     ),
     "ckpt-object": ({"net": {"__ndarray__": th.zeros(2), "dtype": "object"}}, "dtype must be bool, an int"),
-    "ckpt-no-state": ({"wall_s": 1.0}, "checkpoint.pt cannot be restored: no 'config' in it"),
+    "ckpt-no-state": ({"wall_s": 1.0}, "checkpoint.pt: cannot be restored: no 'config' in it"),
 }
 RESUME = ["--resume", "--steps", "12", "--eval-every", "0", "--no-progress"]
 
@@ -375,12 +376,17 @@ def test_a_damaged_run_is_refused_before_torch_is_imported(tmp_path) -> None:
     ],
 )
 def test_decode_refuses_a_state_it_did_not_encode(tmp_path, state: Any, message: str) -> None:
-    from training.selfplay.checkpoint import CheckpointError, _decode
+    from training.run_dir import CheckpointError
+    from training.selfplay.checkpoint import SelfPlayCheckpointError, _decode
 
     with pytest.raises(ValueError, match=re.escape(message)):
         _decode(state)
     path = tmp_path / "checkpoint.pt"
     th.save(state, path)
-    with pytest.raises(CheckpointError, match=re.escape(f"{path}: not a self-play checkpoint (")) as err:
+    with pytest.raises(
+        SelfPlayCheckpointError, match=re.escape(f"{path}: not a self-play checkpoint (")
+    ) as err:
         load_checkpoint(path)
     assert message in str(err.value) and "\n" not in str(err.value)
+    # one except catches the checkpoint errors of every trainer
+    assert isinstance(err.value, CheckpointError) and err.value.file == str(path)

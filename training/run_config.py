@@ -3,24 +3,34 @@
 :meth:`TrainConfig.validate` checks every field (the game through ``GameConfig.make``,
 agents through the registry, feature sets, modes, numeric ranges) and raises
 :class:`ConfigError` naming the field, before any process starts or any file is written
-(:class:`~training.train.Trainer` calls it). The module imports no learning library, so the
+(:class:`~training.train.Trainer` calls it); the field checks are those of
+:mod:`training.checks`, shared with the other trainers. The module imports no learning library, so the
 RLlib backend and the command line read and check a run's configuration without SB3.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-import agents
-from agents.registry import check_params, parse_spec
 from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
+from training.checks import (
+    MAX_SEED,
+    ConfigError,
+    check_agent,
+    check_agent_list,
+    check_bool,
+    check_choice,
+    check_int,
+    check_path,
+    check_real,
+    check_seat,
+    check_sizes,
+    check_weights,
+)
 
 __all__ = [
     "DEFAULT_EVAL_OPPONENTS",
@@ -55,19 +65,6 @@ DEFAULT_EVAL_OPPONENTS: tuple[str, ...] = ("random", "greedy", "planner")
 
 #: the game keywords a run used to keep flat in ``config.json`` (read back by ``from_json``)
 _FLAT_GAME_KEYS = ("num_players", "max_pips", "hand_size", "rules", "rounds")
-
-
-class ConfigError(ValueError):
-    """A bad :class:`TrainConfig` value, raised before anything runs or is written.
-
-    ``field`` names the field (``game.num_players`` ... ``game.flags`` for the game's
-    keywords), ``message`` says what is wrong and what is allowed.
-    """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 def _game_field(message: str) -> str:
@@ -203,91 +200,66 @@ class TrainConfig:
         from agents.mexican_train.features import FEATURE_SETS
         from mtrain_env.mexican_train.rewards import REWARD_MODES
 
-        _int("steps", self.steps, 1)
-        _int("seed", self.seed, 0, 2**32 - 1)
-        if not isinstance(self.out, (str, os.PathLike)) or not str(self.out):
-            raise ConfigError("out", f"must be a directory path, got {self.out!r}")
-        _int("n_envs", self.n_envs, 0, note="0 = the default")
-        _choice("vec", self.vec, VEC_KINDS)
-        _int("workers", self.workers, 0, note="0 = one per CPU core")
+        check_int("steps", self.steps, 1)
+        check_int("seed", self.seed, 0, MAX_SEED)
+        check_path("out", self.out)
+        check_int("n_envs", self.n_envs, 0, note="0 = the default")
+        check_choice("vec", self.vec, VEC_KINDS)
+        check_int("workers", self.workers, 0, note="0 = one per CPU core")
         if not isinstance(self.game, GameConfig):
             raise ConfigError("game", f"must be a GameConfig, got {type(self.game).__name__}")
-        _choice("reward", self.reward, REWARD_MODES)
-        _seat(self.seat, self.game.num_players)
-        _int("n_steps", self.n_steps, 0, note="0 = the default")
+        check_choice("reward", self.reward, REWARD_MODES)
+        check_seat("seat", self.seat, self.game.num_players, SEAT_MODES)
+        check_int("n_steps", self.n_steps, 0, note="0 = the default")
         if self.n_steps > 0 and self.n_envs > 0 and self.n_steps * self.n_envs < 2:
             raise ConfigError("n_steps", "a rollout (n_steps x n_envs) needs at least 2 steps")
-        _int("batch_size", self.batch_size, 2)
+        check_int("batch_size", self.batch_size, 2)
         if self.n_steps > 0 and self.n_envs > 0 and self.batch_size > self.n_steps * self.n_envs:
             rollout = self.n_steps * self.n_envs
             text = f"a minibatch must fit in a rollout (n_steps x n_envs = {rollout}), got {self.batch_size}"
             raise ConfigError("batch_size", text)
-        _int("n_epochs", self.n_epochs, 1)
-        _real("learning_rate", self.learning_rate, 0.0, low_open=True)
-        _choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
-        _real("gamma", self.gamma, 0.0, 1.0)
-        _real("gae_lambda", self.gae_lambda, 0.0, 1.0)
-        _real("clip_range", self.clip_range, 0.0, low_open=True)
-        _real("ent_coef", self.ent_coef, 0.0)
-        _real("vf_coef", self.vf_coef, 0.0)
-        _real("max_grad_norm", self.max_grad_norm, 0.0, low_open=True)
+        check_int("n_epochs", self.n_epochs, 1)
+        check_real("learning_rate", self.learning_rate, 0.0, low_open=True)
+        check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
+        check_real("gamma", self.gamma, 0.0, 1.0)
+        check_real("gae_lambda", self.gae_lambda, 0.0, 1.0)
+        check_real("clip_range", self.clip_range, 0.0, low_open=True)
+        check_real("ent_coef", self.ent_coef, 0.0)
+        check_real("vf_coef", self.vf_coef, 0.0)
+        check_real("max_grad_norm", self.max_grad_norm, 0.0, low_open=True)
         if self.target_kl is not None:
-            _real("target_kl", self.target_kl, 0.0, note="0 = off")
-        if (
-            not isinstance(self.net_arch, (list, tuple))
-            or not self.net_arch
-            or not all(_is_int(x) and x >= 1 for x in self.net_arch)
-        ):
-            raise ConfigError(
-                "net_arch", f"needs hidden layer sizes >= 1, e.g. [256, 256], got {self.net_arch!r}"
-            )
-        _real("logit_bound", self.logit_bound, 0.0, low_open=True)
-        _choice("features", self.features, FEATURE_SETS)
-        _real("shaping", self.shaping, 0.0, note="0 = none")
-        if not isinstance(self.heuristics, Mapping):
-            raise ConfigError("heuristics", f"must map agent names to weights, got {self.heuristics!r}")
-        for name, weight in self.heuristics.items():
-            _agent("heuristics", name, self.game)
-            if not _is_real(weight) or not math.isfinite(weight) or weight <= 0:
-                raise ConfigError(
-                    "heuristics", f"the weight of {name!r} must be a number > 0, got {weight!r}"
-                )
-        _real("p_heuristic", self.p_heuristic, 0.0, 1.0, low_open=True)
-        _real("p_latest", self.p_latest, 0.0, 1.0)
-        _real("p_older", self.p_older, 0.0, 1.0)
-        _int("snapshot_every", self.snapshot_every, 0, note="0 = never")
-        _int("max_snapshots", self.max_snapshots, 1)
-        if not isinstance(self.snapshot_deterministic, bool):
-            raise ConfigError(
-                "snapshot_deterministic", f"must be a bool, got {self.snapshot_deterministic!r}"
-            )
-        _int("eval_every", self.eval_every, 0, note="0 = never")
-        _int("eval_deals", self.eval_deals, 1)
-        if not isinstance(self.eval_opponents, (list, tuple)):
-            raise ConfigError("eval_opponents", f"must be a list of agent names, got {self.eval_opponents!r}")
-        for name in self.eval_opponents:
-            _agent("eval_opponents", name, self.game)
-        twice = sorted({x for x in self.eval_opponents if list(self.eval_opponents).count(x) > 1})
-        if twice:
-            raise ConfigError("eval_opponents", f"names {twice} more than once")
-        _int("eval_seed", self.eval_seed, 0, 2**32 - 1)
-        _int("checkpoint_every", self.checkpoint_every, 0, note="0 = at the start and the end only")
-        _int("keep_checkpoints", self.keep_checkpoints, 1)
+            check_real("target_kl", self.target_kl, 0.0, note="0 = off")
+        check_sizes("net_arch", self.net_arch)
+        check_real("logit_bound", self.logit_bound, 0.0, low_open=True)
+        check_choice("features", self.features, FEATURE_SETS)
+        check_real("shaping", self.shaping, 0.0, note="0 = none")
+        check_weights("heuristics", self.heuristics, self.game)
+        check_real("p_heuristic", self.p_heuristic, 0.0, 1.0, low_open=True)
+        check_real("p_latest", self.p_latest, 0.0, 1.0)
+        check_real("p_older", self.p_older, 0.0, 1.0)
+        check_int("snapshot_every", self.snapshot_every, 0, note="0 = never")
+        check_int("max_snapshots", self.max_snapshots, 1)
+        check_bool("snapshot_deterministic", self.snapshot_deterministic)
+        check_int("eval_every", self.eval_every, 0, note="0 = never")
+        check_int("eval_deals", self.eval_deals, 1)
+        check_agent_list("eval_opponents", self.eval_opponents, self.game)
+        check_int("eval_seed", self.eval_seed, 0, MAX_SEED)
+        check_int("checkpoint_every", self.checkpoint_every, 0, note="0 = at the start and the end only")
+        check_int("keep_checkpoints", self.keep_checkpoints, 1)
         if not isinstance(self.bc_expert_params, Mapping):
             raise ConfigError("bc_expert_params", f"must map names to values, got {self.bc_expert_params!r}")
         if self.bc_expert is not None:
-            _agent("bc_expert", self.bc_expert, self.game, self.bc_expert_params, "bc_expert_params")
-        _int("bc_samples", self.bc_samples, 0, note="0 = no warm start")
+            check_agent("bc_expert", self.bc_expert, self.game, self.bc_expert_params, "bc_expert_params")
+        check_int("bc_samples", self.bc_samples, 0, note="0 = no warm start")
         if self.bc_samples > 0 and self.bc_expert is None:
             text = "behaviour cloning needs bc_expert (--bc-expert: the agent to clone)"
             raise ConfigError("bc_samples", text)
-        _int("bc_epochs", self.bc_epochs, 1)
-        _real("bc_lr", self.bc_lr, 0.0, low_open=True)
-        _int("bc_batch_size", self.bc_batch_size, 1)
-        _int("torch_threads", self.torch_threads, 1)
-        if not isinstance(self.progress, bool):
-            raise ConfigError("progress", f"must be a bool, got {self.progress!r}")
-        _int("verbose", self.verbose, 0, 2)
+        check_int("bc_epochs", self.bc_epochs, 1)
+        check_real("bc_lr", self.bc_lr, 0.0, low_open=True)
+        check_int("bc_batch_size", self.bc_batch_size, 1)
+        check_int("torch_threads", self.torch_threads, 1)
+        check_bool("progress", self.progress)
+        check_int("verbose", self.verbose, 0, 2)
 
     def env_kwargs(self) -> dict[str, Any]:
         """Keywords of :class:`mtrain_env.raw_env` for this run (the game, fully resolved, and
@@ -320,75 +292,3 @@ class TrainConfig:
             d["game"] = {**flat, "flags": d.pop("flags", None) or {}}
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def _is_real(x: Any) -> bool:
-    return _is_int(x) or isinstance(x, (float, np.floating))
-
-
-def _int(name: str, value: Any, low: int, high: int | None = None, note: str = "") -> None:
-    text = f"an int >= {low}" if high is None else f"an int in {low}..{high}"
-    if note:
-        text += f" ({note})"
-    if not _is_int(value) or value < low or (high is not None and value > high):
-        raise ConfigError(name, f"must be {text}, got {value!r}")
-
-
-def _real(
-    name: str, value: Any, low: float, high: float | None = None, low_open: bool = False, note: str = ""
-) -> None:
-    if low_open:
-        text = f"> {low:g}" if high is None else f"in ({low:g}, {high:g}]"
-    else:
-        text = f">= {low:g}" if high is None else f"in [{low:g}, {high:g}]"
-    if note:
-        text += f" ({note})"
-    ok = _is_real(value) and math.isfinite(value)
-    ok = ok and (value > low if low_open else value >= low) and (high is None or value <= high)
-    if not ok:
-        raise ConfigError(name, f"must be a finite number {text}, got {value!r}")
-
-
-def _choice(name: str, value: Any, choices: Sequence[str]) -> None:
-    if value not in choices:
-        raise ConfigError(name, f"must be one of {', '.join(choices)}; got {value!r}")
-
-
-def _seat(seat: Any, num_players: int) -> None:
-    if isinstance(seat, str) and seat in SEAT_MODES:
-        return
-    if not (_is_int(seat) and 0 <= seat < num_players):
-        raise ConfigError(
-            "seat",
-            f"must be {' or '.join(SEAT_MODES)} or a seat index in 0..{num_players - 1} "
-            f"({num_players} players); got {seat!r}",
-        )
-
-
-def _agent(
-    name: str, agent: Any, game: GameConfig, params: Mapping[str, Any] | None = None, params_name: str = ""
-) -> None:
-    """A registered agent (or ``module:Class``) that can be built (with ``params``) and can
-    play ``game``'s table (:meth:`~agents.base.BaseAgent.check_game`: found now, not mid-run)."""
-    if not isinstance(agent, str) or not agent:
-        raise ConfigError(name, f"needs agent names, got {agent!r}")
-    try:
-        base, spec_params = parse_spec(agent)  # a name, or a spec such as "mc[sims=50]"
-        cls = agents.agent_class(base)
-    except (ImportError, ValueError) as err:
-        raise ConfigError(name, str(err)) from None
-    params = {**spec_params, **(params or {})}
-    try:
-        check_params(cls, params)
-        built = cls(seed=0, **params)
-    except (TypeError, ValueError) as err:
-        text = f"agent {agent!r} does not take the parameters {params}: {err}"
-        raise ConfigError(params_name or name, text) from None
-    try:
-        built.check_game(game)
-    except ValueError as err:
-        raise ConfigError(name, f"{agent}: {err}") from None

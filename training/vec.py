@@ -7,7 +7,8 @@ per step; on 2 cores that means either 2 envs (the policy forward is batched ove
 shard sequentially and answers with one message, so the learner batches the forward
 over all ``n_envs`` while the workers use every core. Results are identical to
 ``DummyVecEnv`` with the same envs (the envs are independent and keep their order).
-Errors raised in a worker come back as a ``RuntimeError`` with the worker's traceback.
+Errors raised in a worker come back as a ``RuntimeError`` with the worker's traceback, raised
+once every worker has answered (so the pipes stay in step and ``close`` still returns).
 
 ``VecMaskCache``: action masks ride along with each step instead of costing a round trip.
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -138,15 +139,26 @@ class ShardedVecEnv(VecEnv):
         super().__init__(n, observation_space, action_space)
 
     # --------------------------------------------------------------- plumbing
-    def _recv(self, w: int) -> Any:
-        status, payload = self.remotes[w].recv()
-        if status == "error":
-            raise RuntimeError(f"error in env worker {w}:\n{payload}")
-        return payload
+    def _recv_all(self, workers: Iterable[int]) -> list[Any]:
+        """One reply from each of ``workers``, in order; the first error is raised after all are in.
+
+        Reading every reply before raising keeps each pipe in step with its worker: a reply left
+        unread would block ``close`` for ever, or answer the next command with a stale result.
+        """
+        payloads: list[Any] = []
+        error: RuntimeError | None = None
+        for w in workers:
+            status, payload = self.remotes[w].recv()
+            if status == "error" and error is None:
+                error = RuntimeError(f"error in env worker {w}:\n{payload}")
+            payloads.append(payload)
+        if error is not None:
+            raise error
+        return payloads
 
     def _call(self, w: int, cmd: str, data: Any) -> Any:
         self.remotes[w].send((cmd, data))
-        return self._recv(w)
+        return self._recv_all([w])[0]
 
     def _by_worker(self, indices: VecEnvIndices) -> dict[int, list[int]]:
         groups: dict[int, list[int]] = {}
@@ -161,8 +173,8 @@ class ShardedVecEnv(VecEnv):
         for w, local in groups.items():
             self.remotes[w].send((cmd, make(local)))
         by_env: dict[tuple[int, int], Any] = {}
-        for w, local in groups.items():
-            for k, value in zip(local, self._recv(w), strict=True):
+        for (w, local), values in zip(groups.items(), self._recv_all(groups), strict=True):
+            for k, value in zip(local, values, strict=True):
                 by_env[(w, k)] = value
         return [by_env[self.where[i]] for i in order]
 
@@ -170,7 +182,7 @@ class ShardedVecEnv(VecEnv):
     def reset(self) -> VecEnvObs:
         for w, shard in enumerate(self.shards):
             self.remotes[w].send(("reset", [(self._seeds[i], self._options[i]) for i in shard]))
-        results = [r for w in range(len(self.shards)) for r in self._recv(w)]
+        results = [r for replies in self._recv_all(range(len(self.shards))) for r in replies]
         obs, infos = zip(*results, strict=True)
         self.reset_infos = list(infos)
         self._reset_seeds()
@@ -183,8 +195,11 @@ class ShardedVecEnv(VecEnv):
         self.waiting = True
 
     def step_wait(self) -> VecEnvStepReturn:
-        results = [r for w in range(len(self.shards)) for r in self._recv(w)]
-        self.waiting = False
+        try:
+            replies = self._recv_all(range(len(self.shards)))
+        finally:
+            self.waiting = False  # every reply was read, even when one of them was an error
+        results = [r for shard_replies in replies for r in shard_replies]
         obs, rewards, dones, infos, reset_infos = zip(*results, strict=True)
         self.reset_infos = list(reset_infos)
         return np.stack(obs), np.array(rewards, dtype=np.float32), np.array(dones, dtype=bool), list(infos)

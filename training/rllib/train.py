@@ -43,13 +43,24 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.tournament.harness import AgentSpec, checked_agent
 from agents.tournament.ray_backend import ensure_ray
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.tilegame import json_text
+from training.checks import (
+    MAX_SEED,
+    ConfigError,
+    check_agent_list,
+    check_bool,
+    check_choice,
+    check_int,
+    check_path,
+    check_real,
+    check_sizes,
+    check_weights,
+)
 from training.evaluate import evaluate
 from training.rllib.league import MAIN, SnapshotMapping, push_weights, snapshot_ids, take_snapshot
-from training.run_config import DEFAULT_HEURISTICS, ConfigError, make_game
+from training.run_config import DEFAULT_HEURISTICS, make_game
 from training.run_dir import (
     CHECKPOINTS,
     CONFIG_FILE,
@@ -122,62 +133,55 @@ class RLlibConfig:
     progress: bool = True
 
     def validate(self) -> None:
-        """Check every field; :class:`ConfigError` naming the first bad one."""
-        from agents.mexican_train.features import check_feature_set
+        """Check every field (the checks of :mod:`training.checks`, as the SB3 trainer's);
+        :class:`ConfigError` naming the first bad one. Fills in the default heuristics when
+        ``p_heuristic`` > 0 names none."""
+        from agents.mexican_train.features import FEATURE_SETS
+        from mtrain_env.mexican_train.rewards import REWARD_MODES
 
+        check_int("steps", self.steps, 1)
+        check_path("out", self.out)
+        check_int("seed", self.seed, 0, MAX_SEED)
+        # address: checked (format, then reachability) by the command line before Ray starts
+        check_int("env_runners", self.env_runners, 0)
+        check_int("envs_per_runner", self.envs_per_runner, 1)
         self.game = make_game(self.game)
-        for name, low in (
-            ("steps", 1),
-            ("env_runners", 0),
-            ("envs_per_runner", 1),
-            ("train_batch", 1),
-            ("minibatch_size", 1),
-            ("epochs", 1),
-            ("snapshots", 0),
-            ("snapshot_every", 0),  # 0 = never: the league keeps main's initial weights
-            ("eval_every", 0),
-            ("eval_deals", 1),
-            ("checkpoint_every", 1),
-            ("keep_checkpoints", 1),
-            ("torch_threads", 1),
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigError(name, f"must be an int >= {low}, got {value!r}")
-        for name in ("learning_rate", "clip_range", "max_grad_norm", "logit_bound"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-                raise ConfigError(name, f"must be a number > 0, got {value!r}")
-        for name in ("gamma", "gae_lambda", "p_heuristic", "p_latest", "p_older"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ConfigError(name, f"must be in 0..1, got {value!r}")
-        for name in ("ent_coef", "vf_coef"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ConfigError(name, f"must be a number >= 0, got {value!r}")
+        check_choice("reward", self.reward, REWARD_MODES)
+        check_int("train_batch", self.train_batch, 1)
+        check_int("minibatch_size", self.minibatch_size, 1)
+        if self.minibatch_size > self.train_batch:
+            raise ConfigError("minibatch_size", f"must be <= the train batch {self.train_batch}")
+        check_int("epochs", self.epochs, 1)
+        check_real("learning_rate", self.learning_rate, 0.0, low_open=True)
+        check_real("gamma", self.gamma, 0.0, 1.0)
+        check_real("gae_lambda", self.gae_lambda, 0.0, 1.0)
+        check_real("clip_range", self.clip_range, 0.0, low_open=True)
+        check_real("ent_coef", self.ent_coef, 0.0)
+        check_real("vf_coef", self.vf_coef, 0.0)
+        check_real("max_grad_norm", self.max_grad_norm, 0.0, low_open=True)
+        check_sizes("net_arch", self.net_arch)
+        check_real("logit_bound", self.logit_bound, 0.0, low_open=True)
+        check_choice("features", self.features, FEATURE_SETS)
+        check_real("p_heuristic", self.p_heuristic, 0.0, 1.0)
+        if self.p_heuristic > 0 and not self.heuristics:
+            self.heuristics = dict(DEFAULT_HEURISTICS)
+        check_weights("heuristics", self.heuristics, self.game)
+        check_int("snapshots", self.snapshots, 0)
+        check_int("snapshot_every", self.snapshot_every, 0)  # 0 = never: main's initial weights stay
+        check_real("p_latest", self.p_latest, 0.0, 1.0)
+        check_real("p_older", self.p_older, 0.0, 1.0)
         if self.p_latest + self.p_older > 1.0:
             raise ConfigError(
                 "p_latest", f"p_latest + p_older must be <= 1, got {self.p_latest + self.p_older}"
             )
-        if self.minibatch_size > self.train_batch:
-            raise ConfigError("minibatch_size", f"must be <= the train batch {self.train_batch}")
-        if not self.net_arch or not all(isinstance(x, int) and x >= 1 for x in self.net_arch):
-            raise ConfigError("net_arch", f"expected hidden layer sizes >= 1, got {self.net_arch!r}")
-        if self.reward not in ("zero_sum", "penalty", "win"):
-            raise ConfigError("reward", f"must be zero_sum, penalty or win, got {self.reward!r}")
-        try:
-            check_feature_set(self.features)
-        except ValueError as err:
-            raise ConfigError("features", str(err)) from None
-        if self.p_heuristic > 0 and not self.heuristics:
-            self.heuristics = dict(DEFAULT_HEURISTICS)
-        for group, names in (("heuristics", list(self.heuristics)), ("eval_opponents", self.eval_opponents)):
-            for name in names:  # the name, then what it reads against the table
-                try:
-                    checked_agent(AgentSpec.parse(name), self.game)
-                except ValueError as err:
-                    raise ConfigError(group, str(err)) from None
+        check_int("eval_every", self.eval_every, 0)
+        check_int("eval_deals", self.eval_deals, 1)
+        check_agent_list("eval_opponents", self.eval_opponents, self.game)
+        check_int("eval_seed", self.eval_seed, 0, MAX_SEED)
+        check_int("checkpoint_every", self.checkpoint_every, 1)
+        check_int("keep_checkpoints", self.keep_checkpoints, 1)
+        check_int("torch_threads", self.torch_threads, 1)
+        check_bool("progress", self.progress)
 
     def env_config(self) -> dict[str, Any]:
         """RLlib's ``env_config`` of :class:`~training.rllib.env.MexicanTrainMultiAgentEnv`."""

@@ -5,7 +5,7 @@ Python values (generator states). numpy arrays are stored as tensors tagged
 ``{"__ndarray__": tensor, "dtype": name}`` so that :func:`torch.load` reads the file with
 ``weights_only=True`` (tensors and plain containers only, no code). Files are written to
 a temporary name and renamed: a kill never leaves half a checkpoint. A file that is not
-such a checkpoint is refused with :class:`CheckpointError` naming it.
+such a checkpoint is refused with :class:`SelfPlayCheckpointError` naming it.
 """
 
 from __future__ import annotations
@@ -20,16 +20,19 @@ import numpy as np
 import torch as th
 
 from agents.policy_format import weights_only_refusal
+from training.run_dir import CheckpointError
 
-__all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]
+__all__ = ["SelfPlayCheckpointError", "load_checkpoint", "save_checkpoint"]
 
 _TAG = "__ndarray__"
 #: the kinds of numpy dtype a state holds (bool, ints, floats)
 _DTYPE_KINDS = "biuf"
 
 
-class CheckpointError(ValueError):
-    """A run's ``checkpoint.pt`` that cannot be read or restored (one line naming the file)."""
+class SelfPlayCheckpointError(CheckpointError):
+    """A self-play run's ``checkpoint.pt`` that cannot be read or restored: ``file`` and
+    ``message``, one line ``"<file>: <what is wrong>"``. A :class:`training.run_dir.CheckpointError`,
+    so one ``except`` catches the checkpoint errors of every trainer."""
 
 
 def _encode(obj: Any) -> Any:
@@ -101,16 +104,15 @@ def save_checkpoint(state: dict[str, Any], path: str | os.PathLike[str]) -> Path
 
 def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a checkpoint written by :func:`save_checkpoint` (``weights_only=True``);
-    :class:`CheckpointError` (``"<path>: <what is wrong>"``) for a file that is not one."""
+    :class:`SelfPlayCheckpointError` (``"<path>: <what is wrong>"``) for a file that is not one."""
     try:
         raw = th.load(path, weights_only=True)
     except OSError as err:
-        raise CheckpointError(f"{path}: cannot read it ({err.strerror or err})") from None
+        raise SelfPlayCheckpointError(path, f"cannot read it ({err.strerror or err})") from None
     except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, zipfile.BadZipFile) as err:
-        raise CheckpointError(
-            f"{path}: not a self-play checkpoint ({weights_only_refusal(err, 'a checkpoint')})"
-        ) from None
+        refusal = weights_only_refusal(err, "a checkpoint")
+        raise SelfPlayCheckpointError(path, f"not a self-play checkpoint ({refusal})") from None
     try:
         return _decode(raw)
     except ValueError as err:
-        raise CheckpointError(f"{path}: not a self-play checkpoint ({err})") from None
+        raise SelfPlayCheckpointError(path, f"not a self-play checkpoint ({err})") from None

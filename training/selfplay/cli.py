@@ -36,9 +36,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mtrain_env.cli import output_problem
+
+if TYPE_CHECKING:  # imported where used: `mtrain --help` loads none of them
+    from mtrain_env.mexican_train.core.config import GameConfig
+    from training.selfplay.config import RunOptions, SelfPlayConfig
 
 _PREFIX = "mtrain selfplay"
 
@@ -144,100 +148,118 @@ def _fail(flag: str, message: str) -> int:
     return 2
 
 
-def _first_word(message: str) -> str:
-    return message.split(" ", 1)[0]
-
-
 def _check_options_of(algo: str, given: dict[str, Any]) -> None:
-    """``ValueError`` for an option given that belongs to the other learner."""
+    """``ConfigError`` for an option given that belongs to the other learner."""
+    from training.checks import ConfigError
+
     for other, names in _ONLY.items():
         if other != algo:
             for name in names:
                 if name in given:
-                    raise ValueError(
-                        f"{_flag_of(name)}: an option of --algo {other}, this run is --algo {algo}"
-                    )
+                    text = f"an option of --algo {other}, this run is --algo {algo}"
+                    raise ConfigError(_flag_of(name), text)
 
 
-def build(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The run's ``(SelfPlayConfig, RunOptions)``; ``ValueError("--flag: message")`` if bad."""
-    from training.selfplay.config import (
-        ALGOS,
-        CHECKPOINT_FILE,
-        CONFIG_FILE,
-        RunOptions,
-        algo_of,
-        checkpoint_problem,
-        read_config_file,
-    )
+def build(args: argparse.Namespace) -> tuple[SelfPlayConfig, RunOptions]:
+    """The run's ``(SelfPlayConfig, RunOptions)``; ``ConfigError(flag, message)`` if bad."""
+    from mtrain_env.mexican_train.core.config import GameConfig  # the run's table: --init, --eval-opponents
 
+    out = _checked_out(args)
     given = {
         dest: getattr(args, dest) for dest, _t, _h in _LEARNER.values() if getattr(args, dest) is not None
     }
+    config = _learner_config(args, given, out)
+    game = GameConfig.make(num_players=config.num_players, max_pips=config.max_pips)
+    if config.init and not args.resume:  # a resumed run's checkpoint holds its weights
+        _check_init(config, game)
+    return config, _run_options(args, game)
+
+
+def _checked_out(args: argparse.Namespace) -> Path:
+    """``--out`` (and ``--algo``'s name), at a glance: a writable directory that holds a run
+    only with ``--resume``, and whose ``selfplay.json`` and ``checkpoint.pt`` look readable."""
+    from training.checks import ConfigError
+    from training.selfplay.config import ALGOS, CHECKPOINT_FILE, CONFIG_FILE, checkpoint_fault
+
     if args.algo is not None and args.algo not in ALGOS:
-        raise ValueError(f"--algo: must be one of {', '.join(ALGOS)}, got {args.algo!r}")
+        raise ConfigError("--algo", f"must be one of {', '.join(ALGOS)}, got {args.algo!r}")
     if not args.out:  # Path("") is the current directory
-        raise ValueError("--out: expected a directory path, got ''")
+        raise ConfigError("--out", "expected a directory path, got ''")
     out = Path(args.out)
     problem = output_problem(out, "directory")
     if problem is not None:
-        raise ValueError(f"--out: {problem}")
+        raise ConfigError("--out", problem)
     saved_path = out / CONFIG_FILE
     flag = "--resume" if args.resume else "--out"
     if saved_path.exists() and not saved_path.is_file():
-        raise ValueError(f"{flag}: {saved_path}: not a file")
+        raise ConfigError(flag, f"{saved_path}: not a file")
     if saved_path.is_file() and not args.resume:
-        raise ValueError(f"--out: {out} holds a run; add --resume to continue it or choose another --out")
-    problem = checkpoint_problem(out / CHECKPOINT_FILE)  # a glance without torch; the rest on loading
-    if problem is not None:
-        raise ValueError(f"{flag}: {problem}")
-    if args.resume:
-        if not saved_path.is_file():
-            raise ValueError(f"--resume: {out} holds no self-play run ({CONFIG_FILE} missing)")
-        try:
-            saved = read_config_file(saved_path)
-        except ValueError as err:  # "<path>: <what is wrong>"
-            raise ValueError(f"--resume: {err}") from None
-        if args.algo is not None and args.algo != algo_of(saved):
-            raise ValueError(
-                f"--algo: the run in {out} was started with {algo_of(saved)!r}, got {args.algo!r}"
-            )
-        _check_options_of(algo_of(saved), given)
-        for field, value in given.items():
-            if getattr(saved, field) != value:
-                was = getattr(saved, field)
-                raise ValueError(
-                    f"{_flag_of(field)}: the run in {out} was started with {was!r}, got {value!r}"
-                )
-        config = saved
-    else:
+        raise ConfigError("--out", f"{out} holds a run; add --resume to continue it or choose another --out")
+    fault = checkpoint_fault(out / CHECKPOINT_FILE)  # a glance without torch; the rest on loading
+    if fault is not None:
+        raise ConfigError(flag, f"{out / CHECKPOINT_FILE}: {fault}")
+    if args.resume and not saved_path.is_file():
+        raise ConfigError("--resume", f"{out} holds no self-play run ({CONFIG_FILE} missing)")
+    return out
+
+
+def _learner_config(args: argparse.Namespace, given: dict[str, Any], out: Path) -> SelfPlayConfig:
+    """The learner's configuration: the saved one on ``--resume`` (the learner options
+    ``given`` must match it), else a new one of ``--algo`` from ``given``."""
+    from training.checks import ConfigError
+    from training.selfplay.config import ALGOS, CONFIG_FILE, algo_of, error_text, read_config_file
+
+    if not args.resume:
         algo = args.algo or "ppo"
         _check_options_of(algo, given)
         try:
-            config = ALGOS[algo](**given)
-        except ValueError as err:
-            raise ValueError(f"{_flag_of(_first_word(str(err)))}: {err}") from None
-    from mtrain_env.mexican_train.core.config import GameConfig  # the run's table: --init, --eval-opponents
+            return ALGOS[algo](**given)
+        except ConfigError as err:
+            raise ConfigError(_flag_of(err.field), error_text(err)) from None
+    try:
+        saved = read_config_file(out / CONFIG_FILE)
+    except ValueError as err:  # "<path>: <what is wrong>"
+        raise ConfigError("--resume", str(err)) from None
+    if args.algo is not None and args.algo != algo_of(saved):
+        raise ConfigError(
+            "--algo", f"the run in {out} was started with {algo_of(saved)!r}, got {args.algo!r}"
+        )
+    _check_options_of(algo_of(saved), given)
+    for field, value in given.items():
+        if getattr(saved, field) != value:
+            was = getattr(saved, field)
+            raise ConfigError(_flag_of(field), f"the run in {out} was started with {was!r}, got {value!r}")
+    return saved
 
-    game = GameConfig.make(num_players=config.num_players, max_pips=config.max_pips)
-    if config.init and not args.resume:
-        from agents.mexican_train.selfplay_file import NetSpec, read_selfplay_file
 
-        if Path(config.init).is_dir():
-            raise ValueError(f"--init: {config.init} is a directory, not a self-play policy file")
-        try:
-            start_spec, _weights = read_selfplay_file(config.init)
-        except FileNotFoundError:
-            raise ValueError(f"--init: no such file: {config.init}") from None
-        except OSError as err:
-            raise ValueError(f"--init: cannot read {config.init} ({err.strerror or err})") from None
-        except ValueError as err:
-            raise ValueError(f"--init: {err}") from None
-        wanted = NetSpec.make(config.net, game, config.hidden, config.pair_hidden)
-        if start_spec != wanted:
-            raise ValueError(
-                f"--init: {config.init} holds a {start_spec.net} network of another shape or game"
-            )
+def _check_init(config: SelfPlayConfig, game: GameConfig) -> None:
+    """``--init``: a readable self-play policy file of the run's network and game."""
+    from agents.mexican_train.selfplay_file import NetSpec, read_selfplay_file
+    from training.checks import ConfigError
+
+    if Path(config.init).is_dir():
+        raise ConfigError("--init", f"{config.init} is a directory, not a self-play policy file")
+    try:
+        start_spec, _weights = read_selfplay_file(config.init)
+    except FileNotFoundError:
+        raise ConfigError("--init", f"no such file: {config.init}") from None
+    except OSError as err:
+        raise ConfigError("--init", f"cannot read {config.init} ({err.strerror or err})") from None
+    except ValueError as err:
+        raise ConfigError("--init", str(err)) from None
+    wanted = NetSpec.make(config.net, game, config.hidden, config.pair_hidden)
+    if start_spec != wanted:
+        raise ConfigError(
+            "--init", f"{config.init} holds a {start_spec.net} network of another shape or game"
+        )
+
+
+def _run_options(args: argparse.Namespace, game: GameConfig) -> RunOptions:
+    """The budget and evaluation options (:class:`RunOptions`); ``--eval-opponents`` are
+    checked against the run's table."""
+    from training.checks import ConfigError
+    from training.selfplay.config import RunOptions, error_text
+
     run_given: dict[str, Any] = {
         dest: getattr(args, dest) for dest, _t, _h in _RUN.values() if getattr(args, dest) is not None
     }
@@ -248,27 +270,27 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             try:
                 checked_agent(AgentSpec.parse(name), game)  # a name or a spec: "mc[sims=50]"
             except (KeyError, ValueError) as err:
-                raise ValueError(f"--eval-opponents: {err}") from None
+                raise ConfigError("--eval-opponents", str(err)) from None
         run_given["eval_opponents"] = tuple(args.eval_opponents)
     try:
-        options = RunOptions(progress=args.progress, **run_given)
-    except ValueError as err:
-        raise ValueError(f"{_flag_of(_first_word(str(err)))}: {err}") from None
-    return config, options
+        return RunOptions(progress=args.progress, **run_given)
+    except ConfigError as err:
+        raise ConfigError(_flag_of(err.field), error_text(err)) from None
 
 
 def main(args: argparse.Namespace) -> int:
     """Run ``mtrain selfplay``: validate everything, then train (or resume)."""
+    from training.checks import ConfigError
+
     try:
         config, options = build(args)
-    except ValueError as err:
-        flag, _, message = str(err).partition(": ")
-        return _fail(flag, message)
-    from training.selfplay.run import CheckpointError, run_selfplay
+    except ConfigError as err:
+        return _fail(err.field, err.message)
+    from training.selfplay.run import SelfPlayCheckpointError, run_selfplay
 
     try:
         learner = run_selfplay(config, args.out, options)
-    except CheckpointError as err:  # what the glance of build() cannot see: the file's contents
+    except SelfPlayCheckpointError as err:  # what the glance of build() cannot see: the file's contents
         return _fail("--resume" if args.resume else "--out", str(err))
     except KeyboardInterrupt:
         print(

@@ -18,6 +18,7 @@ from typing import Any
 
 from agents.mexican_train.selfplay_file import NET_KINDS
 from mtrain_env.tilegame import json_text
+from training.checks import ConfigError
 
 __all__ = [
     "ALGOS",
@@ -28,9 +29,10 @@ __all__ = [
     "RunOptions",
     "SelfPlayConfig",
     "algo_of",
-    "checkpoint_problem",
+    "checkpoint_fault",
     "config_from_json",
     "config_to_json",
+    "error_text",
     "read_config_file",
 ]
 
@@ -43,7 +45,8 @@ _LATER_SETTINGS = frozenset({"init", "opponents", "opponent_share", "opponent_se
 
 @dataclass(frozen=True)
 class SelfPlayConfig:
-    """Everything that defines a self-play run (checked on construction, one-line errors)."""
+    """Everything that defines a self-play run, checked on construction: a bad setting is a
+    one-line :class:`~training.checks.ConfigError` naming its field."""
 
     num_players: int = 4
     max_pips: int = 12
@@ -87,9 +90,7 @@ class SelfPlayConfig:
             "seed": (0, 2**63 - 1),
         }
         for name, (lo, hi) in ints.items():
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-                raise ValueError(f"{name} must be an int in {lo}..{hi}, got {v!r}")
+            _check_int(name, getattr(self, name), lo, hi)
         floats: dict[str, tuple[float, float]] = {
             "lr": (0.0, 1.0),
             "gamma": (0.0, 1.0),
@@ -101,36 +102,34 @@ class SelfPlayConfig:
             "opponent_share": (0.0, 1.0),
         }
         for name, (flo, fhi) in floats.items():
-            v = getattr(self, name)
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, (int, float))
-                or not math.isfinite(v)
-                or not flo <= v <= fhi
-            ):
-                raise ValueError(f"{name} must be a number in [{flo}, {fhi}], got {v!r}")
+            _check_number(name, getattr(self, name), f"[{flo}, {fhi}]", flo, fhi)
         for name in ("lr", "clip", "max_grad_norm"):  # 0 would learn nothing
             if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+                raise ConfigError(name, f"must be > 0, got {getattr(self, name)!r}")
         if self.net not in NET_KINDS:
-            raise ValueError(f"net must be one of {', '.join(NET_KINDS)}, got {self.net!r}")
+            raise ConfigError("net", f"must be one of {', '.join(NET_KINDS)}, got {self.net!r}")
         if not isinstance(self.init, str):
-            raise ValueError(f"init must be a policy file path, got {self.init!r}")
+            raise ConfigError("init", f"must be a policy file path, got {self.init!r}")
         if self.opponents not in OPPONENTS:
-            raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}, got {self.opponents!r}")
+            raise ConfigError("opponents", f"must be one of {', '.join(OPPONENTS)}, got {self.opponents!r}")
         if self.opponents == "none" and self.opponent_share:
-            raise ValueError(f"opponent_share needs opponents (e.g. planner), got {self.opponent_share!r}")
-        if isinstance(self.opponent_seats, bool) or not isinstance(self.opponent_seats, int):
-            raise ValueError(f"opponent_seats must be an int, got {self.opponent_seats!r}")
+            raise ConfigError(
+                "opponent_share", f"needs opponents (e.g. planner), got {self.opponent_share!r}"
+            )
+        if not _is_int(self.opponent_seats):
+            raise ConfigError("opponent_seats", f"must be an int, got {self.opponent_seats!r}")
         if not 0 <= self.opponent_seats < self.num_players:
             most, got = self.num_players - 1, self.opponent_seats
-            raise ValueError(f"opponent_seats must be in 0..{most} (0: drawn 1..n-1), got {got!r}")
+            raise ConfigError("opponent_seats", f"must be in 0..{most} (0: drawn 1..n-1), got {got!r}")
         if self.opponent_seats and self.opponents == "none":
-            raise ValueError(f"opponent_seats needs opponents (e.g. planner), got {self.opponent_seats!r}")
+            raise ConfigError(
+                "opponent_seats", f"needs opponents (e.g. planner), got {self.opponent_seats!r}"
+            )
         if self.opponents != "none" and self.league_games == 0:
-            raise ValueError(
-                f"opponent_share must give at least one of the {self.num_games} games opponents "
-                f"with opponents {self.opponents}, got {self.opponent_share!r}"
+            raise ConfigError(
+                "opponent_share",
+                f"must give at least one of the {self.num_games} games opponents "
+                f"with opponents {self.opponents}, got {self.opponent_share!r}",
             )
 
     @property
@@ -172,9 +171,7 @@ class DMCConfig(SelfPlayConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        e = self.epsilon
-        if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e) or not 0 <= e <= 1:
-            raise ValueError(f"epsilon must be a number in [0, 1], got {e!r}")
+        _check_number("epsilon", self.epsilon, "[0, 1]", 0.0, 1.0)
 
 
 #: learner name -> its configuration class (``selfplay.json``'s ``"algo"``)
@@ -202,12 +199,39 @@ class RunOptions:
         # checkpoint_every; a run of 0 steps or evaluations of 0 deals would do nothing
         lows = {"total_steps": 1, "eval_every": 0, "eval_deals": 1, "eval_seed": 0, "checkpoint_every": 0}
         for name, low in lows.items():
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+            _check_int(name, getattr(self, name), low)
         m = self.max_minutes
-        if isinstance(m, bool) or not isinstance(m, (int, float)) or not m >= 0:
-            raise ValueError(f"max_minutes must be >= 0, got {m!r}")
+        if not _is_number(m) or not m >= 0:
+            raise ConfigError("max_minutes", f"must be >= 0, got {m!r}")
+
+
+# Python ints and floats only (not numpy's, unlike training.checks): the settings are
+# written to selfplay.json as they are, and json cannot write a numpy number
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_int(field: str, value: Any, low: int, high: int | None = None) -> None:
+    """``value`` is an int in ``low..high`` (no upper bound if ``high`` is None)."""
+    if not _is_int(value) or value < low or (high is not None and value > high):
+        text = f">= {low}" if high is None else f"in {low}..{high}"
+        raise ConfigError(field, f"must be an int {text}, got {value!r}")
+
+
+def _check_number(field: str, value: Any, text: str, low: float, high: float) -> None:
+    """``value`` is a finite number in ``[low, high]`` (``text``: how the message writes the range)."""
+    if not _is_number(value) or not math.isfinite(value) or not low <= value <= high:
+        raise ConfigError(field, f"must be a number in {text}, got {value!r}")
+
+
+def error_text(err: ConfigError) -> str:
+    """A self-play configuration error as its messages read: ``"lr must be > 0, got 0.0"``
+    (the field, then what is wrong), for the command line to put after the option's flag."""
+    return f"{err.field} {err.message}"
 
 
 def algo_of(config: SelfPlayConfig) -> str:
@@ -228,7 +252,7 @@ def config_from_json(data: dict[str, Any]) -> SelfPlayConfig:
     data = dict(data)
     algo = data.pop("algo", "ppo")
     if not isinstance(algo, str) or algo not in ALGOS:
-        raise ValueError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
+        raise ConfigError("algo", f"must be one of {', '.join(ALGOS)}, got {algo!r}")
     return ALGOS[algo].from_json(data)
 
 
@@ -252,23 +276,25 @@ def read_config_file(path: str | os.PathLike[str]) -> SelfPlayConfig:
         raise ValueError(f"{path}: not a JSON file ({err})") from None
     try:
         return config_from_json(data)
+    except ConfigError as err:
+        raise ValueError(f"{path}: {' '.join(error_text(err).split())}") from None
     except (ValueError, TypeError) as err:
         raise ValueError(f"{path}: {' '.join(str(err).split())}") from None
 
 
-def checkpoint_problem(path: str | os.PathLike[str]) -> str | None:
+def checkpoint_fault(path: str | os.PathLike[str]) -> str | None:
     """What makes ``path`` (an existing run's ``checkpoint.pt``) unreadable at a glance, without
-    torch: not a file, or not the zip archive ``torch.save`` writes; ``None`` if neither (or if
-    it does not exist). What the archive holds is checked by
+    torch (not a file, or not the zip archive ``torch.save`` writes), in words to follow the
+    path; ``None`` if neither (or if it does not exist). What the archive holds is checked by
     :func:`training.selfplay.checkpoint.load_checkpoint`."""
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         return None
     if not path.is_file():
-        return f"{path}: not a checkpoint file ({'a directory' if path.is_dir() else 'not a regular file'})"
+        return f"not a checkpoint file ({'a directory' if path.is_dir() else 'not a regular file'})"
     try:
         if zipfile.is_zipfile(path):
             return None
     except OSError as err:
-        return f"{path}: cannot read it ({err.strerror or err})"
-    return f"{path}: not a self-play checkpoint (not the zip archive torch.save writes)"
+        return f"cannot read it ({err.strerror or err})"
+    return "not a self-play checkpoint (not the zip archive torch.save writes)"

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.tilenet import save_selfplay_policy
-from training.selfplay.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from training.selfplay.checkpoint import SelfPlayCheckpointError, load_checkpoint, save_checkpoint
 from training.selfplay.config import (
     ALGOS,
     CHECKPOINT_FILE,
@@ -43,7 +43,7 @@ from training.selfplay.config import (
     DMCConfig,
     RunOptions,
     SelfPlayConfig,
-    checkpoint_problem,
+    checkpoint_fault,
     config_from_json,
     config_to_json,
     read_config_file,
@@ -54,8 +54,8 @@ from training.selfplay.learner import SelfPlayPPO
 __all__ = [
     "ALGOS",
     "CURVE_FIELDS",
-    "CheckpointError",
     "RunOptions",
+    "SelfPlayCheckpointError",
     "config_from_json",
     "config_to_json",
     "run_selfplay",
@@ -156,9 +156,9 @@ def run_selfplay(
     if saved is not None and saved != config:
         raise ValueError(f"{out} holds a run with another configuration ({cfg_path}); use a new --out")
     ckpt = out / CHECKPOINT_FILE
-    problem = checkpoint_problem(ckpt)
-    if problem is not None:
-        raise CheckpointError(problem)
+    fault = checkpoint_fault(ckpt)
+    if fault is not None:
+        raise SelfPlayCheckpointError(ckpt, fault)
     learner = make_learner(config, load_init=not ckpt.is_file())  # a checkpoint holds the weights
     wall_before = 0.0
     if ckpt.is_file():
@@ -169,7 +169,7 @@ def run_selfplay(
         # e.g. written before the batch's public snapshot, or by another program
         except (KeyError, ValueError, TypeError, AttributeError, IndexError, RuntimeError) as err:
             text = f"no {err.args[0]!r} in it" if isinstance(err, KeyError) and err.args else str(err)
-            raise CheckpointError(f"{ckpt} cannot be restored: {' '.join(text.split())}") from None
+            raise SelfPlayCheckpointError(ckpt, f"cannot be restored: {text}") from None
     out.mkdir(parents=True, exist_ok=True)
     (out / "policies").mkdir(exist_ok=True)
     if saved is None:
