@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import BaseAgent
+from mtrain_env.tilegame.actions import RefusedActionError
 from mtrain_env.tilegame.aec import ROUND_RESULT_KEY
 
 __all__ = ["AgentError", "GameRecord", "RoundRecord", "Step", "play_game", "play_until"]
@@ -36,8 +37,12 @@ __all__ = ["AgentError", "GameRecord", "RoundRecord", "Step", "play_game", "play
 
 class AgentError(RuntimeError):
     """An agent failed on its turn: it raised inside ``act`` or chose an action the env
-    refused. The agent's exception (or the env's refusal) is the cause; the env is left
-    where the agent was on turn."""
+    refused (a :class:`~mtrain_env.tilegame.actions.RefusedActionError`: illegal, out of
+    the action space or not an integer). The agent's exception (or the env's refusal) is the
+    cause; the env is left where the agent was on turn.
+
+    Any other exception from ``env.step`` is the engine's, raised after the action was
+    accepted: the loop lets it through as it is, never as the agent's fault."""
 
     def __init__(self, seat: int, agent: BaseAgent[Any], err: Exception, *, illegal: bool = True) -> None:
         #: what the agent did, for messages: "chose an illegal action" or "raised KeyError"
@@ -125,7 +130,7 @@ def play_until(
 
     ``agents[i]`` plays seat ``i``; ``None`` marks a seat played from outside (the loop
     returns when it is on turn). An agent that raises in ``act`` or chooses an action the env
-    refuses raises :class:`AgentError`.
+    refuses raises :class:`AgentError`; any other error of ``env.step`` propagates unchanged.
     """
     raw = env.unwrapped
     n = raw.config.num_players
@@ -157,7 +162,7 @@ def play_until(
         record.decisions[seat] += 1
         try:
             env.step(action)
-        except (ValueError, TypeError) as err:
+        except RefusedActionError as err:  # only the env's refusal; an engine bug is no verdict on the agent
             raise AgentError(seat, agent, err) from err
         record.steps += 1
         actions[seat] += 1

@@ -3,13 +3,15 @@
 The table below (the audit's 45 and more) is stepped in both games, through the bare env
 and through the wrapped one:
 
-* out of the space (an integer out of range): ``ValueError``; not an integer (``bool``,
-  floats, strings, ``None`` for a live agent, arrays that are not 0-d, ...): ``TypeError``.
+* out of the space (an integer out of range): ``ValueError`` (``ActionRangeError``); not an
+  integer (``bool``, floats, strings, ``None`` for a live agent, arrays that are not 0-d,
+  ...): ``TypeError`` (``ActionTypeError``). Each refusal is a ``RefusedActionError``, the
+  one class the play loop blames an agent for (an engine bug is not one).
   The message names the value, ``Discrete(n)`` and the agent; it is word for word the same
   through ``env()`` as through ``raw_env``; nothing changes (the wrapped game is not ended:
   a caller's bug is not a move);
-* an illegal action of the space: ``raw_env`` raises ``ValueError`` naming the action, the
-  space and the rule broken; ``env()`` ends the game with -1 for the offender
+* an illegal action of the space: ``raw_env`` raises ``ValueError`` (``IllegalMoveError``)
+  naming the action, the space and the rule broken; ``env()`` ends the game with -1 for the offender
   (``TerminateIllegalWrapper``), whatever the integer's type;
 * a legal action of any integer type (every numpy dtype, 0-d arrays, ``IntEnum``) plays as
   the Python int does; a terminated agent's action other than ``None`` is refused by name.
@@ -36,7 +38,13 @@ import numpy as np
 import pytest
 
 import mtrain_env
-from mtrain_env.tilegame.actions import short_repr
+from mtrain_env.tilegame.actions import (
+    ActionRangeError,
+    ActionTypeError,
+    IllegalMoveError,
+    RefusedActionError,
+    short_repr,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,6 +82,15 @@ class _Int:
 
 class _Color(enum.IntEnum):
     RED = 0
+
+
+#: what each built-in error is refused as (a subclass of it)
+REFUSAL = {"ValueError": ActionRangeError, "TypeError": ActionTypeError}
+
+
+def _builtin_name(err: BaseException) -> str:
+    """The built-in exception class ``err`` is an instance of (the refusal classes subclass one)."""
+    return next(c.__name__ for c in type(err).__mro__ if c.__module__ == "builtins")
 
 
 #: (id, value from n = the number of actions, expected error); each is refused by step
@@ -176,11 +193,13 @@ def bad_action_outcome(game: str, make: str, case: str) -> dict[str, Any]:
         env.step(action)
     except (TypeError, ValueError, AssertionError, KeyError, RuntimeError) as err:
         message = str(err)
-        error = type(err).__name__
+        error = _builtin_name(err)
+        refusal = type(err).__name__ if isinstance(err, RefusedActionError) else ""
     else:
-        message, error = "", "accepted"
+        message, error, refusal = "", "accepted", ""
     return {
         "error": error,
+        "refusal": refusal,
         "message": message if case not in ("object",) else message.split(" at 0x")[0],
         "names_action": short_repr(action) in message,
         "names_space": f"Discrete({n})" in message,
@@ -207,7 +226,7 @@ def illegal_outcome(game: str, make: str, kind: str) -> dict[str, Any]:
     except ValueError as err:
         message = str(err)
         return {
-            "error": "ValueError",
+            "error": type(err).__name__,
             "names_action": f"action {action} " in message,
             "names_space": f"Discrete({env.unwrapped.config.num_actions})" in message,
             "names_rule": bool(RULE_RE.search(message)),
@@ -261,6 +280,7 @@ def test_bad_action_gets_one_clear_error_in_both_stacks(
     raw = bad_action_outcome(game, "raw_env", case)
     wrapped = bad_action_outcome(game, "env", case)
     assert raw["error"] == error.__name__, raw
+    assert raw["refusal"] == REFUSAL[error.__name__].__name__, raw  # the class the play loop blames
     assert raw["names_action"] and raw["names_space"] and raw["names_agent"], raw["message"]
     assert raw["unchanged"] and raw["game_on"]
     assert wrapped == raw  # the same error, word for word, and the game goes on
@@ -271,7 +291,7 @@ def test_bad_action_gets_one_clear_error_in_both_stacks(
 def test_illegal_action_raises_on_raw_env_and_ends_the_wrapped_game(game: str, kind: str) -> None:
     raw = illegal_outcome(game, "raw_env", kind)
     assert raw == {
-        "error": "ValueError",
+        "error": "IllegalMoveError",  # a ValueError
         "names_action": True,
         "names_space": True,
         "names_rule": True,
@@ -302,7 +322,7 @@ def test_terminated_agent_action_other_than_none_is_refused_by_name(game: str, m
     agent = env.agent_selection
     for action in (0, np.int64(1), "x", True):
         with pytest.raises(
-            ValueError, match=rf"{agent} is terminated or truncated: the only valid action is None"
+            IllegalMoveError, match=rf"{agent} is terminated or truncated: the only valid action is None"
         ):
             env.step(action)
     while env.agents:

@@ -315,11 +315,19 @@ def test_out_of_space_action_message_lists_legal_actions() -> None:
 
 
 def test_numpy_integer_actions_are_accepted() -> None:
-    """np.int64 and 0-d integer arrays are valid actions (what samplers return)."""
-    env = mtrain_env.raw_env()
+    """np.int64 and 0-d integer arrays are valid actions (what samplers return): each plays
+    exactly as the same Python int does on a twin env (the state advanced, and identically)."""
+    env, twin = mtrain_env.raw_env(), mtrain_env.raw_env()
     env.reset(seed=8)
-    env.step(np.int64(env.legal_actions()[0]))
-    env.step(np.array(env.legal_actions()[0]))
+    twin.reset(seed=8)
+    for convert in (np.int64, np.array, np.int64, np.array):
+        before = env.state_dict()
+        action = env.legal_actions()[-1]
+        env.step(convert(action))
+        twin.step(action)
+        after = env.state_dict()
+        assert after != before and after["history_len"] == before["history_len"] + 1
+        assert after == twin.state_dict() and env.agent_selection == twin.agent_selection
 
 
 def _ends(d: dict[str, Any]) -> list[int]:

@@ -41,6 +41,31 @@ def test_agrees_with_openspiel_many_hands(players: int) -> None:
     assert report.all_agree, report.summary()
 
 
+@pytest.mark.parametrize("players", [4, 2])
+def test_a_changed_openspiel_deck_order_is_refused_by_name(
+    players: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cross-check maps OpenSpiel's chance outcome k to our tile id k: if its private
+    deck order ever changes, it stops with a RuntimeError naming the first difference (an
+    ``assert`` would vanish under ``python -O`` and compare different tiles)."""
+    from open_spiel.python.games import block_dominoes, team_dominoes
+
+    mod = team_dominoes if players == 4 else block_dominoes
+    deck = list(mod._DECK)
+    deck[3], deck[4] = deck[4], deck[3]
+    monkeypatch.setattr(mod, "_DECK", deck)
+    with pytest.raises(
+        RuntimeError, match=r"_DECK order changed: chance outcome 3 is \(0, 4\), our tile id 3 is"
+    ):
+        crosscheck(1, seed=0, players=players)
+    deck[3], deck[4] = deck[4], deck[3]
+    monkeypatch.setattr(mod, "_DECK", deck[:-1])  # one tile short
+    with pytest.raises(
+        RuntimeError, match=r"chance outcome 27 is nothing, our tile id 27 is \(6, 6\) \(27 vs 28"
+    ):
+        crosscheck(1, seed=0, players=players)
+
+
 def test_openspiel_rule_oracle() -> None:
     """Its returns rule, as read from its source: fewer pips win the other pair's pips; ties 0."""
     assert openspiel_rule_returns([0, 5, 20, 3]) == [-20.0, 20.0, -20.0, 20.0]

@@ -17,6 +17,8 @@ import pytest
 
 from mtrain_env.block import raw_env
 from mtrain_env.block.core.config import GameConfig, points
+from mtrain_env.mexican_train.core import rules as mexican_rules
+from mtrain_env.tilegame.actions import IllegalMoveError
 
 ALL_TILES = [f"{a}-{b}" for a in range(7) for b in range(a, 7)]
 
@@ -452,6 +454,21 @@ def test_b9_forced_play_and_explicit_pass_with_voids() -> None:
     assert legal(env) == {"0-1 L", "0-0 R", "0-1 R", "0-2 R", "0-3 R", "0-4 R", "0-5 R"}
     with pytest.raises(ValueError, match="B9"):
         env.step(env.PASS)
+
+
+def test_b9_the_core_refuses_an_illegal_move_with_the_shared_illegal_move_error() -> None:
+    """``checked_apply`` of the block core raises the same ``IllegalMoveError`` (a
+    ``ValueError``) as the Mexican Train core and the env, naming the rule, changing nothing."""
+    env = deal_env(DEAL_A)
+    act(env, "6-6 L", "5-6 L", "0-6 R", "1-5 L")
+    s = env.state_obj
+    before = env.state_dict()
+    with pytest.raises(IllegalMoveError, match="B8"):
+        env.game.checked_apply(s, env.encode_action((2, 3), 0))  # 2-3 does not match 1
+    with pytest.raises(IllegalMoveError, match="B8"):
+        env.step(env.encode_action((2, 3), 0))
+    assert env.state_dict() == before
+    assert mexican_rules.IllegalMoveError is IllegalMoveError  # the old import path still works
 
 
 # ----------------------------------------------------------------------------- B10

@@ -101,13 +101,17 @@ CHUNKS = 4
 BUDGET = 10_000
 
 
-@pytest.mark.parametrize("chunk", range(CHUNKS))
-def test_observation_and_mask_equal_the_python_encoder(chunk: int) -> None:
-    events = play(seed=chunk, budget=BUDGET)
-    assert events["decisions"] >= BUDGET
+def check_coverage(events: Counter[str], budget: int) -> None:
+    """The random games played the whole budget and reached every phase and event compared."""
+    assert events["decisions"] >= budget
     for event in ("SEEK_ENGINE", "OPENING", "NORMAL", "pending double", "turn double", "void shown"):
         assert events[event] > 0, (event, events)
     assert events["marker"] > 0 and events["session"] > 0 and events["rounds"] > 0, events
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_observation_and_mask_equal_the_python_encoder(chunk: int) -> None:
+    check_coverage(play(seed=chunk, budget=BUDGET), BUDGET)
 
 
 @pytest.mark.slow
@@ -115,6 +119,7 @@ def test_observation_and_mask_equal_the_python_encoder(chunk: int) -> None:
 def test_observation_and_mask_slow(chunk: int) -> None:
     events = play(seed=500 + chunk, budget=50_000)
     print(f"\nchunk {chunk}: " + ", ".join(f"{k} {v}" for k, v in sorted(events.items())))
+    check_coverage(events, 50_000)
 
 
 def test_the_comparison_detects_a_difference() -> None:

@@ -12,10 +12,12 @@ import pytest
 import mtrain_env
 from agents import make_agent
 from agents.block import make_agent as make_block_agent
+from agents.block.base import BlockAgent, BlockDecision
 from agents.mexican_train.base import Agent, Decision
 from agents.play import AgentError, Step, play_game, play_until
 from mtrain_env import block
 from mtrain_env.mexican_train.core.scoring import positive_scores
+from mtrain_env.tilegame.actions import IllegalMoveError
 from mtrain_env.tilegame.aec import ROUND_RESULT_KEY
 
 MT_CONFIGS: list[dict[str, Any]] = [
@@ -143,12 +145,62 @@ class Cheater(Agent):
         return int(np.flatnonzero(decision.action_mask == 0)[0])
 
 
+class BlockCheater(BlockAgent):
+    name = "block-cheater"
+
+    def act(self, decision: BlockDecision) -> int:
+        return int(np.flatnonzero(decision.action_mask == 0)[0])
+
+
 def test_an_illegal_action_raises_naming_the_seat_and_changes_nothing() -> None:
     env = mtrain_env.raw_env(num_players=2, max_pips=6)
     with pytest.raises(AgentError, match=r"Cheater\(\) at seat \d chose an illegal action") as err:
         play_game(env, [Cheater(), Cheater()], seed=0)
     assert env.state_obj.phase.name in ("OPENING", "SEEK_ENGINE", "NORMAL")
-    assert isinstance(err.value.__cause__, ValueError)
+    assert isinstance(err.value.__cause__, IllegalMoveError) and err.value.illegal
+
+
+def test_an_illegal_block_action_raises_naming_the_seat_and_changes_nothing() -> None:
+    env = block.raw_env()
+    env.reset(seed=0)
+    before = env.state_dict()
+    with pytest.raises(AgentError, match=r"BlockCheater\(\) at seat \d chose an illegal action") as err:
+        play_until(env, [BlockCheater() for _ in range(4)])
+    assert isinstance(err.value.__cause__, IllegalMoveError) and err.value.illegal
+    assert env.state_dict() == before
+
+
+#: (game, a fresh raw env, its agents)
+ENGINES: dict[str, tuple[Any, Any]] = {
+    "mexican": (
+        lambda: mtrain_env.raw_env(num_players=2, max_pips=6, backend="python"),
+        lambda: [make_agent("random", seed=s) for s in range(2)],
+    ),
+    "block": (block.raw_env, lambda: [make_block_agent("random", seed=s) for s in range(4)]),
+}
+
+
+@pytest.mark.parametrize("game", ENGINES)
+@pytest.mark.parametrize("where", ["apply", "legal_moves"])
+@pytest.mark.parametrize("error", [ValueError, TypeError])
+def test_an_engine_error_after_the_legality_check_is_not_blamed_on_the_agent(
+    game: str, where: str, error: type[Exception], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``ValueError``/``TypeError`` raised inside the engine once the env has accepted a
+    legal move (applying it, or settling the next decision) is the engine's bug: the loop
+    lets it through as it is, not as "agent X chose an illegal action"."""
+    make_env, make_agents = ENGINES[game]
+    env = make_env()
+    env.reset(seed=1)
+    agents = make_agents()
+
+    def broken(*args: Any) -> None:
+        raise error("engine bug")
+
+    monkeypatch.setattr(env.game, where, broken)  # after reset: the deal is settled
+    with pytest.raises(error, match="engine bug") as err:
+        play_until(env, agents)
+    assert not isinstance(err.value, AgentError)
 
 
 class Raiser(Agent):

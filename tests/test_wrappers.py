@@ -7,7 +7,8 @@ numpy integers of every dtype, 0-d arrays) and illegal in-space ones (the game e
 offender gets -1), the same errors for calls before ``reset()`` and the same warnings
 after the end, in both games. The one documented difference: an action outside the
 space, or not an integer, raises the bare env's own ``TypeError``/``ValueError`` (naming
-the action and the space) where the stock ``AssertOutOfBoundsWrapper`` asserts.
+the action and the space) where the stock ``AssertOutOfBoundsWrapper`` asserts. (Ours are
+the ``RefusedActionError`` subclasses of those two; outcomes name the built-in class.)
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from pettingzoo.utils.env_logger import EnvLogger
 import mtrain_env
 import mtrain_env.block
 from mtrain_env.tilegame import wrappers as ours_module
+from mtrain_env.tilegame.actions import (
+    ActionRangeError,
+    ActionTypeError,
+    IllegalMoveError,
+    RefusedActionError,
+)
 
 GAMES = [
     pytest.param(mtrain_env.raw_env, {"num_players": 3, "rounds": 2}, id="mexican"),
@@ -67,14 +74,19 @@ def _snapshot(env: Any) -> tuple:
 def _outcome(call: Callable[[], Any]) -> tuple[str, str]:
     """(exception type, message) of ``call``, or ('', its warnings) if it returned.
 
-    PettingZoo's wrappers warn through ``EnvLogger`` (a logger, whose messages it also
-    queues) and Python's ``warnings``; both are collected.
+    A refusal of ours (a ``RefusedActionError``) is named by the built-in class it subclasses
+    (``ValueError``, ``TypeError``), as the stock stack's errors are. PettingZoo's wrappers
+    warn through ``EnvLogger`` (a logger, whose messages it also queues) and Python's
+    ``warnings``; both are collected.
     """
     EnvLogger.flush()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             call()
+        except RefusedActionError as err:
+            builtin = next(c for c in type(err).__mro__ if c.__module__ == "builtins")
+            return builtin.__name__, str(err)
         except Exception as err:  # the type and message are compared
             return type(err).__name__, str(err)
     return "", " | ".join([*map(str, EnvLogger.mqueue), *(str(w.message) for w in caught)])
@@ -175,6 +187,8 @@ def test_out_of_space_actions_raise_the_raw_envs_error_where_pettingzoo_asserts(
     outcome = _outcome(lambda: ours.step(action))
     assert outcome == _outcome(lambda: raw.step(action))  # word for word
     assert outcome[0] == error
+    with pytest.raises(ActionRangeError if error == "ValueError" else ActionTypeError):
+        ours.step(action)
     assert "action space Discrete(" in outcome[1] and ours.agent_selection in outcome[1], outcome
     assert _outcome(lambda: stock.step(action))[0] in ("AssertionError", "ValueError")
     assert ours.unwrapped.state_dict() == before
@@ -210,6 +224,8 @@ def test_dead_agent_action_is_refused_by_name(make_raw: Callable[..., AECEnv], k
     for action in (0, np.int64(0), "x", 1.5):
         kind, message = _outcome(lambda a=action: env.step(a))
         assert kind == "ValueError" and agent in message and "None" in message, message
+        with pytest.raises(IllegalMoveError):
+            env.step(action)
     env.step(None)
     assert agent not in env.agents
 
@@ -357,6 +373,8 @@ def test_an_env_without_check_action_gets_the_generic_clear_errors() -> None:
     for action, error in [(3, "ValueError"), (-1, "ValueError"), (1.5, "TypeError"), (True, "TypeError")]:
         kind, message = _outcome(lambda a=action: env.step(a))
         assert kind == error and message.startswith("a: action ") and "Discrete(3)" in message, message
+        with pytest.raises(ActionRangeError if error == "ValueError" else ActionTypeError):
+            env.step(action)
     env.step(np.uint64(1))
     assert env.agent_selection == "b"
     env.step(2)  # illegal by the mask

@@ -10,7 +10,19 @@ codecs and the deal parser, so they all accept and refuse exactly the same value
   any other shape or dtype, and numpy's ``timedelta64`` (a numpy integer subclass that is
   a duration, not a number).
 
-No framework import (the pure cores use it).
+And one family of exceptions for an action the env (or a core) refuses, so a caller can
+tell "the agent chose a bad action" from an engine bug that happens to raise a
+``ValueError`` or ``TypeError`` after the move was judged legal (the play loop blames the
+agent for the first only). Each is a subclass of the built-in error it always was:
+
+* :class:`RefusedActionError`: the base; never raised itself;
+* :class:`ActionTypeError` (a ``TypeError``): not an accepted integer;
+* :class:`ActionRangeError` (a ``ValueError``): an integer outside the action space;
+* :class:`IllegalMoveError` (a ``ValueError``): an action of the space that the rules do
+  not allow now (the message names the rule), or any action but ``None`` from an agent
+  that is terminated or truncated.
+
+A refusal leaves the state unchanged. No framework import (the pure cores use it).
 """
 
 from __future__ import annotations
@@ -19,10 +31,36 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["coerce_action", "integer_value", "short_repr"]
+__all__ = [
+    "ActionRangeError",
+    "ActionTypeError",
+    "IllegalMoveError",
+    "RefusedActionError",
+    "coerce_action",
+    "integer_value",
+    "short_repr",
+]
 
 #: longest value representation quoted in an error message
 _REPR_LIMIT = 60
+
+
+class RefusedActionError(Exception):
+    """The env or a rules core refused an action and changed nothing: the caller's
+    (the agent's) mistake, not the engine's. Catch this class, never a bare ``ValueError``,
+    to tell the two apart."""
+
+
+class ActionTypeError(RefusedActionError, TypeError):
+    """An action that is not an accepted integer (see the module): a ``TypeError``."""
+
+
+class ActionRangeError(RefusedActionError, ValueError):
+    """An integer outside the action space: a ``ValueError``."""
+
+
+class IllegalMoveError(RefusedActionError, ValueError):
+    """A move that the rules do not allow now (a ``ValueError`` naming the rule)."""
 
 
 def integer_value(x: Any) -> int | None:
@@ -47,19 +85,20 @@ def short_repr(x: Any) -> str:
 def coerce_action(action: Any, num_actions: int) -> int:
     """``action`` as a Python int in ``0 .. num_actions - 1``.
 
-    ``TypeError`` for a value that is not an accepted integer (see the module), ``ValueError``
-    for an integer outside ``Discrete(num_actions)``; both name the value and the space.
+    :class:`ActionTypeError` (a ``TypeError``) for a value that is not an accepted integer
+    (see the module), :class:`ActionRangeError` (a ``ValueError``) for an integer outside
+    ``Discrete(num_actions)``; both name the value and the space.
     """
     value = integer_value(action)
     if value is None:
         hint = "; None is only the action of a terminated or truncated agent" if action is None else ""
-        raise TypeError(
+        raise ActionTypeError(
             f"action {short_repr(action)} ({type(action).__name__}) is not in the action space "
             f"Discrete({num_actions}): an action is an int (a Python or numpy integer, or a "
             f"0-d integer array){hint}"
         )
     if not 0 <= value < num_actions:
-        raise ValueError(
+        raise ActionRangeError(
             f"action {short_repr(action)} is outside the action space Discrete({num_actions}) "
             f"(0 .. {num_actions - 1})"
         )

@@ -27,7 +27,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from mtrain_env.tilegame.actions import coerce_action, integer_value, short_repr
+from mtrain_env.tilegame.actions import IllegalMoveError, coerce_action, integer_value, short_repr
 from mtrain_env.tilegame.layout import FlatLayout, View
 from mtrain_env.tilegame.snapshot import (
     bad_type,
@@ -337,10 +337,12 @@ class TileGameEnv(AECEnv, EzPickle):
     def check_action(self, action: Any) -> int:
         """``action`` as a Python int of the action space, or an error that says what is wrong.
 
-        ``TypeError`` for a value that is not an integer (:mod:`mtrain_env.tilegame.actions`:
-        ``bool``, floats, strings, ``None``, arrays not 0-d), ``ValueError`` for an integer
-        outside ``Discrete(num_actions)``; the message names the value, the space, the agent
-        on turn and its legal actions. Whether the action is legal is not checked here (the
+        :class:`~mtrain_env.tilegame.actions.ActionTypeError` (a ``TypeError``) for a value
+        that is not an integer (:mod:`mtrain_env.tilegame.actions`: ``bool``, floats,
+        strings, ``None``, arrays not 0-d),
+        :class:`~mtrain_env.tilegame.actions.ActionRangeError` (a ``ValueError``) for an
+        integer outside ``Discrete(num_actions)``; the message names the value, the space,
+        the agent on turn and its legal actions. Whether the action is legal is not checked here (the
         wrappers call this before ``TerminateIllegalWrapper`` reads the mask).
         """
         if type(action) is int and 0 <= action < self._num_actions:
@@ -351,7 +353,7 @@ class TileGameEnv(AECEnv, EzPickle):
             if self._state is None:
                 raise
             legal = np.flatnonzero(self._mask).tolist()
-            raise type(err)(
+            raise type(err)(  # the same refusal class, the agent and its legal actions named
                 f"{self.agent_selection}: {err} (a seat lays a tile, draws or passes) -> "
                 f"{self.legal_label}: {legal}"
             ) from None
@@ -483,22 +485,25 @@ class TileGameEnv(AECEnv, EzPickle):
         return self._legal
 
     def _to_move(self, s: Any, action: Any) -> int:
-        """Validate an action and return the core move (state untouched)."""
+        """Validate an action and return the core move (state untouched); a refusal is a
+        :class:`~mtrain_env.tilegame.actions.RefusedActionError` (:meth:`check_action`'s,
+        or :class:`~mtrain_env.tilegame.actions.IllegalMoveError` naming the rule)."""
         action = self.check_action(action)
         move = self._action_to_move[s.current][action]
         legal = self._cached_legal()
         if move not in legal:
             reason = self.game.explain_illegal(s, move, legal)
-            raise ValueError(
+            raise IllegalMoveError(
                 f"{self.agent_selection}: action {action} of Discrete({self._num_actions}): {reason} "
                 f"-> {self.legal_label}: {self.legal_actions()}"
             )
         return move
 
     def _was_dead_step(self, action: Any) -> None:
-        """PettingZoo's dead step, whose refusal of an action also names it and the agent."""
+        """PettingZoo's dead step, whose refusal of an action (an
+        :class:`~mtrain_env.tilegame.actions.IllegalMoveError`) also names it and the agent."""
         if action is not None:
-            raise ValueError(
+            raise IllegalMoveError(
                 f"{self.agent_selection} is terminated or truncated: the only valid action is None, "
                 f"got {short_repr(action)}"
             )

@@ -1,4 +1,5 @@
-"""Dealing helpers shared by every game: seeded shuffles and tiles read from JSON.
+"""Dealing helpers shared by every game: seeded shuffles, tiles read from JSON and the
+shape of a fixed deal (its keys, its hands), each game's rules checked by its callbacks.
 
 They depend only on a :class:`~mtrain_env.tilegame.tiles.TileSet`, not on a game's config,
 so every game of the package deals and parses tiles the same way.
@@ -6,7 +7,7 @@ so every game of the package deals and parses tiles the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,14 @@ import numpy as np
 from mtrain_env.tilegame.actions import integer_value, short_repr
 from mtrain_env.tilegame.tiles import TileSet, bits_list
 
-__all__ = ["constrained_deal", "shuffled_hands", "tile_from_json", "tile_pips"]
+__all__ = [
+    "check_deal_keys",
+    "constrained_deal",
+    "read_hands",
+    "shuffled_hands",
+    "tile_from_json",
+    "tile_pips",
+]
 
 
 def shuffled_hands(
@@ -146,3 +154,61 @@ def tile_from_json(tiles: TileSet, tile: Any, where: str = "input") -> int:
     ``ValueError`` naming the tile and the set if it is not in the set (R1)."""
     a, b = tile_pips(tile, where)
     return tiles.tile_id(a, b)
+
+
+def _is_list(value: Any) -> bool:
+    """A list-like of a fixed deal: a ``Sequence`` but not a string."""
+    return isinstance(value, Sequence) and not isinstance(value, str)
+
+
+def check_deal_keys(deal: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    """``deal`` (``reset(options={"deal": ...})``): a dict with exactly the keys ``keys``.
+
+    ``TypeError`` if it is not a dict, ``ValueError`` naming the keys and those found if a
+    key is missing or unknown.
+    """
+    names = " and ".join(repr(k) for k in keys)
+    if not isinstance(deal, dict):
+        raise TypeError(f"deal must be a dict with {names}, got {type(deal).__name__}")
+    if set(deal) != set(keys):
+        raise ValueError(
+            f"deal needs exactly the key{'s' if len(keys) > 1 else ''} {names} (got {sorted(deal)})"
+        )
+    return deal
+
+
+def read_hands(
+    tiles: TileSet,
+    hands_in: Any,
+    num_players: int,
+    count_error: Callable[[int], str],
+    deal_tile: Callable[[int, int], object],
+    check_hand: Callable[[int, int], None],
+) -> list[int]:
+    """``deal["hands"]`` of a fixed deal (per seat a list of ``[a, b]`` tiles) as tile bitmasks.
+
+    The shape and the tiles are checked here, the game's rules by its callbacks, in deal
+    order: the number of hands (``ValueError(count_error(number))``, the game's rule id),
+    each tile (:func:`tile_from_json`: ``TypeError`` if malformed, ``ValueError`` if not in
+    the set; ``where`` is ``"hand k"``), then ``deal_tile(tile id, seat)`` (which refuses a
+    tile dealt twice, in the game's words; its result is ignored) and, once a hand is
+    read, ``check_hand(seat, bitmask)``. A value that is not a list of hands, or a hand
+    that is not a list of tiles, is a ``TypeError``.
+    """
+    if not _is_list(hands_in):
+        raise TypeError("deal['hands'] must be a list of hands, one per seat")
+    if len(hands_in) != num_players:
+        raise ValueError(count_error(len(hands_in)))
+    hands = []
+    for seat, hand in enumerate(hands_in):
+        if not _is_list(hand):
+            raise TypeError(f"deal['hands'][{seat}] must be a list of [a, b] tiles")
+        where = f"hand {seat}"
+        mask = 0
+        for tile in hand:
+            i = tile_from_json(tiles, tile, where)
+            deal_tile(i, seat)
+            mask |= 1 << i
+        check_hand(seat, mask)
+        hands.append(mask)
+    return hands

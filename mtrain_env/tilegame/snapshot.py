@@ -27,6 +27,7 @@ __all__ = [
     "read_pips",
     "read_rng_state",
     "read_tile",
+    "read_tile_set",
     "req",
     "req_bools",
     "req_int",
@@ -105,6 +106,33 @@ def read_tile(tiles: TileSet, value: Any, key: str, rule: str) -> tuple[int, int
     if not (0 <= a <= tiles.max_pips and 0 <= b <= tiles.max_pips):
         raise bad_value(key, "R1", f"{value} is not a tile of the double-{tiles.max_pips} set")
     return tiles.tile_id(a, b), a, b
+
+
+def read_tile_set(
+    tiles: TileSet,
+    value: Any,
+    key: str,
+    rule: str,
+    twice_rule: str,
+    *,
+    list_rule: str | None = None,
+    expected: str = "must be a list of [a, b] tiles",
+) -> int:
+    """A list of tiles (any order, either orientation) as a bitmask of tile ids; each tile once.
+
+    A value that is not a list breaks ``list_rule`` (default ``rule``; the message is
+    ``expected`` and the type found), a tile :func:`read_tile`'s ``rule``, a tile listed
+    twice ``twice_rule``: a hand, a set of sleeping tiles, the tiles a seat laid.
+    """
+    if not is_exact(value, list):
+        raise bad_type(key, rule if list_rule is None else list_rule, f"{expected}, got {_type_name(value)}")
+    mask = 0
+    for k, tile in enumerate(value):
+        i, _, _ = read_tile(tiles, tile, f"{key}[{k}]", rule)
+        if mask >> i & 1:
+            raise bad_value(f"{key}[{k}]", twice_rule, f"{tile} is listed twice")
+        mask |= 1 << i
+    return mask
 
 
 def read_pips(value: Any, max_pips: int, key: str, rule: str) -> int:

@@ -59,7 +59,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import BaseWrapper
 from pettingzoo.utils.env_logger import EnvLogger
 
-from mtrain_env.tilegame.actions import coerce_action, short_repr
+from mtrain_env.tilegame.actions import ActionRangeError, coerce_action, short_repr
 
 __all__ = ["AssertOutOfBoundsWrapper", "OrderEnforcingWrapper", "TerminateIllegalWrapper", "wrap"]
 
@@ -77,7 +77,8 @@ class _Wrapper(BaseWrapper):
 
     ``_num_actions`` is ``n`` when every agent has the action space ``Discrete(n)`` (then a
     Python int in ``0 .. n - 1`` is checked inline), else -1; ``_check_action`` turns an
-    action into a Python int of the space or raises ``TypeError``/``ValueError``.
+    action into a Python int of the space or raises ``TypeError``/``ValueError`` (the
+    :class:`~mtrain_env.tilegame.actions.RefusedActionError` subclasses).
     """
 
     _raw: Any
@@ -104,7 +105,7 @@ class _Wrapper(BaseWrapper):
                 raise type(err)(f"{agent}: {err}") from None
         space = self.env.action_space(agent)
         if not space.contains(action):
-            raise ValueError(f"{agent}: action {short_repr(action)} is not in the action space {space}")
+            raise ActionRangeError(f"{agent}: action {short_repr(action)} is not in the action space {space}")
         return action
 
     def __str__(self) -> str:

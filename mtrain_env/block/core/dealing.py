@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from mtrain_env.block.core.config import HAND_SIZE, GameConfig
-from mtrain_env.tilegame.deal import shuffled_hands, tile_from_json
+from mtrain_env.tilegame.deal import check_deal_keys, read_hands, shuffled_hands
 
 __all__ = ["Deal", "parse_deal", "random_deal", "too_many_doubles"]
 
@@ -62,32 +62,28 @@ def parse_deal(config: GameConfig, deal: Any) -> Deal:
     with 2 players the tiles not named sleep. A deal the redeal rule would throw back (B4)
     is refused. ``TypeError`` for malformed input, ``ValueError`` for an impossible deal.
     """
-    if not isinstance(deal, dict):
-        raise TypeError(f"deal must be a dict with 'hands', got {type(deal).__name__}")
-    if set(deal) != {"hands"}:
-        raise ValueError(f"deal needs exactly the key 'hands' (got {sorted(deal)})")
-    hands_in = deal["hands"]
-    if not isinstance(hands_in, Sequence) or isinstance(hands_in, str):
-        raise TypeError("deal['hands'] must be a list of hands, one per seat")
     n = config.num_players
-    if len(hands_in) != n:
-        raise ValueError(f"B2: deal['hands'] has {len(hands_in)} hands for {n} players")
     tiles = config.tiles
     seen: dict[int, int] = {}
-    hands = []
-    for seat, hand in enumerate(hands_in):
-        if not isinstance(hand, Sequence) or isinstance(hand, str):
-            raise TypeError(f"deal['hands'][{seat}] must be a list of [a, b] tiles")
-        if not hand:
+
+    def deal_tile(i: int, seat: int) -> None:
+        if i in seen:
+            raise ValueError(f"B1: tile {tiles.tiles[i]} is dealt twice (hands {seen[i]} and {seat})")
+        seen[i] = seat
+
+    def check_hand(seat: int, mask: int) -> None:
+        if not mask:
             raise ValueError(f"B3: hand {seat} is empty; every seat holds tiles at the deal")
-        mask = 0
-        for t in hand:
-            i = tile_from_json(tiles, t, f"hand {seat}")
-            if i in seen:
-                raise ValueError(f"B1: tile {tiles.tiles[i]} is dealt twice (hands {seen[i]} and {seat})")
-            seen[i] = seat
-            mask |= 1 << i
-        hands.append(mask)
+
+    hands_in = check_deal_keys(deal, ("hands",))["hands"]
+    hands = read_hands(
+        tiles,
+        hands_in,
+        n,
+        lambda got: f"B2: deal['hands'] has {got} hands for {n} players",
+        deal_tile,
+        check_hand,
+    )
     sleeping = tiles.full & ~sum(hands)
     if n == 4 and sleeping:
         missing = [tiles.tiles[i] for i in range(tiles.num_tiles) if sleeping >> i & 1]

@@ -59,6 +59,7 @@ from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.dealing import Deal, random_deal
 from mtrain_env.block.core.scoring import score_hand, settle_match
 from mtrain_env.block.core.state import CIERRE, DOMINO, GameState, Phase
+from mtrain_env.tilegame.actions import IllegalMoveError
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["BlockDominoes"]
@@ -234,10 +235,12 @@ class BlockDominoes:
         s.current = self.next_seat[seat]
 
     def checked_apply(self, s: GameState, move: int) -> None:
-        """:meth:`apply` after checking legality; ``ValueError`` naming the rule otherwise."""
+        """:meth:`apply` after checking legality; otherwise
+        :class:`~mtrain_env.tilegame.actions.IllegalMoveError` (a ``ValueError``) naming the
+        rule, and nothing changed."""
         legal = self.legal_moves(s)
         if move not in legal:
-            raise ValueError(self.explain_illegal(s, move, legal))
+            raise IllegalMoveError(self.explain_illegal(s, move, legal))
         self.apply(s, move)
 
     def explain_illegal(self, s: GameState, move: int, legal: list[int] | None = None) -> str:

@@ -22,6 +22,7 @@ from mtrain_env.tilegame.snapshot import (
     json_equal,
     read_pips,
     read_tile,
+    read_tile_set,
     req,
     req_int,
 )
@@ -118,19 +119,6 @@ def _int_list(value: Any, key: str, length: int, lo: int, hi: int, rule: str) ->
     return list(value)
 
 
-def _tile_set(game: BlockDominoes, value: Any, key: str, rule: str) -> int:
-    """A list of tiles (any order, either orientation) as a bitmask; each tile once."""
-    if type(value) is not list:
-        raise bad_type(key, rule, f"must be a list of [a, b] tiles, got {type(value).__name__}")
-    mask = 0
-    for k, tile in enumerate(value):
-        i, _, _ = read_tile(game.tiles, tile, f"{key}[{k}]", rule)
-        if mask >> i & 1:
-            raise bad_value(f"{key}[{k}]", "B1", f"{tile} is listed twice")
-        mask |= 1 << i
-    return mask
-
-
 def _result_from_dict(game: BlockDominoes, d: Any, index: int) -> HandResult:
     n = game.n
     key = f"results[{index}]"
@@ -177,8 +165,9 @@ def state_from_dict(game: BlockDominoes, d: Any) -> GameState:
     hands = req(d, "hands", list, "B3")
     if len(hands) != n:
         raise bad_value("hands", "B3", f"must hold {n} hands, got {len(hands)}")
-    s.hands = [_tile_set(game, h, f"hands[{p}]", "B3") for p, h in enumerate(hands)]
-    s.sleeping = _tile_set(game, d["sleeping"], "sleeping", "B3")
+    # hands, sleeping tiles and who laid what are sets: any order, either orientation, each tile once (B1)
+    s.hands = [read_tile_set(tiles, h, f"hands[{p}]", "B3", "B1") for p, h in enumerate(hands)]
+    s.sleeping = read_tile_set(tiles, d["sleeping"], "sleeping", "B3", "B1")
     s.redeals = req_int(d, "redeals", 0, MAX_COUNT, "B4")
     line = req(d, "line", list, "B8")
     for k, t in enumerate(line):
@@ -189,7 +178,7 @@ def state_from_dict(game: BlockDominoes, d: Any) -> GameState:
     played_by = req(d, "played_by", list, "B8")
     if len(played_by) != n:
         raise bad_value("played_by", "B8", f"must hold {n} lists, got {len(played_by)}")
-    s.played_by = [_tile_set(game, m, f"played_by[{p}]", "B8") for p, m in enumerate(played_by)]
+    s.played_by = [read_tile_set(tiles, m, f"played_by[{p}]", "B8", "B1") for p, m in enumerate(played_by)]
     voids = req(d, "voids", list, "B9")
     if len(voids) != n:
         raise bad_value("voids", "B9", f"must hold {n} lists, got {len(voids)}")

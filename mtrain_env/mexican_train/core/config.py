@@ -94,6 +94,9 @@ FLAG_PRECEDENCE: tuple[tuple[tuple[str, ...], str], ...] = (
     ),
 )
 
+#: how snapshots and error messages name the Mexican train (a personal train is its seat index)
+MEXICAN = "mexican"
+
 MIN_PIPS = 6
 MAX_PIPS = 18
 MIN_PLAYERS = 2
@@ -288,6 +291,10 @@ class GameConfig:
     def mexican(self) -> int:
         """Absolute index of the Mexican train (after the personal trains)."""
         return self.num_players
+
+    def train_ref(self, t: int) -> int | str:
+        """Train ``t`` as snapshots and messages name it: its seat, or ``"mexican"``."""
+        return MEXICAN if t == self.mexican else t
 
     @property
     def num_actions(self) -> int:

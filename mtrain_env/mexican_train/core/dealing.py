@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.tilegame.deal import shuffled_hands, tile_from_json
+from mtrain_env.tilegame.deal import check_deal_keys, read_hands, shuffled_hands, tile_from_json
 
 
 class Deal:
@@ -48,22 +48,13 @@ def parse_deal(config: GameConfig, engine_value: int, deal: Any) -> Deal:
     before it was played (R12, R19). Raises ``TypeError`` for malformed input and
     ``ValueError`` for a deal that is not the set or leaves a seat without a tile.
     """
-    if not isinstance(deal, dict):
-        raise TypeError(f"deal must be a dict with 'hands' and 'boneyard', got {type(deal).__name__}")
-    extra = sorted(set(deal) - {"hands", "boneyard"})
-    if extra or "hands" not in deal or "boneyard" not in deal:
-        raise ValueError(f"deal needs exactly the keys 'hands' and 'boneyard' (got {sorted(deal)})")
+    deal = check_deal_keys(deal, ("hands", "boneyard"))
     tiles = config.tiles
-    hands_in = deal["hands"]
-    if not isinstance(hands_in, Sequence) or isinstance(hands_in, str):
-        raise TypeError("deal['hands'] must be a list of hands, one per seat")
-    if len(hands_in) != config.num_players:
-        raise ValueError(f"deal['hands'] has {len(hands_in)} hands for {config.num_players} players (R3)")
+    n = config.num_players
     seen: dict[int, str] = {}
     engine_id = tiles.double_id(engine_value)
 
-    def take(tile: Any, where: str) -> int:
-        i = tile_from_json(tiles, tile, where)
+    def take(i: int, where: str) -> int:
         if i in seen:
             raise ValueError(f"R1: tile {tiles.tiles[i]} is dealt twice ({seen[i]} and {where})")
         if i == engine_id and not config.engine_holder_opens:
@@ -73,13 +64,7 @@ def parse_deal(config: GameConfig, engine_value: int, deal: Any) -> Deal:
         seen[i] = where
         return i
 
-    hands = []
-    for seat, hand in enumerate(hands_in):
-        if not isinstance(hand, Sequence) or isinstance(hand, str):
-            raise TypeError(f"deal['hands'][{seat}] must be a list of [a, b] tiles")
-        mask = 0
-        for tile in hand:
-            mask |= 1 << take(tile, f"hand {seat}")
+    def check_hand(seat: int, mask: int) -> None:
         if mask == 0 or mask == 1 << engine_id:
             only = (
                 "is empty"
@@ -90,11 +75,19 @@ def parse_deal(config: GameConfig, engine_value: int, deal: Any) -> Deal:
                 f"R4: deal['hands'][{seat}] {only}; every seat is dealt a tile to play "
                 "(a seat without one takes no turn, R15, and the round would end unplayed, R19)"
             )
-        hands.append(mask)
+
+    hands = read_hands(
+        tiles,
+        deal["hands"],
+        n,
+        lambda got: f"deal['hands'] has {got} hands for {n} players (R3)",
+        lambda i, seat: take(i, f"hand {seat}"),
+        check_hand,
+    )
     bone_in = deal["boneyard"]
     if not isinstance(bone_in, Sequence) or isinstance(bone_in, str):
         raise TypeError("deal['boneyard'] must be a list of [a, b] tiles, top first")
-    boneyard = [take(tile, "the boneyard") for tile in bone_in]
+    boneyard = [take(tile_from_json(tiles, tile, "the boneyard"), "the boneyard") for tile in bone_in]
     expected = tiles.num_tiles - (0 if config.engine_holder_opens else 1)
     if len(seen) != expected:
         missing = [tiles.tiles[i] for i in range(tiles.num_tiles) if i not in seen and i != engine_id]

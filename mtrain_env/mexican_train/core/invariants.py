@@ -49,15 +49,9 @@ from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["check_state"]
 
-MEXICAN = "mexican"
-
 
 def _train_key(game: MexicanTrain, t: int) -> str:
     return "mexican_train" if t == game.mexican else f"trains[{t}]"
-
-
-def _train_ref(game: MexicanTrain, t: int) -> int | str:
-    return MEXICAN if t == game.mexican else t
 
 
 def check_state(game: MexicanTrain, s: GameState) -> None:
@@ -244,14 +238,14 @@ def _check_doubles(game: MexicanTrain, s: GameState) -> None:
             if not 0 <= t <= game.mexican:
                 raise bad_value(key, "R20", f"{t!r} is not a train")
             if t not in ended_on_double:
-                raise bad_value(key, "R20", f"train {_train_ref(game, t)!r} does not end in a double")
+                raise bad_value(key, "R20", f"train {game.config.train_ref(t)!r} does not end in a double")
             if t in listed:
-                raise bad_value(key, "R22", f"train {_train_ref(game, t)!r} is listed twice")
+                raise bad_value(key, "R22", f"train {game.config.train_ref(t)!r} is listed twice")
             listed.add(t)
     if c.no_double_satisfaction and s.pending:
         raise bad_value("pending_doubles", "R20", "no_double_satisfaction: no double is ever pending")
     if not c.no_double_satisfaction and listed != ended_on_double:
-        unlisted = [_train_ref(game, t) for t in sorted(ended_on_double - listed)]
+        unlisted = [game.config.train_ref(t) for t in sorted(ended_on_double - listed)]
         raise bad_value(
             "pending_doubles",
             "R20",

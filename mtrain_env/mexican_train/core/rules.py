@@ -19,17 +19,18 @@ from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.dealing import Deal, random_deal
 from mtrain_env.mexican_train.core.scoring import positive_scores, zero_scores
 from mtrain_env.mexican_train.core.state import GameState, Phase
+from mtrain_env.tilegame.actions import IllegalMoveError
 from mtrain_env.tilegame.tiles import bits_list
+
+# IllegalMoveError is shared with the block core and the env (mtrain_env.tilegame.actions);
+# it is re-exported here, where it was defined first
+__all__ = ["GAME_OVER", "NORMAL", "OPENING", "ROUND_OVER", "SEEK_ENGINE", "IllegalMoveError", "MexicanTrain"]
 
 SEEK_ENGINE = Phase.SEEK_ENGINE
 OPENING = Phase.OPENING
 NORMAL = Phase.NORMAL
 ROUND_OVER = Phase.ROUND_OVER
 GAME_OVER = Phase.GAME_OVER
-
-
-class IllegalMoveError(ValueError):
-    """A move that the rules do not allow now (a ``ValueError`` naming the rule)."""
 
 
 class MexicanTrain:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.core.config import MEXICAN, GameConfig
 from mtrain_env.mexican_train.core.invariants import check_state
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.scoring import score_type
@@ -25,6 +25,7 @@ from mtrain_env.tilegame.snapshot import (
     read_finite,
     read_pips,
     read_tile,
+    read_tile_set,
     req,
     req_bools,
     req_int,
@@ -32,7 +33,6 @@ from mtrain_env.tilegame.snapshot import (
 from mtrain_env.tilegame.tiles import bits_list
 
 FORMAT_VERSION = 1
-MEXICAN = "mexican"
 
 #: the keys of a snapshot's game part, in the order :func:`state_to_dict` writes them
 KEYS = (
@@ -65,10 +65,6 @@ KEYS = (
 TURN_KEYS = ("tiles", "doubles", "owes", "has_drawn", "obliged")
 
 
-def _train_ref(config: GameConfig, t: int) -> int | str:
-    return MEXICAN if t == config.mexican else t
-
-
 def _oriented(game: MexicanTrain, s: GameState, t: int) -> list[list[int]]:
     return [[a, b] for a, b in game.oriented_train(s, t)]
 
@@ -97,8 +93,8 @@ def state_to_dict(game: MexicanTrain, s: GameState) -> dict[str, Any]:
         "trains": [_oriented(game, s, p) for p in range(c.num_players)],
         "mexican_train": _oriented(game, s, c.mexican),
         "markers": list(s.markers),
-        "pending_doubles": [_train_ref(c, t) for t in s.pending],
-        "turn_doubles": [_train_ref(c, t) for t in s.turn_doubles],
+        "pending_doubles": [c.train_ref(t) for t in s.pending],
+        "turn_doubles": [c.train_ref(t) for t in s.turn_doubles],
         "first_turn_done": list(s.first_turn_done),
         "turn": {
             "tiles": s.tiles_this_turn,
@@ -132,18 +128,6 @@ def _list_of(value: Any, length: int, key: str, rule: str) -> list[Any]:
     if len(value) != length:
         raise bad_value(key, rule, f"must hold {length} items, got {len(value)}")
     return value
-
-
-def _hand(game: MexicanTrain, value: Any, key: str) -> int:
-    if type(value) is not list:
-        raise bad_type(key, "R4", f"a hand is a list of tiles, got {type(value).__name__}")
-    mask = 0
-    for k, tile in enumerate(value):
-        i, _, _ = read_tile(game.tiles, tile, f"{key}[{k}]", "R1")
-        if mask >> i & 1:
-            raise bad_value(f"{key}[{k}]", "R1", f"{tile} is listed twice")
-        mask |= 1 << i
-    return mask
 
 
 def _train(game: MexicanTrain, value: Any, engine: int, key: str) -> tuple[list[int], int]:
@@ -197,7 +181,12 @@ def state_from_dict(game: MexicanTrain, d: Any) -> GameState:
     s.first_player_forced = req(d, "first_player_forced", bool, "R6")
     s.current = req_int(d, "current_player", 0, n - 1, "R15")
     hands = _list_of(d["hands"], n, "hands", "R4")
-    s.hands = [_hand(game, h, f"hands[{p}]") for p, h in enumerate(hands)]
+    s.hands = [  # sets of tiles of the set (R1), each once
+        read_tile_set(
+            game.tiles, h, f"hands[{p}]", "R1", "R1", list_rule="R4", expected="a hand is a list of tiles"
+        )
+        for p, h in enumerate(hands)
+    ]
     boneyard = req(d, "boneyard", list, "R8")
     s.boneyard = [read_tile(game.tiles, t, f"boneyard[{k}]", "R8")[0] for k, t in enumerate(boneyard)][::-1]
     trains = [*_list_of(d["trains"], n, "trains", "R7"), req(d, "mexican_train", list, "R14")]
