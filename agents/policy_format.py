@@ -1,24 +1,130 @@
-"""The checks every policy file goes through (torch-free).
+"""The container every policy file is, and the checks it goes through (torch-free).
 
 Both policy-file formats (:mod:`agents.policy_net`'s SB3-shaped MLPs and
-:mod:`agents.mexican_train.selfplay_file`'s self-play networks) start with a
-``policy.json`` naming the format and its version (:func:`check_format`) and hold one
-``.npy`` per parameter (:func:`read_checked_npy`: the header checked before any byte of
-data is read), without importing any learning framework, so reading a self-play policy
-needs numpy only.
+:mod:`agents.mexican_train.selfplay_file`'s self-play networks) are a zip archive of a
+``policy.json`` naming the format and its version (:func:`check_format`) and one
+little-endian float32 ``<parameter>.npy`` per tensor, every member dated 1980-01-01 so that
+the same weights give the same bytes, written to ``<name>.tmp`` and then renamed
+(:func:`write_npy_zip`; the formats differ in compression only). Reading is shared too:
+:func:`read_json_member` (the size checked before anything is decompressed),
+:func:`read_npy_members` (the member set, then :func:`read_checked_npy` per member: its
+header checked before any byte of data is read). Each failure is a ``ValueError`` naming
+the member; each format adds its own spec checks and error class. Nothing here imports a
+learning framework, so reading a self-play policy needs numpy only.
 """
 
 from __future__ import annotations
 
+import io
 import math
+import os
 import re
+import zipfile
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["check_format", "read_checked_npy", "weights_only_refusal"]
+from mtrain_env.tilegame import json_text
+
+__all__ = [
+    "HEADER_MEMBER",
+    "MAX_HEADER_BYTES",
+    "check_format",
+    "read_checked_npy",
+    "read_json_member",
+    "read_member",
+    "read_npy_members",
+    "weights_only_refusal",
+    "write_npy_zip",
+]
 
 _FLOAT32 = np.dtype("<f4")
+#: the member naming the format, its version and the architecture
+HEADER_MEMBER = "policy.json"
+#: the largest ``policy.json`` read (a few kB in practice), refused before decompressing
+MAX_HEADER_BYTES = 1 << 20
+#: what reading a member of a damaged archive raises
+_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError)
+
+
+def _zip_info(name: str, compression: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # the same bytes for the same weights
+    info.compress_type = compression
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def write_npy_zip(
+    path: str | os.PathLike[str], header_text: str, arrays: Mapping[str, np.ndarray], compression: int
+) -> Path:
+    """Write ``header_text`` as ``policy.json`` and each of ``arrays`` as a little-endian
+    float32 ``<name>.npy`` (in their order), members compressed with ``compression``
+    (``zipfile.ZIP_STORED`` or ``ZIP_DEFLATED``), to ``<path>.tmp``, then rename it to
+    ``path``; ``path``."""
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w") as zf:
+        zf.writestr(_zip_info(HEADER_MEMBER, compression), header_text)
+        for name, array in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.ascontiguousarray(array, dtype=_FLOAT32), allow_pickle=False)
+            zf.writestr(_zip_info(f"{name}.npy", compression), buf.getvalue())
+    os.replace(tmp, target)
+    return target
+
+
+def read_member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
+    """The bytes of member ``name``, at most ``limit`` (its declared size checked before
+    decompressing, its CRC checked); ``ValueError`` ``<name>: <what is wrong>``."""
+    try:
+        info = zf.getinfo(name)
+    except KeyError:
+        raise ValueError(f"{name}: missing") from None
+    if info.file_size > limit:
+        raise ValueError(f"{name}: {info.file_size} bytes, more than the {limit} expected")
+    try:
+        with zf.open(info) as f:
+            data = f.read(limit + 1)
+    except _DAMAGED as err:
+        raise ValueError(f"{name}: damaged ({err})") from None
+    if len(data) > limit:
+        raise ValueError(f"{name}: more than the {limit} bytes expected")
+    return data
+
+
+def read_json_member(zf: zipfile.ZipFile, name: str = HEADER_MEMBER, limit: int = MAX_HEADER_BYTES) -> Any:
+    """The JSON of member ``name`` (:func:`read_member`); ``ValueError`` ``<name>: ...``."""
+    raw = read_member(zf, name, limit)
+    try:
+        return json_text.loads(raw.decode("utf-8"))
+    except ValueError as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise ValueError(f"{name}: not JSON ({err})") from None
+
+
+def read_npy_members(zf: zipfile.ZipFile, shapes: Mapping[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
+    """Name -> float32 array of each of ``shapes`` from ``<name>.npy``, after checking that
+    the archive holds those members and ``policy.json`` only; ``ValueError`` naming the
+    member and what is wrong (:func:`read_checked_npy`: nothing huge is allocated)."""
+    unexpected = sorted(set(zf.namelist()) - {HEADER_MEMBER} - {f"{k}.npy" for k in shapes})
+    if unexpected:
+        more = f" and {len(unexpected) - 3} more" if len(unexpected) > 3 else ""
+        raise ValueError(f"unexpected members {unexpected[:3]}{more} (not parameters of {HEADER_MEMBER})")
+    arrays = {}
+    for name, shape in shapes.items():
+        member = f"{name}.npy"
+        if member not in zf.NameToInfo:
+            raise ValueError(f"{member}: missing")
+        try:
+            with zf.open(member) as f:
+                arrays[name] = read_checked_npy(f, shape)
+        except _DAMAGED as err:
+            raise ValueError(f"{member}: damaged ({err})") from None
+        except ValueError as err:
+            raise ValueError(f"{member}: {err}") from None
+    return arrays
 
 
 def check_format(data: Any, name: str, version: int) -> None:

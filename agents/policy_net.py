@@ -7,7 +7,8 @@ softmax never overflows; see :mod:`training.policy` for the failure it guards ag
 agents layer because playing a saved policy needs it and training builds on it.
 
 **Policy files** hold data, never code. :func:`save_policy` writes a zip archive
-(``.npz``, so ``numpy.load`` reads it too) of ``policy.json``, the architecture
+(``.npz``, so ``numpy.load`` reads it too; the container of :mod:`agents.policy_format`,
+members stored uncompressed) of ``policy.json``, the architecture
 (:class:`PolicySpec`: format name and version, observation size, action count,
 ``net_arch``, activation, feature set, logit bound, orthogonal init, every parameter's
 shape), and one ``<parameter>.npy`` per tensor of the network's ``state_dict``
@@ -38,7 +39,6 @@ import os
 import pickle
 import sys
 import zipfile
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,8 +51,16 @@ from sb3_contrib.common.maskable.distributions import MaskableDistribution
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import FlattenExtractor
 
-from agents.policy_format import check_format, read_checked_npy, weights_only_refusal
-from mtrain_env.tilegame import json_text
+from agents.policy_format import (
+    HEADER_MEMBER,
+    MAX_HEADER_BYTES,
+    check_format,
+    read_json_member,
+    read_member,
+    read_npy_members,
+    weights_only_refusal,
+    write_npy_zip,
+)
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 
 __all__ = [
@@ -129,12 +137,12 @@ def policy_logits(policy: MaskableActorCriticPolicy, obs: th.Tensor) -> th.Tenso
 POLICY_FORMAT = "mtrain-policy"
 POLICY_VERSION = 1
 #: the architecture member of a policy file
-SPEC_MEMBER = "policy.json"
+SPEC_MEMBER = HEADER_MEMBER
 #: hidden-layer activations a policy file may name
 ACTIVATIONS: dict[str, type[th.nn.Module]] = {"tanh": th.nn.Tanh, "relu": th.nn.ReLU}
 #: the largest network a file may describe (refused before anything is allocated)
 MAX_PARAMETERS = 100_000_000
-#: the largest JSON member read (``policy.json``, an SB3 archive's ``data``)
+#: the largest JSON member of an SB3 archive read (its ``data``; ``policy.json``: ``MAX_HEADER_BYTES``)
 MAX_JSON_BYTES = 64 << 20
 #: modules that define ``GuardedMaskablePolicy`` (an SB3 archive names one as its policy class)
 SB3_POLICY_MODULES = ("agents.policy_net", "training.policy")
@@ -150,7 +158,6 @@ _SPEC_KEYS = (
     "ortho_init",
     "parameters",
 )
-_FLOAT32 = np.dtype("<f4")
 _REFUSED = (
     "loading it would run code stored in the file, so it is refused "
     "(convert it with: python -m agents.policy_net SRC DST, which reads it without running it)"
@@ -323,13 +330,6 @@ def build_policy(spec: PolicySpec) -> GuardedMaskablePolicy:
     return policy
 
 
-def _zip_info(name: str) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # the same bytes for the same weights
-    info.compress_type = zipfile.ZIP_STORED
-    info.external_attr = 0o644 << 16
-    return info
-
-
 def _spec_text(spec: PolicySpec) -> str:
     """``policy.json``: one key per line, each value compact."""
     lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in spec.to_json().items()]
@@ -343,16 +343,8 @@ def save_policy(policy: GuardedMaskablePolicy, path: str | os.PathLike[str]) -> 
     shapes = spec.parameter_shapes()
     if {k: tuple(v.shape) for k, v in state.items()} != shapes:
         raise ValueError(f"the network's parameters are not those of its architecture {spec}")
-    target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w") as zf:
-        zf.writestr(_zip_info(SPEC_MEMBER), _spec_text(spec))
-        for name in shapes:
-            buf = io.BytesIO()
-            array = state[name].detach().cpu().numpy().astype(_FLOAT32, copy=False)
-            np.lib.format.write_array(buf, np.ascontiguousarray(array), allow_pickle=False)
-            zf.writestr(_zip_info(f"{name}.npy"), buf.getvalue())
-    os.replace(tmp, target)
+    arrays = {name: state[name].detach().cpu().numpy() for name in shapes}
+    write_npy_zip(path, _spec_text(spec), arrays, zipfile.ZIP_STORED)
     return spec
 
 
@@ -369,28 +361,19 @@ def _open_zip(path: Path, what: str = "a policy file") -> zipfile.ZipFile:
 
 
 def _member(zf: zipfile.ZipFile, path: Path, name: str, limit: int) -> bytes:
-    """The bytes of member ``name`` (at most ``limit``; its CRC checked)."""
+    """The bytes of member ``name`` (at most ``limit``; :func:`read_member`)."""
     try:
-        info = zf.getinfo(name)
-    except KeyError:
-        raise PolicyFileError(path, f"{name}: missing") from None
-    if info.file_size > limit:
-        raise PolicyFileError(path, f"{name}: {info.file_size} bytes, more than the {limit} expected")
-    try:
-        with zf.open(info) as f:
-            data = f.read(limit + 1)
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as err:
-        raise PolicyFileError(path, f"{name}: damaged ({err})") from None
-    if len(data) > limit:
-        raise PolicyFileError(path, f"{name}: more than the {limit} bytes expected")
-    return data
+        return read_member(zf, name, limit)
+    except ValueError as err:
+        raise PolicyFileError(path, str(err)) from None
 
 
-def _json_member(zf: zipfile.ZipFile, path: Path, name: str) -> Any:
+def _json_member(zf: zipfile.ZipFile, path: Path, name: str, limit: int = MAX_JSON_BYTES) -> Any:
+    """The JSON of member ``name`` (:func:`read_json_member`)."""
     try:
-        return json_text.loads(_member(zf, path, name, MAX_JSON_BYTES).decode("utf-8"))
-    except ValueError as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        raise PolicyFileError(path, f"{name}: not JSON ({err})") from None
+        return read_json_member(zf, name, limit)
+    except ValueError as err:
+        raise PolicyFileError(path, str(err)) from None
 
 
 def _shape_difference(found: Mapping[str, tuple[int, ...]], spec: PolicySpec | Mapping[str, Any]) -> str:
@@ -412,27 +395,15 @@ def _assemble(spec: PolicySpec, weights: Mapping[str, np.ndarray], path: Path) -
 
 
 def _read_policy_file(zf: zipfile.ZipFile, path: Path) -> GuardedMaskablePolicy:
-    data = _json_member(zf, path, SPEC_MEMBER)
+    data = _json_member(zf, path, SPEC_MEMBER, MAX_HEADER_BYTES)
     try:
         spec = PolicySpec.from_json(data)
     except ValueError as err:
         raise PolicyFileError(path, f"{SPEC_MEMBER}: {err}") from None
-    shapes = spec.parameter_shapes()
-    unexpected = sorted(set(zf.namelist()) - {SPEC_MEMBER} - {f"{k}.npy" for k in shapes})
-    if unexpected:
-        raise PolicyFileError(path, f"unexpected members {unexpected} (not parameters of {SPEC_MEMBER})")
-    weights = {}
-    for name, shape in shapes.items():
-        member = f"{name}.npy"
-        if member not in zf.NameToInfo:
-            raise PolicyFileError(path, f"{member}: missing")
-        try:
-            with zf.open(member) as f:
-                weights[name] = read_checked_npy(f, shape)
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as err:
-            raise PolicyFileError(path, f"{member}: damaged ({err})") from None
-        except ValueError as err:
-            raise PolicyFileError(path, f"{member}: {err}") from None
+    try:
+        weights = read_npy_members(zf, spec.parameter_shapes())
+    except ValueError as err:
+        raise PolicyFileError(path, str(err)) from None
     return _assemble(spec, weights, path)
 
 

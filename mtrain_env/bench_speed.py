@@ -46,7 +46,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, non_negative_float
 from mtrain_env.tilegame.extras import missing_extra
 
 _BLOCK_MASK = (1 << 16) - 1
@@ -206,8 +206,12 @@ def paired_ratio(rates: dict[str, list[float]], name: str, reference: str = "ope
 def main(argv: list[str] | None = None) -> dict[str, float]:
     """Run the benchmark and print steps/s and ratios; returns the median rates and ratios."""
     parser = OneLineErrorParser(description=(__doc__ or "").splitlines()[1])
-    parser.add_argument("--seconds", type=float, default=30.0, help="total CPU seconds per contender")
-    parser.add_argument("--slices", type=int, default=30, help="interleaved measurements per contender")
+    parser.add_argument(
+        "--seconds", type=non_negative_float, default=30.0, help="total CPU seconds per contender (0: --only)"
+    )
+    parser.add_argument(
+        "--slices", type=int_at_least(1), default=30, help="interleaved measurements per contender"
+    )
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument(
         "--only",
@@ -216,17 +220,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "`perf stat -e instructions`, minus a --seconds 0 run for the start-up)",
     )
     args = parser.parse_args(argv)
-    if args.slices < 1:
-        parser.error("--slices must be at least 1")
-    if not 0 <= args.seconds < float("inf") or (args.seconds == 0 and args.only is None):
+    if args.seconds == 0 and args.only is None:
         parser.error(f"--seconds: must be a number > 0 (0 only with --only), got {args.seconds:g}")
 
-    from mtrain_env.mexican_train import GameConfig  # this benchmark's layer is below mtrain_env.cli
+    from mtrain_env.mexican_train.cli_args import config_or_exit  # this layer is below mtrain_env.cli
 
-    try:
-        GameConfig.make(num_players=args.players)
-    except ValueError as err:
-        parser.error(f"--players: {err}")
+    config_or_exit(parser, args.players)
     if args.only in (None, "openspiel"):
         missing = missing_extra("openspiel", "the speed benchmark (its reference is OpenSpiel)")
         if missing:

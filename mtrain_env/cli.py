@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mtrain_env.tilegame.argtypes import (  # re-exported: the commands of every layer import them from here
+# re-exported for the commands; the layers below this module import tilegame.argtypes
+from mtrain_env.tilegame.argtypes import (
     int_at_least,
     non_negative_float,
     output_problem,
@@ -40,13 +41,12 @@ __all__ = [
 
 def players_or_exit(parser: argparse.ArgumentParser, num_players: int) -> Any:
     """The Mexican Train ``GameConfig`` of ``num_players`` (R3), or ``parser.error`` naming
-    ``--players`` (exit 2) before any work."""
-    from mtrain_env.mexican_train import GameConfig
+    ``--players`` (exit 2) before any work (the double-12 set of
+    :func:`mtrain_env.mexican_train.cli_args.config_or_exit`, which the game's own
+    benchmarks call: they may not import this module)."""
+    from mtrain_env.mexican_train.cli_args import config_or_exit
 
-    try:
-        return GameConfig.make(num_players=num_players)
-    except ValueError as err:
-        parser.error(f"--players: {err}")
+    return config_or_exit(parser, num_players)
 
 
 def bench_speed(args: argparse.Namespace) -> int:

@@ -211,12 +211,26 @@ def test_the_research_commands_check_their_output_first(
 @pytest.mark.parametrize(
     ("module", "argv", "says"),
     [
-        ("mtrain_env.mexican_train.bench_backend", ["--slices", "-1"], "--slices must be at least 1"),
+        (
+            "mtrain_env.mexican_train.bench_backend",
+            ["--slices", "-1"],
+            "--slices: must be an int >= 1, got -1",
+        ),
+        ("mtrain_env.mexican_train.bench_backend", ["--seconds", "inf"], "--seconds: must be a number > 0"),
+        (
+            "mtrain_env.mexican_train.bench_batch",
+            ["--batch", "64", "0"],
+            "--batch: must be an int >= 1, got 0",
+        ),
+        ("mtrain_env.mexican_train.bench_batch", ["--processes", "-1"], "--processes: must be an int >= 0"),
+        ("mtrain_env.mexican_train.compiled.bench", ["--deals", "0"], "--deals: must be an int >= 1, got 0"),
+        ("mtrain_env.mexican_train.compiled.bench", ["--seconds", "0"], "--seconds: must be a number > 0"),
         ("agents.block.bench", ["--hands", "-1"], "--hands: must be an int >= 1, got -1"),
         ("agents.mexican_train.inference", ["--seed", "-1"], "--seed: must be an int >= 0, got -1"),
         ("mtrain_env.soak", ["--steps", "0"], "--steps: must be an int >= 1, got 0"),
         ("mtrain_env.bench_speed", ["--seconds", "0", "--slices", "1"], "--seconds: must be a number > 0"),
-        ("mtrain_env.bench_speed", ["--seconds", "nan"], "--seconds: must be a number > 0"),
+        ("mtrain_env.bench_speed", ["--seconds", "nan"], "--seconds: must be a number >= 0, got nan"),
+        ("mtrain_env.bench_speed", ["--slices", "0"], "--slices: must be an int >= 1, got 0"),
         ("mtrain_env.mexican_train.bench_batch", ["--seed", "-1", "--processes", "0"], "--seed: must be"),
         ("mtrain_env.mexican_train.compiled.bench", ["--seed", "-1"], "--seed: must be an int >= 0"),
         ("training.openspiel.example", ["--seed", "-1", "--games", "1"], "--seed: must be an int >= 0"),

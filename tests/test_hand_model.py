@@ -50,8 +50,8 @@ def _planner_views(players: int, seed: int):  # type: ignore[no-untyped-def]
     """(view, attributed plays, true state) at every decision of a planner game."""
     from training.hand_model import planner_positions
 
-    for view, plays, _game, truth in planner_positions(players, [seed], "test"):
-        yield view, plays, truth
+    for position in planner_positions(players, [seed], "test"):
+        yield position.view, position.plays, position.truth
 
 
 @pytest.mark.parametrize("players", [2, 4])

@@ -170,7 +170,7 @@ def test_damaged_files_get_a_one_line_refusal(tmp_path: Path) -> None:
     truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     cases = {
         truncated: "not a policy file",  # no longer recognisable: the SB3-shaped reader refuses it
-        _damage(good, tmp_path / "missing.npz", "trunk.0.bias.npy", None): "not a self-play policy file",
+        _damage(good, tmp_path / "missing.npz", "trunk.0.bias.npy", None): "trunk.0.bias.npy: missing",
         _damage(
             good, tmp_path / "f64.npz", "trunk.0.bias.npy", _npy(np.zeros(shape))
         ): r"trunk.0.bias.npy: dtype float64 \(little-endian float32 expected\)",

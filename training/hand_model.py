@@ -18,9 +18,8 @@ full-batch Adam on the per-tile cross-entropy (torch), and reports on held-out g
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 from tqdm import tqdm
@@ -35,40 +34,14 @@ from agents.mexican_train.hand_model import (
     tile_features,
 )
 from agents.mexican_train.history import DEFAULT_THIN, HistorySampler, history_factory
-from agents.mexican_train.inference import OpponentModel, Play, PlayTracker
+from agents.mexican_train.inference import OpponentModel, planner_positions, world_owners
 from agents.mexican_train.oracle_champion import partly_revealed
 from agents.mexican_train.particles import DEFAULT_EPS, TrackerFactory, filter_factory
 from agents.mexican_train.planner import PlannerAgent
 from mtrain_env.cli import int_at_least, non_negative_float, players_or_exit, refuse_output
 from mtrain_env.mexican_train.core.public import PublicView, sample_state
-from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
-
-
-class Position(NamedTuple):
-    """One decision of a planner game: the deciding seat's view and attributed plays, the
-    game, and the true state (a copy; for labels and scoring only, never for play)."""
-
-    view: PublicView
-    plays: list[Play]
-    game: MexicanTrain
-    truth: GameState
-
-
-def planner_positions(players: int, seeds: Sequence[int], desc: str) -> Iterator[Position]:
-    """Every decision of planner games (one round each, env seeds ``seeds``)."""
-    for seed in tqdm(seeds, desc=desc, leave=False):
-        env = mtrain_env.raw_env(num_players=players)
-        env.reset(seed=seed)
-        planners = [PlannerAgent() for _ in range(players)]
-        trackers = [PlayTracker() for _ in range(players)]
-        while not all(env.terminations.values()):
-            decision = decision_for(env, env.agent_selection)
-            view = decision.view
-            trackers[decision.seat].update(view)
-            yield Position(view, list(trackers[decision.seat].plays), env.game, env.state_obj.copy())
-            env.step(planners[decision.seat].act(decision))
 
 
 def true_places(state: GameState, seat: int, unseen: list[int]) -> np.ndarray:
@@ -88,7 +61,7 @@ def true_places(state: GameState, seat: int, unseen: list[int]) -> np.ndarray:
 def dataset(players: int, seeds: Sequence[int], desc: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(features (N, L, F), allowed (N, L), labels (N,))`` over every hidden tile of every decision."""
     xs, masks, ys = [], [], []
-    for view, plays, _game, truth in planner_positions(players, seeds, desc):
+    for view, plays, _game, truth, _move, _seed in planner_positions(players, seeds, desc):
         feats, allowed, unseen = tile_features(view, plays)
         if not unseen:
             continue
@@ -244,7 +217,7 @@ def placement(
     }
     rng = np.random.default_rng(0)
     even = np.full(pool, 1.0 / pool)
-    for view, plays, game, state in planner_positions(players, seeds, "placement"):
+    for view, plays, game, state, _move, _seed in planner_positions(players, seeds, "placement"):
         if view.seat != 0:
             continue
         truth = state.hands
@@ -254,9 +227,7 @@ def placement(
         unseen = view.unseen
         tiles = [t for t in range(view.config.num_tiles) if unseen >> t & 1]
         worlds = [sample_state(game, view, rng) for _ in range(pool)]
-        owners = np.array(
-            [[next((q for q in range(1, players) if w.hands[q] >> t & 1), -1) for t in tiles] for w in worlds]
-        )
+        owners = world_owners(worlds, tiles)
         hands = [w.hands for w in worlds]
         shares["prior worlds"].add(hands, even, truth, fitting)
         for name, model in models.items():

@@ -22,15 +22,19 @@ sampled worlds:
 
 ``mc_infer`` resamples its determinizations by these weights (sampling importance
 resampling). :func:`fit` measures the model's log-likelihood of planner plays for several
-``beta`` (``python -m agents.mexican_train.inference``).
+``beta`` (``python -m agents.mexican_train.inference``), and :func:`placement` how well
+the weighted worlds place the hidden tiles, both over :func:`planner_positions` (planner
+self-play that reads the truth at each decision, for measuring; ``training.hand_model``
+fits and measures its model over it too).
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from tqdm import tqdm
@@ -38,6 +42,8 @@ from tqdm import tqdm
 from mtrain_env.cli import int_at_least, non_negative_float
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import PublicView
+from mtrain_env.mexican_train.core.rules import MexicanTrain
+from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.tiles import bits_list
 
@@ -228,34 +234,64 @@ def resample(log_weights: np.ndarray, rng: np.random.Generator) -> int:
     return int(rng.choice(len(w), p=w / w.sum()))
 
 
-def fit(betas: Sequence[float], seeds: Sequence[int], players: int = 4) -> tuple[int, dict[float, float]]:
-    """Mean log-likelihood, per ``beta``, of the plays ``planner`` seats make on their own
-    unmarked trains in planner self-play games (one round, the given env seeds): the
-    plays the tracker attributes, scored with the seat's TRUE hand (fitting data only)."""
+class Position(NamedTuple):
+    """One decision of a planner game: the deciding seat's view and the plays it has
+    attributed, the game, the true state (a copy: for labels and scoring only, never for
+    play), the move the planner makes there and the env seed of the game."""
+
+    view: PublicView
+    plays: list[Play]
+    game: MexicanTrain
+    truth: GameState
+    move: int
+    seed: int
+
+
+def planner_positions(players: int, seeds: Sequence[int], desc: str = "planner games") -> Iterator[Position]:
+    """Every decision of planner self-play games (every seat a :class:`PlannerAgent`, one
+    round each, env seeds ``seeds``), reading the truth at each: measurement and fitting
+    only. Each seat's :class:`PlayTracker` is fed its own views, as an agent's would be."""
     import mtrain_env
     from agents.mexican_train.base import decision_for
     from agents.mexican_train.planner import PlannerAgent
 
-    totals = dict.fromkeys(betas, 0.0)
-    count = 0
-    for seed in tqdm(seeds, desc="planner games", leave=False):
+    for seed in tqdm(seeds, desc=desc, leave=False):
         env = mtrain_env.raw_env(num_players=players)
         env.reset(seed=seed)
-        game = env.game
-        models = [OpponentModel(game.config, b) for b in betas]
         planners = [PlannerAgent() for _ in range(players)]
+        trackers = [PlayTracker() for _ in range(players)]
         while not all(env.terminations.values()):
             decision = decision_for(env, env.agent_selection)
+            view = decision.view
+            trackers[decision.seat].update(view)
             action = planners[decision.seat].act(decision)
-            move = decision.to_move(action)
-            s = env.state_obj
-            if move < game.draw:
-                tile, train = divmod(move, game.width)
-                if train == decision.seat and not s.markers[train]:
-                    for b, model in zip(betas, models, strict=True):
-                        totals[b] += model.play_log_likelihood(s.hands[train], tile, s.ends[train])
-                    count += 1
+            plays = list(trackers[decision.seat].plays)
+            yield Position(view, plays, env.game, env.state_obj.copy(), decision.to_move(action), seed)
             env.step(action)
+
+
+def world_owners(worlds: Sequence[GameState], tiles: Sequence[int]) -> np.ndarray:
+    """``owners[w, u]``: the opponent (seats 1.., the observer is seat 0) holding ``tiles[u]``
+    in ``worlds[w]``, or -1 (the boneyard): the input of :meth:`OpponentModel.scorer`."""
+    seats = range(1, len(worlds[0].hands)) if worlds else range(0)
+    return np.array([[next((q for q in seats if w.hands[q] >> t & 1), -1) for t in tiles] for w in worlds])
+
+
+def fit(betas: Sequence[float], seeds: Sequence[int], players: int = 4) -> tuple[int, dict[float, float]]:
+    """Mean log-likelihood, per ``beta``, of the plays ``planner`` seats make on their own
+    unmarked trains in planner self-play games (one round, the given env seeds): the
+    plays the tracker attributes, scored with the seat's TRUE hand (fitting data only)."""
+    config = GameConfig.make(num_players=players)
+    models = {b: OpponentModel(config, b) for b in betas}
+    totals = dict.fromkeys(betas, 0.0)
+    count = 0
+    for view, _plays, game, s, move, _seed in planner_positions(players, seeds):
+        if move < game.draw:
+            tile, train = divmod(move, game.width)
+            if train == view.seat and not s.markers[train]:
+                for b, model in models.items():
+                    totals[b] += model.play_log_likelihood(s.hands[train], tile, s.ends[train])
+                count += 1
     return count, {b: t / max(count, 1) for b, t in totals.items()}
 
 
@@ -264,48 +300,31 @@ def placement(beta: float, seeds: Sequence[int], players: int = 4, pool: int = 6
     over seat 0's decisions in planner games: the prior's worlds (``sample_state``) and the
     same worlds weighted by the model (the posterior mean). Evaluation only: the truth is
     read to score the worlds, never to weight them."""
-    import mtrain_env
-    from agents.mexican_train.base import decision_for
-    from agents.mexican_train.planner import PlannerAgent
     from mtrain_env.mexican_train.core.public import sample_state
 
+    model = OpponentModel(GameConfig.make(num_players=players), beta)
     prior = posterior = 0.0
     count = 0
-    for seed in tqdm(seeds, desc="planner games", leave=False):
-        env = mtrain_env.raw_env(num_players=players)
-        env.reset(seed=seed)
-        model = OpponentModel(env.config, beta)
-        tracker = PlayTracker()
-        planners = [PlannerAgent() for _ in range(players)]
-        rng = np.random.default_rng(seed)
-        while not all(env.terminations.values()):
-            decision = decision_for(env, env.agent_selection)
-            if decision.seat == 0:
-                view = decision.view
-                tracker.update(view)
-                truth = env.state_obj.hands
-                hidden = sum(truth[q].bit_count() for q in range(1, players))
-                if tracker.plays and hidden:
-                    unseen = bits_list(view.unseen)
-                    worlds = [sample_state(decision.game, view, rng) for _ in range(pool)]
-                    owners = np.array(
-                        [
-                            [next((q for q in range(1, players) if w.hands[q] >> t & 1), -1) for t in unseen]
-                            for w in worlds
-                        ]
-                    )
-                    right = np.array(
-                        [
-                            sum((w.hands[q] & truth[q]).bit_count() for q in range(1, players)) / hidden
-                            for w in worlds
-                        ]
-                    )
-                    logw = model.log_likelihoods(view, tracker.plays, owners)
-                    w = np.exp(logw - logw.max())
-                    prior += float(right.mean())
-                    posterior += float((w * right).sum() / w.sum())
-                    count += 1
-            env.step(planners[decision.seat].act(decision))
+    last: MexicanTrain | None = None
+    rng = np.random.default_rng(0)
+    for view, plays, game, state, _move, seed in planner_positions(players, seeds):
+        if game is not last:  # a new game (a new env): its worlds are drawn from its seed
+            last, rng = game, np.random.default_rng(seed)
+        truth = state.hands
+        hidden = sum(truth[q].bit_count() for q in range(1, players))
+        if view.seat != 0 or not plays or not hidden:
+            continue
+        unseen = bits_list(view.unseen)
+        worlds = [sample_state(game, view, rng) for _ in range(pool)]
+        owners = world_owners(worlds, unseen)
+        right = np.array(
+            [sum((w.hands[q] & truth[q]).bit_count() for q in range(1, players)) / hidden for w in worlds]
+        )
+        logw = model.log_likelihoods(view, plays, owners)
+        w = np.exp(logw - logw.max())
+        prior += float(right.mean())
+        posterior += float((w * right).sum() / w.sum())
+        count += 1
     return prior / max(count, 1), posterior / max(count, 1)
 
 

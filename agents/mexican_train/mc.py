@@ -10,8 +10,9 @@ For each decision with more than one legal action:
    observation): ``chain`` (default,
    :class:`~agents.mexican_train.rollout_policies.ChainPolicy`, the planner's ranking of plays
    with a cheap chain-damage estimate), ``greedy`` (the highest-value tile) or, compiled
-   only, ``planner`` (the planner's moves exactly, its chain damage searched at each
-   choice: :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`);
+   only, ``lookahead`` (the chain policy, but the seat's own later choices play each legal
+   move out on the world and keep the best) and ``planner`` (the planner's moves exactly, its chain damage
+   searched at each choice: :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`);
 3. score the round for this seat: the table's mean penalty minus its own (the zero-sum
    result), or its positive score minus the mean with ``positive_scoring``;
 4. choose the candidate with the best mean (ties: the lowest action id) — but with the
@@ -198,6 +199,33 @@ class MCAgent(Agent):
         extend: int = 0,
     ) -> None:
         super().__init__(seed)
+        rollouts = self._check_budget(rollouts, ms, sims)
+        self._check_knobs(policy, prior, leaf, depth, extend, path, rollouts, ms)
+        self.rollouts = rollouts
+        self.ms = ms
+        self.policy = policy
+        self.extend = extend
+        self.prior = prior
+        self.leaf = leaf
+        self.depth = depth
+        self.path = self._resolve_path(prior, leaf, path)
+        self.z = z
+        self.engine = self._resolve_engine(engine, policy)
+        self._check_threads(threads, leaf, self.engine)
+        self.threads = threads
+        self._rollout_module: Any = compiled_rollouts() if self.engine == "compiled" else None
+        self._prior = self._make_prior(prior, self.path)
+        self._policies: dict[GameConfig, GreedyPolicy | ChainPolicy] = {}
+        self._compiled: dict[GameConfig, tuple[Any, Any, Any]] = {}
+        self._leaves: dict[GameConfig, Any] = {}
+        self.last_rollouts = 0  #: rollouts run for the last decision
+        self.last_samples = 0  #: determinizations used for the last decision
+        self.last_values: dict[int, float] = {}  #: mean result per action still in the race
+
+    @staticmethod
+    def _check_budget(rollouts: int | None, ms: float | None, sims: int | None) -> int | None:
+        """The rollouts per decision (``sims`` is their other name; ``DEFAULT_ROLLOUTS`` when
+        no budget is given); ``ValueError`` for both names or a budget out of range."""
         if sims is not None:
             if rollouts is not None:
                 raise ValueError("give rollouts or sims (the same budget), not both")
@@ -208,11 +236,23 @@ class MCAgent(Agent):
             raise ValueError(f"rollouts must be >= 1, got {rollouts}")
         if ms is not None and ms <= 0:
             raise ValueError(f"ms must be > 0, got {ms}")
+        return rollouts
+
+    @staticmethod
+    def _check_knobs(
+        policy: str,
+        prior: str | None,
+        leaf: str,
+        depth: int,
+        extend: int,
+        path: str | None,
+        rollouts: int | None,
+        ms: float | None,
+    ) -> None:
+        """``ValueError`` naming the first knob out of its range or contradicting another
+        (the engine's and the threads' checks come later: they need the resolved engine)."""
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
-        self.rollouts = rollouts
-        self.ms = ms
-        self.policy = policy
         if prior not in PRIORS:
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
         if leaf not in LEAVES:
@@ -226,7 +266,6 @@ class MCAgent(Agent):
                 "extend= adds rollouts where the gate against the prior's move is close: it needs "
                 f"a prior and a rollouts=/sims= budget without ms=, got prior={prior!r}, ms={ms!r}"
             )
-        self.extend = extend
         if depth and leaf != "value":
             raise ValueError(f"depth= counts the network's moves before a leaf='value'; got leaf={leaf!r}")
         if leaf in NETWORK_LEAVES and (prior == "mc_student" or policy not in LEAF_POLICIES):
@@ -239,43 +278,41 @@ class MCAgent(Agent):
                 f"path= is the network of prior in {LEARNED_PRIORS} or of leaf in {NETWORK_LEAVES}, "
                 f"got prior={prior!r}, leaf={leaf!r}"
             )
-        self.prior = prior
-        self.leaf = leaf
-        self.depth = depth
-        self.path = (
-            None
-            if prior not in LEARNED_PRIORS and leaf not in NETWORK_LEAVES
-            else str(
-                (MC_STUDENT_POLICY if prior == "mc_student" else REFERENCE_POLICY) if path is None else path
-            )
-        )
-        self.z = z
-        self.engine = self._resolve_engine(engine, policy)
+
+    @staticmethod
+    def _resolve_path(prior: str | None, leaf: str, path: str | None) -> str | None:
+        """The network file a learned prior or a network leaf reads (its default when
+        ``path`` is None), else None."""
+        if prior not in LEARNED_PRIORS and leaf not in NETWORK_LEAVES:
+            return None
+        if path is None:
+            return str(MC_STUDENT_POLICY if prior == "mc_student" else REFERENCE_POLICY)
+        return str(path)
+
+    @staticmethod
+    def _check_threads(threads: int, leaf: str, engine: str) -> None:
+        """``ValueError`` for a thread count out of range, or threads or a network leaf
+        without the compiled ``engine``."""
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads must be an int >= 1, got {threads!r}")
-        if threads > 1 and self.engine != "compiled":
+        if threads > 1 and engine != "compiled":
             raise ValueError(
-                f"threads={threads} splits the compiled rollouts; this mc runs engine={self.engine!r}"
+                f"threads={threads} splits the compiled rollouts; this mc runs engine={engine!r}"
             )
-        if leaf in NETWORK_LEAVES and self.engine != "compiled":
-            raise ValueError(f"leaf={leaf!r} runs on the compiled engine, got engine={self.engine!r}")
-        self.threads = threads
-        self._rollout_module: Any = compiled_rollouts() if self.engine == "compiled" else None
-        self._prior: Agent | None = (
-            None
-            if prior is None
-            else PlannerAgent()
-            if prior == "planner"
-            else PPOAgent(path=self.path)  # loads the file on first use, in every worker
-            if prior == "policy"
-            else MCStudentAgent(path=self.path)
-        )
-        self._policies: dict[GameConfig, GreedyPolicy | ChainPolicy] = {}
-        self._compiled: dict[GameConfig, tuple[Any, Any, Any]] = {}
-        self._leaves: dict[GameConfig, Any] = {}
-        self.last_rollouts = 0  #: rollouts run for the last decision
-        self.last_samples = 0  #: determinizations used for the last decision
-        self.last_values: dict[int, float] = {}  #: mean result per action still in the race
+        if leaf in NETWORK_LEAVES and engine != "compiled":
+            raise ValueError(f"leaf={leaf!r} runs on the compiled engine, got engine={engine!r}")
+
+    @staticmethod
+    def _make_prior(prior: str | None, path: str | None) -> Agent | None:
+        """The agent whose move is the default (``prior``; a learned one reads ``path`` on
+        first use, in every worker), or None."""
+        if prior is None:
+            return None
+        if prior == "planner":
+            return PlannerAgent()
+        if prior == "policy":
+            return PPOAgent(path=path)
+        return MCStudentAgent(path=path)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the compiled module and its per-config caches (rebuilt on use)."""

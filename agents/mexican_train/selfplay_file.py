@@ -1,34 +1,39 @@
 """Self-play policy files: what a network is (:class:`NetSpec`) and its weights, in numpy only.
 
-A policy file (``.npz``, written by ``mtrain selfplay``, read by the ``ppo`` agent) is a
-zip of ``policy.json`` (``{"format": "mtrain-selfplay-policy", "version": 1, "net": ...,
-"game": ..., "hidden": ..., "pair_hidden": ..., "parameters": {name: shape}}``) and one
-little-endian float32 ``<name>.npy`` per tensor of the network's ``state_dict``.
+A policy file (``.npz``, written by ``mtrain selfplay``, read by the ``ppo`` agent) is the
+container of :mod:`agents.policy_format` with its members deflated: ``policy.json``
+(``{"format": "mtrain-selfplay-policy", "version": 1, "net": ..., "game": ..., "hidden":
+..., "pair_hidden": ..., "parameters": {name: shape}}``) and one little-endian float32
+``<name>.npy`` per tensor of the network's ``state_dict``.
 
 :func:`read_selfplay_file` checks the JSON, compares the listed shapes with those the
 spec implies (:func:`parameter_shapes`, the torch networks' ``state_dict`` shapes) and
-reads each array with ``allow_pickle=False`` after checking its dtype and shape: a file
-never runs code, and anything else is one ``ValueError`` naming the file. No torch: the
-torch networks (:mod:`agents.mexican_train.tilenet`) and the numpy forward pass
+reads each array after checking its dtype and shape
+(:func:`agents.policy_format.read_npy_members`, no unpickler): a file never runs code, and
+anything else is one ``ValueError`` naming the file. No torch: the torch networks
+(:mod:`agents.mexican_train.tilenet`) and the numpy forward pass
 (:mod:`agents.mexican_train.numpy_nets`) both build on these arrays.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.policy_format import check_format, read_checked_npy
+from agents.policy_format import (
+    HEADER_MEMBER,
+    check_format,
+    read_json_member,
+    read_npy_members,
+    write_npy_zip,
+)
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import ObservationLayout
-from mtrain_env.tilegame import json_text
 
 __all__ = [
     "GAME_KEYS",
@@ -46,7 +51,7 @@ __all__ = [
 
 SELFPLAY_FORMAT = "mtrain-selfplay-policy"
 SELFPLAY_VERSION = 1
-SPEC_MEMBER = "policy.json"
+SPEC_MEMBER = HEADER_MEMBER
 NET_KINDS = ("tile", "graph", "mlp")
 #: the game keywords that shape the observation and the actions
 GAME_KEYS = ("num_players", "max_pips", "rounds")
@@ -175,54 +180,26 @@ def parameter_shapes(spec: NetSpec) -> dict[str, tuple[int, ...]]:
 
 
 # ----------------------------------------------------------------- the file
-def _zip_info(name: str) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = 0o644 << 16
-    return info
-
-
 def write_selfplay_file(spec: NetSpec, arrays: dict[str, np.ndarray], path: str | Path) -> Path:
     """Write the ``spec`` network's ``arrays`` (its ``state_dict`` as numpy) to ``path``,
     atomically; ``ValueError`` if they are not the tensors ``spec`` implies."""
-    path = Path(path)
     state = {k: np.ascontiguousarray(v, dtype="<f4") for k, v in arrays.items()}
     shapes = {k: tuple(v.shape) for k, v in state.items()}
     if shapes != parameter_shapes(spec):
         raise ValueError(f"the arrays are not the tensors of a {spec.net} network of this spec")
     header = spec.to_json()
     header["parameters"] = {k: list(v) for k, v in shapes.items()}
-    tmp = path.with_name(path.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w") as zf:
-        zf.writestr(_zip_info(SPEC_MEMBER), json.dumps(header, indent=1, sort_keys=True))
-        for name, arr in state.items():
-            buf = io.BytesIO()
-            np.lib.format.write_array(buf, arr, allow_pickle=False)
-            zf.writestr(_zip_info(f"{name}.npy"), buf.getvalue())
-    tmp.replace(path)
-    return path
-
-
-def _read_header(zf: zipfile.ZipFile) -> dict[str, Any] | None:
-    try:
-        info = zf.getinfo(SPEC_MEMBER)
-    except KeyError:
-        return None
-    if info.file_size > 1 << 20:  # checked before decompressing (zipfile reads no more than it)
-        raise ValueError(f"{SPEC_MEMBER} is larger than 1 MB")
-    raw = zf.read(info)
-    data = json_text.loads(raw.decode("utf-8"))
-    return data if isinstance(data, dict) else None
+    return write_npy_zip(path, json.dumps(header, indent=1, sort_keys=True), state, zipfile.ZIP_DEFLATED)
 
 
 def is_selfplay_policy(path: str | Path) -> bool:
     """Whether ``path`` is a zip whose ``policy.json`` names the self-play format."""
     try:
         with zipfile.ZipFile(path) as zf:
-            data = _read_header(zf)
+            data = read_json_member(zf) if SPEC_MEMBER in zf.NameToInfo else None
     except (zipfile.BadZipFile, OSError, ValueError):
         return False
-    return data is not None and data.get("format") == SELFPLAY_FORMAT
+    return isinstance(data, dict) and data.get("format") == SELFPLAY_FORMAT
 
 
 def read_selfplay_file(path: str | Path) -> tuple[NetSpec, dict[str, np.ndarray]]:
@@ -230,24 +207,13 @@ def read_selfplay_file(path: str | Path) -> tuple[NetSpec, dict[str, np.ndarray]
     is wrong>``) for anything that is not such a file (``FileNotFoundError`` if missing)."""
     try:
         with zipfile.ZipFile(path) as zf:
-            data = _read_header(zf)
-            if data is None:
-                raise ValueError(f"no {SPEC_MEMBER}")
+            data = read_json_member(zf)
             spec = NetSpec.from_json(data)
-            expected = {k: list(v) for k, v in parameter_shapes(spec).items()}
-            if data["parameters"] != expected:
+            shapes = parameter_shapes(spec)
+            if data["parameters"] != {k: list(v) for k, v in shapes.items()}:
                 raise ValueError("parameters: the shapes listed are not those of the network")
-            extra = sorted(set(zf.namelist()) - {SPEC_MEMBER, *(f"{name}.npy" for name in expected)})
-            if extra:
-                raise ValueError(f"members {extra[:3]} that the network does not have")
-            arrays = {}
-            for name, shape in expected.items():
-                with zf.open(f"{name}.npy") as f:  # the header before the data: nothing huge allocated
-                    try:
-                        arrays[name] = read_checked_npy(f, tuple(shape))
-                    except ValueError as err:
-                        raise ValueError(f"{name}.npy: {err}") from None
-    except (zipfile.BadZipFile, zlib.error, KeyError, EOFError, NotImplementedError) as e:
+            arrays = read_npy_members(zf, shapes)
+    except zipfile.BadZipFile as e:
         raise ValueError(f"{path}: not a self-play policy file ({e})") from None
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None

@@ -5,7 +5,9 @@
 Random legal play through the wrapped ``env()`` (4 players, double-12 by default): every
 step is ``last()`` (an observation and a mask) and ``step`` with a uniform pick from the
 mask; finished episodes are reset. The two backends run interleaved slices of
-``--seconds / --slices`` CPU seconds each; figures are the medians of the slices, one core.
+``--seconds / --slices`` CPU seconds each, in an order reversed every other slice (so that
+drifting load on a shared machine hits both alike, as in :mod:`mtrain_env.bench_speed`);
+figures are the medians of the slices, one core.
 The compiled backend is warmed up (numba compile or cache load) before timing.
 """
 
@@ -18,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.cli_args import config_or_exit
 from mtrain_env.mexican_train.env import env
-from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, positive_float
 
 #: the issue-10 target: the compiled backend through ``env()`` against the python one
 TARGET_RATIO = 2.0
@@ -28,8 +30,8 @@ TARGET_RATIO = 2.0
 _clock = time.process_time
 
 
-class EnvLoop:
-    """Random legal play through one ``env()``, resumable across timed slices."""
+class BackendLoop:
+    """Random legal play through one ``env(backend=...)``, resumable across timed slices."""
 
     def __init__(self, backend: str, seed: int, **kwargs: Any) -> None:
         self.env = env(backend=backend, **kwargs)
@@ -58,27 +60,21 @@ class EnvLoop:
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = OneLineErrorParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="CPU seconds per backend")
-    parser.add_argument("--slices", type=int, default=5)
+    parser.add_argument("--seconds", type=positive_float, default=10.0, help="CPU seconds per backend")
+    parser.add_argument("--slices", type=int_at_least(1), default=5)
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--pips", type=int, default=12)
     args = parser.parse_args(argv)
-    if args.slices < 1 or not args.seconds > 0:
-        parser.error(
-            f"--slices must be at least 1 and --seconds positive, got {args.slices} and {args.seconds}"
-        )
-    try:
-        GameConfig.make(num_players=args.players, max_pips=args.pips)
-    except ValueError as err:
-        parser.error(f"{'--pips' if 'max_pips' in str(err) else '--players'}: {err}")
+    config_or_exit(parser, args.players, args.pips)
     kwargs = {"num_players": args.players, "max_pips": args.pips}
-    loops = {b: EnvLoop(b, 0, **kwargs) for b in ("python", "compiled")}
+    loops = {b: BackendLoop(b, 0, **kwargs) for b in ("python", "compiled")}
     for loop in loops.values():
         loop.run(0.2)  # warm-up: numba's compile (or on-disk cache load), caches
     figures: dict[str, list[float]] = {b: [] for b in loops}
-    for _ in range(args.slices):
-        for b, loop in loops.items():
-            figures[b].append(loop.run(args.seconds / args.slices))
+    names = list(loops)
+    for i in range(args.slices):
+        for b in names if i % 2 == 0 else names[::-1]:
+            figures[b].append(loops[b].run(args.seconds / args.slices))
     out = {b: statistics.median(f) for b, f in figures.items()}
     ratio = out["compiled"] / out["python"]
     print(f"env() random legal play, {args.players} players, double-{args.pips}, one core (median of slices)")

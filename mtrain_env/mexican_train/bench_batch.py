@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from mtrain_env.mexican_train.cli_args import config_or_exit
 from mtrain_env.mexican_train.compiled import engine
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
-from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.env import raw_env
-from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least
+from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, positive_float
 
 #: the issue-10 targets, decision steps/s with observations and masks
 TARGET_ONE_CORE = 500_000
@@ -60,7 +60,7 @@ class BatchLoop:
         return steps / max(_clock() - start, 1e-9), steps
 
 
-class EnvLoop:
+class RawEnvLoop:
     """Random legal play on ``raw_env`` (``observe`` + ``step``); ``run`` returns (steps/s, steps)."""
 
     def __init__(self, seed: int, **config: Any) -> None:
@@ -100,28 +100,31 @@ def _worker(args: tuple[int, int, float, dict[str, Any]]) -> tuple[int, float]:
 def main(argv: list[str] | None = None) -> dict[str, float]:
     """Run the benchmark and print steps/s; returns the medians by contender."""
     parser = OneLineErrorParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="total CPU seconds per contender")
-    parser.add_argument("--slices", type=int, default=5, help="interleaved measurements per contender")
-    parser.add_argument("--batch", type=int, nargs="+", default=[1, 64, 1024], help="batch sizes B")
+    parser.add_argument(
+        "--seconds", type=positive_float, default=10.0, help="total CPU seconds per contender"
+    )
+    parser.add_argument(
+        "--slices", type=int_at_least(1), default=5, help="interleaved measurements per contender"
+    )
+    parser.add_argument(
+        "--batch", type=int_at_least(1), nargs="+", default=[1, 64, 1024], help="batch sizes B"
+    )
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--pips", type=int, default=12, help="N of the double-N set")
     parser.add_argument("--copy", action="store_true", help="fresh arrays from every call (copy=True)")
-    parser.add_argument("--processes", type=int, default=2, help="processes of the multi-core run (0: skip)")
+    parser.add_argument(
+        "--processes", type=int_at_least(0), default=2, help="processes of the multi-core run (0: skip)"
+    )
     parser.add_argument("--seed", type=int_at_least(0), default=0)
     args = parser.parse_args(argv)
-    if args.slices < 1 or not 0 < args.seconds < float("inf") or min(args.batch) < 1:
-        parser.error("--slices and every --batch must be at least 1, --seconds positive")
-    try:
-        GameConfig.make(num_players=args.players, max_pips=args.pips)
-    except ValueError as err:
-        parser.error(f"{'--pips' if 'max_pips' in str(err) else '--players'}: {err}")
+    config_or_exit(parser, args.players, args.pips)
     config = {"num_players": args.players, "max_pips": args.pips}
     start = time.perf_counter()
-    loops: dict[str, BatchLoop | EnvLoop] = {
+    loops: dict[str, BatchLoop | RawEnvLoop] = {
         f"batch B={b}": BatchLoop(b, args.seed, args.copy, **config) for b in args.batch
     }
     ready = time.perf_counter() - start
-    loops["raw_env"] = EnvLoop(args.seed, **config)
+    loops["raw_env"] = RawEnvLoop(args.seed, **config)
     per = args.seconds / args.slices
     rates: dict[str, list[float]] = {name: [] for name in loops}
     names = list(loops)

@@ -18,11 +18,12 @@ import time
 
 import numpy as np
 
+from mtrain_env.mexican_train.cli_args import config_or_exit
 from mtrain_env.mexican_train.compiled import engine
 from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain, deal_arrays
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.dealing import Deal, random_deal
-from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least
+from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, positive_float
 
 #: the issue-10 target for the compiled core alone, steps/s on one core
 TARGET = 3_000_000
@@ -107,19 +108,18 @@ class PureLoop:
 def main(argv: list[str] | None = None) -> dict[str, float]:
     """Run the benchmark, print steps/s and the ratio; returns the medians and the ratio."""
     parser = OneLineErrorParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="total CPU seconds per contender")
-    parser.add_argument("--slices", type=int, default=10, help="interleaved measurements per contender")
+    parser.add_argument(
+        "--seconds", type=positive_float, default=10.0, help="total CPU seconds per contender"
+    )
+    parser.add_argument(
+        "--slices", type=int_at_least(1), default=10, help="interleaved measurements per contender"
+    )
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--pips", type=int, default=12, help="N of the double-N set")
-    parser.add_argument("--deals", type=int, default=1024, help="size of the pre-dealt pool")
+    parser.add_argument("--deals", type=int_at_least(1), default=1024, help="size of the pre-dealt pool")
     parser.add_argument("--seed", type=int_at_least(0), default=0)
     args = parser.parse_args(argv)
-    if args.slices < 1 or not 0 < args.seconds < float("inf") or args.deals < 1:
-        parser.error("--slices and --deals must be at least 1, --seconds positive")
-    try:
-        config = GameConfig.make(num_players=args.players, max_pips=args.pips)
-    except ValueError as err:
-        parser.error(f"{'--pips' if 'max_pips' in str(err) else '--players'}: {err}")
+    config = config_or_exit(parser, args.players, args.pips)
     deals = deal_pool(config, args.deals, args.seed)
     start = time.perf_counter()
     compiled = CompiledLoop(config, deals, args.seed + 1, chunk=200_000)
