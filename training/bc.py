@@ -9,7 +9,7 @@ Design:
 
 1. **collect** — each training env plays its learner seat with the expert (a registered
    agent, e.g. ``planner``) against the league's opponents, through the same wrapper and
-   the same :class:`~agents.base.Decision` interface, recording ``(observation, mask,
+   the same :class:`~agents.mexican_train.base.Decision` interface, recording ``(observation, mask,
    expert action, return)`` (:meth:`SingleAgentEnv.collect_expert`); the envs run in
    parallel, each from its own seed;
 2. **clone** — the very network PPO will train (:class:`GuardedMaskablePolicy`) is fitted

@@ -1,8 +1,8 @@
 """The opponent pool, now :mod:`agents.mexican_train.league` (this name stays importable).
 
 The pool moved to the agents layer with the single-agent env that samples from it (so the
-Gymnasium env needs no torch); checkpoints that pickled ``training.league.OpponentSpec``
-still load through this module.
+Gymnasium env needs no torch). Checkpoints that pickled ``training.league.OpponentSpec``
+still load: :mod:`agents.mexican_train.pickles` maps the old path to the new one.
 """
 
 from agents.mexican_train.league import (

@@ -107,7 +107,7 @@ class TrainConfig:
     sizes of both the actor and the critic; ``logit_bound`` the soft logit clamp;
     ``lr_schedule`` ``"constant"`` or ``"linear"`` (to 0 at ``steps``); ``shaping`` the
     potential-based shaping coefficient (0 = none).
-    League: see :mod:`training.league`. Evaluation: every ``eval_every`` steps (0 = never)
+    League: see :mod:`agents.mexican_train.league`. Evaluation: every ``eval_every`` steps (0 = never)
     against ``eval_opponents`` on ``eval_deals`` duplicate deals. Checkpoints: every
     ``checkpoint_every`` steps, ``keep_checkpoints`` kept. BC: ``bc_expert`` (registered
     agent) and ``bc_samples`` (0 = no warm start).

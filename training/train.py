@@ -2,10 +2,10 @@
 
 ``train(TrainConfig(...))`` (or ``mtrain train``, :mod:`training.cli`) runs:
 
-* ``n_envs`` :class:`~training.single_agent.SingleAgentEnv` envs whose opponents come
-  from the :class:`~training.league.League`, spread over ``workers`` processes (one per
-  core) by :class:`~training.vec.ShardedVecEnv`, masks served by
-  :class:`~training.vec.VecMaskCache`;
+* ``n_envs`` :class:`~agents.mexican_train.single_agent.SingleAgentEnv` envs whose
+  opponents come from the :class:`~agents.mexican_train.league.League`, spread over
+  ``workers`` processes (one per core) by :class:`~training.vec.ShardedVecEnv`, masks
+  served by :class:`~training.vec.VecMaskCache`;
 * :class:`~training.policy.RobustMaskablePPO` with a :class:`~training.policy.GuardedMaskablePolicy`
   (the NaN / Simplex robustness measures are described in :mod:`training.policy`);
 * optionally a behaviour-cloning warm start from an expert agent (:mod:`training.bc`);

@@ -43,8 +43,8 @@ class ActionCodec:
         self.DRAW = config.draw_action
         self.PASS = config.pass_action
         self._tiles = config.tiles
-        # rel_to_abs[seat][action] and abs_to_rel[seat][action], as numpy arrays (for masks)
-        # and as lists (for scalar lookups, which are faster on lists)
+        # rel_to_abs[seat][action] and abs_to_rel[seat][action], built with numpy, kept as
+        # lists (scalar lookups are faster on lists)
         rel_to_abs = np.empty((n, self.num_actions), dtype=np.int64)
         tile_base = np.repeat(np.arange(t) * w, w)
         rel_train = np.tile(np.arange(w), t)
@@ -55,8 +55,6 @@ class ActionCodec:
         abs_to_rel = np.empty_like(rel_to_abs)
         for seat in range(n):
             abs_to_rel[seat, rel_to_abs[seat]] = np.arange(self.num_actions)
-        self.rel_to_abs_np = rel_to_abs
-        self.abs_to_rel_np = abs_to_rel
         self.rel_to_abs = [row.tolist() for row in rel_to_abs]
         self.abs_to_rel = [row.tolist() for row in abs_to_rel]
 

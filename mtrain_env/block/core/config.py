@@ -186,11 +186,6 @@ class GameConfig:
         return 2 * self.num_tiles
 
     @property
-    def num_pairs(self) -> int:
-        """Two sides in both modes (B2): the pairs, or the two players."""
-        return 2
-
-    @property
     def partners(self) -> bool:
         return self.num_players == 4
 
