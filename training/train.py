@@ -235,6 +235,8 @@ class _TensorBoardFormat(TensorBoardOutputFormat):
 
 
 def make_logger(out: Path, purge_step: int | None, verbose: int) -> Logger:
+    """SB3's logger for a run: TensorBoard under ``out/tb`` (events past ``purge_step``
+    dropped on resume, so the curve is not written twice) and stdout when ``verbose``."""
     formats: list[KVWriter] = [_TensorBoardFormat(str(out / "tb"), purge_step)]
     if verbose:
         formats.append(HumanOutputFormat(sys.stdout))

@@ -97,6 +97,7 @@ def measure(rounds: int, games: int, steps: int, threads: int, paths: list[str])
 
 
 def register(subparsers: Any) -> None:
+    """Add ``mtrain bench-selfplay`` to the ``mtrain`` parser."""
     p = subparsers.add_parser(
         "bench-selfplay",
         help="self-play training throughput (decisions/s with updates) against MaskablePPO, same run",

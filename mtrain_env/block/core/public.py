@@ -63,6 +63,7 @@ class PublicView:
 
     @property
     def on_turn(self) -> bool:
+        """Whether the viewing seat is to move now (only while the hand is being played)."""
         return self.phase == Phase.PLAYING and self.current == self.seat
 
     @property

@@ -303,10 +303,12 @@ class GameConfig:
 
     @property
     def draw_action(self) -> int:
+        """The draw's action id: right after the ``tile * num_trains + train`` plays."""
         return self.num_tiles * self.num_trains
 
     @property
     def pass_action(self) -> int:
+        """The pass's action id, the last one (``num_actions - 1``)."""
         return self.num_tiles * self.num_trains + 1
 
     @property

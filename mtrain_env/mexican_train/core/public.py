@@ -64,6 +64,7 @@ class PublicView:
 
     @property
     def on_turn(self) -> bool:
+        """Whether the viewing seat is to move now (never once the round is over)."""
         return self.current == self.seat and self.phase < Phase.ROUND_OVER
 
 
