@@ -4,7 +4,7 @@ Both policy-file formats (:mod:`agents.policy_net`'s SB3-shaped MLPs and
 :mod:`agents.mexican_train.selfplay_file`'s self-play networks) are a zip archive of a
 ``policy.json`` naming the format and its version (:func:`check_format`) and one
 little-endian float32 ``<parameter>.npy`` per tensor, every member dated 1980-01-01 so that
-the same weights give the same bytes, written to ``<name>.tmp`` and then renamed
+the same weights give the same bytes, written to a temporary file and then renamed
 (:func:`write_npy_zip`; the formats differ in compression only). Reading is shared too:
 :func:`read_json_member` (the size checked before anything is decompressed),
 :func:`read_npy_members` (the member set, then :func:`read_checked_npy` per member: its
@@ -28,6 +28,7 @@ from typing import IO, Any
 import numpy as np
 
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.files import atomic_path
 
 __all__ = [
     "HEADER_MEMBER",
@@ -62,17 +63,15 @@ def write_npy_zip(
 ) -> Path:
     """Write ``header_text`` as ``policy.json`` and each of ``arrays`` as a little-endian
     float32 ``<name>.npy`` (in their order), members compressed with ``compression``
-    (``zipfile.ZIP_STORED`` or ``ZIP_DEFLATED``), to ``<path>.tmp``, then rename it to
-    ``path``; ``path``."""
+    (``zipfile.ZIP_STORED`` or ``ZIP_DEFLATED``), atomically
+    (:func:`~mtrain_env.tilegame.files.atomic_path`); ``path``."""
     target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w") as zf:
+    with atomic_path(target) as tmp, zipfile.ZipFile(tmp, "w") as zf:
         zf.writestr(_zip_info(HEADER_MEMBER, compression), header_text)
         for name, array in arrays.items():
             buf = io.BytesIO()
             np.lib.format.write_array(buf, np.ascontiguousarray(array, dtype=_FLOAT32), allow_pickle=False)
             zf.writestr(_zip_info(f"{name}.npy", compression), buf.getvalue())
-    os.replace(tmp, target)
     return target
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 import warnings
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from mtrain_env.replay_format import (
     published_round_result,
 )
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.files import atomic_write
 
 __all__ = ["dumps_replay", "loads_replay", "read_replay", "write_replay"]
 
@@ -93,18 +93,11 @@ def _locate_round_ends(replay: Replay) -> dict[int, int]:
 
 
 def write_replay(path: str | os.PathLike[str], replay: Replay) -> None:
-    """Write ``replay`` to ``path`` atomically (a temp file in the same directory, then rename)."""
+    """Write ``replay`` to ``path`` atomically (:func:`~mtrain_env.tilegame.files.atomic_write`)."""
     text = dumps_replay(replay)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8", newline="\n") as f:  # the umask's permissions
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic_write(target, text)
 
 
 def read_replay(path: str | os.PathLike[str]) -> Replay:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mtrain_env.replay import Replay, ReplayFrame, ReplayStep, describe_move, replay_frames
+from mtrain_env.tilegame.files import atomic_path
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = [
@@ -219,8 +220,7 @@ def write_gif(
         durations.append(step_ms * 4 if held else step_ms)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    try:
+    with atomic_path(target) as tmp:
         images[0].save(
             tmp,
             format="GIF",
@@ -230,7 +230,4 @@ def write_gif(
             loop=0,
             optimize=False,
         )
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
     return len(images)

@@ -37,6 +37,7 @@ from agents.mexican_train.base import Decision
 from mtrain_env.cli import int_at_least, players_or_exit, refuse_output
 from mtrain_env.mexican_train import env as make_env
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.files import atomic_write
 from training.choices import play_choices
 from training.distill_mc import agent_from_spec
 
@@ -181,10 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = moves.summary()
     by_gain = moves.by_gain()
     if args.out is not None:
-        tmp = args.out.with_suffix(".tmp")
         saved = {"args": vars(args) | {"out": str(args.out)}, **asdict(moves), **summary}
-        tmp.write_text(json.dumps(saved | {"by_gain": by_gain}))
-        tmp.replace(args.out)
+        atomic_write(args.out, json.dumps(saved | {"by_gain": by_gain}))
     s = summary
     print(f"A = {args.a}, B = {args.b} (its own worlds), prior = {args.prior}")
     print(f"{s['positions']} decisions of A with a choice ({args.games} games, seed {args.seed})")

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ import numpy as np
 import torch as th
 from stable_baselines3.common.vec_env import VecEnv
 
+from mtrain_env.tilegame.files import atomic_writer
 from training.policy import GuardedMaskablePolicy
 
 _KEYS = ("obs", "mask", "action", "returns")
@@ -87,9 +87,8 @@ def collect(
 
 def _save(path: Path, parts: list[dict[str, np.ndarray]], meta: dict[str, Any]) -> None:
     arrays = {k: np.concatenate([p[k] for p in parts]) for k in _KEYS}
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
-    os.replace(tmp, path)
+    with atomic_writer(path) as f:
+        np.savez(f, meta=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
 
 
 def clone(

@@ -80,6 +80,7 @@ from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.files import atomic_writer
 from training.choices import play_choices
 
 __all__ = ["LabelJob", "agent_from_spec", "label_shard", "load_labels", "shard_paths"]
@@ -162,7 +163,6 @@ def label_shard(job: LabelJob) -> int:
     mask = np.stack(masks)
     target = np.zeros(mask.shape, np.float32)
     target[np.arange(len(targets)), targets] = 1.0
-    tmp = job.path.with_suffix(".tmp.npz")
     arrays = {
         "obs": np.stack(obs),
         "mask": mask,
@@ -172,8 +172,8 @@ def label_shard(job: LabelJob) -> int:
     }
     if values:
         arrays["values"] = np.stack(values)
-    np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]
-    tmp.replace(job.path)
+    with atomic_writer(job.path) as f:
+        np.savez_compressed(f, **arrays)  # type: ignore[arg-type]
     return len(targets)
 
 

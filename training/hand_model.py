@@ -42,6 +42,7 @@ from mtrain_env.cli import int_at_least, non_negative_float, players_or_exit, re
 from mtrain_env.mexican_train.core.public import PublicView, sample_state
 from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.files import atomic_writer
 
 
 def true_places(state: GameState, seat: int, unseen: list[int]) -> np.ndarray:
@@ -355,9 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(y)} hidden tiles of {args.games} planner games (seeds {train_seeds[0]}..{train_seeds[-1]})")
     model = fit(x, allowed, y, players, max_pips, args.hidden, args.epochs, args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(args.out.stem + ".partial.npz")
-    model.save(tmp)
-    tmp.replace(args.out)
+    with atomic_writer(args.out) as f:
+        model.save(f)
     ex, eallowed, ey = dataset(players, eval_seeds, "held-out games")
     model_loss, prior_loss = log_losses(model, ex, eallowed, ey)
     print(f"held out ({args.eval_games} games, seeds {eval_seeds[0]}..{eval_seeds[-1]}, {len(ey)} tiles):")

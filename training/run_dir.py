@@ -10,6 +10,7 @@ Shared by the SB3 trainer (:mod:`training.train`) and the RLlib one
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.files import atomic_write
 from training.run_config import ConfigError, TrainConfig
 
 __all__ = [
@@ -42,7 +44,6 @@ __all__ = [
     "STATE_FORMAT",
     "SUMMARY_FILE",
     "CheckpointError",
-    "atomic_write_text",
     "format_summary",
     "is_rllib_run",
     "latest_checkpoint",
@@ -248,24 +249,15 @@ def _num(x: Any) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{x:+8.2f}"
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file renamed into place (never half-written)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_curve(out: Path, rows: list[dict[str, Any]]) -> None:
     """``curve.csv`` and ``curve.png`` from the evaluation rows."""
     if not rows:
         return
-    fields = list(rows[0])
-    tmp = out / (CURVE_CSV + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, out / CURVE_CSV)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    atomic_write(out / CURVE_CSV, buf.getvalue())
     import matplotlib
 
     matplotlib.use("Agg")

@@ -101,6 +101,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 
 from agents.mexican_train.league import League
 from agents.policy_net import save_policy
+from mtrain_env.tilegame.files import atomic_write
 from training import bc
 from training.checkpoints import (
     MODEL_OBJECTS,
@@ -134,7 +135,6 @@ from training.run_dir import (
     STATE_FORMAT,
     SUMMARY_FILE,
     CheckpointError,
-    atomic_write_text,
     format_summary,
     latest_checkpoint,
     read_config,
@@ -302,7 +302,7 @@ class Trainer:
         configure_determinism(c.seed, c.torch_threads)
         self.league_root.mkdir(parents=True, exist_ok=True)
         # a resumed run records its new target and the current format
-        atomic_write_text(self.out / CONFIG_FILE, strict_json(run_config_json(c), indent=2))
+        atomic_write(self.out / CONFIG_FILE, strict_json(run_config_json(c), indent=2))
         checkpoint = self._checkpoint if self.resume else None
         state: dict[str, Any] | None = None
         if checkpoint is not None:
@@ -474,7 +474,7 @@ class Trainer:
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)
-        atomic_write_text(root / LATEST, strict_json({"dir": name, "step": step}))
+        atomic_write(root / LATEST, strict_json({"dir": name, "step": step}))
         self._prune(root)
         return final
 
@@ -577,7 +577,7 @@ class Trainer:
         )
         stats.update(expert=c.bc_expert, collect_seconds=collected, total_seconds=time.time() - t0)
         self.bc_stats = stats
-        atomic_write_text(self.out / "bc.json", strict_json(stats, indent=2))
+        atomic_write(self.out / "bc.json", strict_json(stats, indent=2))
 
     def run(self) -> RobustMaskablePPO:
         """Train to ``config.steps`` environment steps (resuming if asked); returns the model."""
@@ -599,7 +599,7 @@ class Trainer:
             self._finish()
             self.seconds = time.time() - t0
             self.summary = self.make_summary()
-            atomic_write_text(self.out / SUMMARY_FILE, strict_json(self.summary, indent=2) + "\n")
+            atomic_write(self.out / SUMMARY_FILE, strict_json(self.summary, indent=2) + "\n")
         finally:
             self.env.close()
         return self.model

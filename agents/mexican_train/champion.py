@@ -51,6 +51,7 @@ from agents.mexican_train.particles import (
 )
 from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.tilegame.validate import as_int
 
 __all__ = ["DEFAULT_SIMS", "TABLE_POLICIES", "ChampionAgent", "ChampionPolicyAgent", "table_policy"]
 
@@ -185,8 +186,7 @@ class ChampionAgent(MCInferAgent):
         levels: int = 0,
     ) -> None:
         for knob, value in (("particles", particles), ("history", history), ("levels", levels)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{knob} must be an int >= 0, got {value!r}")
+            as_int(knob, value, low=0, numpy=False, error=ValueError)
         if 0 < history < DEFAULT_THIN:  # it keeps every DEFAULT_THIN-th state: none at all
             every = f"a world every {DEFAULT_THIN} proposals"
             raise ValueError(f"history must be 0 (no walk) or >= {DEFAULT_THIN} ({every}), got {history}")

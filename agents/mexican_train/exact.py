@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from mtrain_env.mexican_train.compiled import engine, rollout
+from mtrain_env.tilegame.validate import as_int
 
 __all__ = ["exact_results_on"]
 
@@ -49,8 +50,7 @@ def exact_results_on(
     sequence of the seat's later choices; None when the candidates' trees together need
     more than ``max_nodes`` positions. The other seats play ``sc``'s policy (the chain
     policy with ``danger``, or the planner with ``scratch(planner=True)``)."""
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-        raise ValueError(f"max_nodes must be an int >= 1, got {max_nodes!r}")
+    as_int("max_nodes", max_nodes, low=1, numpy=False, error=ValueError)
     solved: dict[bytes, float] = {}
     legal = np.empty(engine.MAX_MOVES, np.int64)
     nodes = 0

@@ -28,7 +28,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -240,7 +240,7 @@ class HandModel:
         except ValueError as err:
             raise ValueError(f"{path}: {err}") from None
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | Path | IO[bytes]) -> None:
         np.savez(
             path, w1=self.w1, b1=self.b1, w2=self.w2, b2=np.float32(self.b2),
             players=np.int64(self.players), max_pips=np.int64(self.max_pips),

@@ -70,6 +70,7 @@ from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import sample_state
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState
+from mtrain_env.tilegame.validate import as_int
 
 #: rollouts per decision when neither ``rollouts`` nor ``ms`` is given
 DEFAULT_ROLLOUTS = 200
@@ -257,10 +258,8 @@ class MCAgent(Agent):
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
         if leaf not in LEAVES:
             raise ValueError(f"leaf must be one of {LEAVES}, got {leaf!r}")
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-            raise ValueError(f"depth must be an int >= 0, got {depth!r}")
-        if isinstance(extend, bool) or not isinstance(extend, int) or extend < 0:
-            raise ValueError(f"extend must be an int >= 0, got {extend!r}")
+        as_int("depth", depth, low=0, numpy=False, error=ValueError)
+        as_int("extend", extend, low=0, numpy=False, error=ValueError)
         if extend and (prior is None or rollouts is None or ms is not None):
             raise ValueError(
                 "extend= adds rollouts where the gate against the prior's move is close: it needs "
@@ -293,8 +292,7 @@ class MCAgent(Agent):
     def _check_threads(threads: int, leaf: str, engine: str) -> None:
         """``ValueError`` for a thread count out of range, or threads or a network leaf
         without the compiled ``engine``."""
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+        as_int("threads", threads, low=1, numpy=False, error=ValueError)
         if threads > 1 and engine != "compiled":
             raise ValueError(
                 f"threads={threads} splits the compiled rollouts; this mc runs engine={engine!r}"

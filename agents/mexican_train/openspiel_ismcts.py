@@ -38,6 +38,7 @@ from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.state import Phase
 from mtrain_env.mexican_train.rewards import round_rewards
 from mtrain_env.openspiel.mexican_train import MexicanTrainGame, MexicanTrainState, params_for_config
+from mtrain_env.tilegame.validate import as_int
 
 #: leaf evaluators
 ROLLOUTS = ("greedy", "random", "openspiel")
@@ -100,8 +101,7 @@ class OpenSpielISMCTSAgent(Agent):
         self, seed: int | None = None, iterations: int = 100, uct_c: float = 0.3, rollout: str = "greedy"
     ) -> None:
         super().__init__(seed)
-        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-            raise ValueError(f"iterations must be an int >= 1, got {iterations!r}")
+        as_int("iterations", iterations, low=1, numpy=False, error=ValueError)
         if not uct_c > 0:
             raise ValueError(f"uct_c must be > 0, got {uct_c!r}")
         if rollout not in ROLLOUTS:

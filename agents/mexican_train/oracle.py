@@ -59,6 +59,7 @@ from agents.mexican_train.planner import PlannerAgent
 from agents.mexican_train.rollout_policies import ChainPolicy, compiled_rollouts, round_result
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.state import GameState
+from mtrain_env.tilegame.validate import as_int
 
 __all__ = ["BONEYARD", "ROLLOUTS", "WORLDS", "CheatDecision", "OracleAgent"]
 
@@ -125,8 +126,7 @@ class OracleAgent(Agent):
         if boneyard == "seen" and worlds is not None:
             raise ValueError("worlds= counts boneyard shuffles: it needs boneyard=hidden")
         worlds = WORLDS if worlds is None else worlds
-        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
-            raise ValueError(f"worlds must be an int >= 1, got {worlds!r}")
+        as_int("worlds", worlds, low=1, numpy=False, error=ValueError)
         if rollout not in ROLLOUTS:
             raise ValueError(f"rollout must be one of {ROLLOUTS}, got {rollout!r}")
         if path is not None and rollout == "chain":
@@ -134,8 +134,7 @@ class OracleAgent(Agent):
         if levels is not None and rollout != "search":
             raise ValueError("levels= counts the levels of rollout=search")
         levels = 1 if levels is None else levels
-        if isinstance(levels, bool) or not isinstance(levels, int) or levels < 1:
-            raise ValueError(f"levels must be an int >= 1, got {levels!r}")
+        as_int("levels", levels, low=1, numpy=False, error=ValueError)
         self.levels = levels
         self.boneyard = boneyard
         self.worlds = worlds

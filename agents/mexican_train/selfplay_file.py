@@ -34,6 +34,7 @@ from agents.policy_format import (
 )
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import ObservationLayout
+from mtrain_env.tilegame.validate import as_int
 
 __all__ = [
     "GAME_KEYS",
@@ -77,8 +78,7 @@ class NetSpec:
             raise ValueError(f"net must be one of {', '.join(NET_KINDS)}, got {self.net!r}")
         for name in ("hidden", "pair_hidden"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4096:
-                raise ValueError(f"{name} must be an int in 1..4096, got {value!r}")
+            as_int(name, value, low=1, high=4096, numpy=False, error=ValueError)
         keys = tuple(k for k, _ in self.game)
         if keys != tuple(sorted(GAME_KEYS)):
             raise ValueError(f"game must give exactly {', '.join(sorted(GAME_KEYS))}, got {list(keys)}")

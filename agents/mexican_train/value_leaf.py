@@ -40,6 +40,7 @@ from agents.mexican_train.selfplay_file import is_selfplay_policy, read_selfplay
 from mtrain_env.mexican_train.compiled import engine, rollout
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import ObservationLayout
+from mtrain_env.tilegame.validate import as_int
 
 __all__ = ["ValueLeaves", "check_table", "load_value_net"]
 
@@ -111,8 +112,7 @@ class ValueLeaves:
         levels: int = 0,
     ) -> None:
         check_table(net, config)
-        if isinstance(levels, bool) or not isinstance(levels, int) or levels < 0:
-            raise ValueError(f"levels must be an int >= 0, got {levels!r}")
+        as_int("levels", levels, low=0, numpy=False, error=ValueError)
         if levels and depth is not None:
             raise ValueError(
                 "levels= searches the seat's later choices of playouts to the end: it needs depth=None"
@@ -166,8 +166,7 @@ class ValueLeaves:
         moves by those network rollouts (ties: the first in the engine's legal-move order),
         one step of policy improvement (``oracle[rollout=search]``); each level one more.
         Deterministic."""
-        if isinstance(levels, bool) or not isinstance(levels, int) or levels < 0:
-            raise ValueError(f"levels must be an int >= 0, got {levels!r}")
+        as_int("levels", levels, low=0, numpy=False, error=ValueError)
         children = np.empty((1, len(candidates), root.shape[0]), np.int64)
         cand = np.array(candidates, np.int64)
         rollout.advance_roots(root[None, :], tb, cand, seat, self.danger, children, sc)

@@ -30,6 +30,7 @@ a position, ``OUT/exact_gap.png`` the mean shortfall against the level.
 from __future__ import annotations
 
 import csv
+import io
 import sys
 import time
 from collections.abc import Sequence
@@ -46,6 +47,7 @@ from agents.tournament.plots import _figure
 from agents.tournament.stats import mean_ci
 from mtrain_env.cli import int_at_least, players_or_exit, refuse_output
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.files import atomic_write
 
 FIELDS = ("game", "seat", "tiles", "held", "moves", "nodes_budget", "solved", "exact", "exact_s")
 #: what plays the rest of the round at each level (the table's rows)
@@ -207,12 +209,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     fields = [*FIELDS, *(f"level{level}" for level in levels)]
-    tmp = out / "exact_gap.csv.tmp"
-    with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fields)
-        writer.writeheader()
-        writer.writerows(rows)
-    tmp.replace(out / "exact_gap.csv")
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fields)
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write(out / "exact_gap.csv", buf.getvalue())
     plot(rows, tiles, levels, out / "exact_gap.png")
     print(
         f"{len(positions)} positions of {args.games} planner games "

@@ -57,7 +57,6 @@ from agents.tournament.results import (
     DamagedResultsError,
     ResultsFile,
     Row,
-    write_atomic,
 )
 from agents.tournament.seating import (
     agent_seed,
@@ -72,6 +71,7 @@ from agents.tournament.timing import TIMING_FILE, TimingLedger
 from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 from mtrain_env.replay import ReplayRecorder, write_replay
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.files import atomic_write
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
 FORMAT_VERSION = 2  # 2: results.sha256 beside results.csv
@@ -506,7 +506,7 @@ def prepare_out_dir(out: Path, plan: Plan, deals: int, overwrite: bool) -> list[
                 + "\nUse another --out directory, or --overwrite to discard the old results."
             )
     else:
-        write_atomic(run_path, json.dumps(identity, indent=2, sort_keys=True) + "\n")
+        atomic_write(run_path, json.dumps(identity, indent=2, sort_keys=True) + "\n")
     if not results.exists():
         if results.sums_path.exists() and results.sums_path.stat().st_size > 0:
             raise DamagedResultsError(

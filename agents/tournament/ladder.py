@@ -16,6 +16,7 @@ lone agent cannot be told.
 from __future__ import annotations
 
 import csv
+import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ from agents.tournament.plots import _figure
 from agents.tournament.stats import mean_ci
 from mtrain_env.cli import refuse_output
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.files import atomic_write
 
 __all__ = ["ladder_rows", "main", "plot_ladder"]
 
@@ -116,13 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(err))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     csv_path, png_path = args.out.with_suffix(".csv"), args.out.with_suffix(".png")
-    tmp = csv_path.with_name(csv_path.name + ".tmp")
-    with tmp.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS)
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({k: (f"{r[k]:.3f}" if isinstance(r[k], float) else r[k]) for k in FIELDS})
-    tmp.replace(csv_path)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=FIELDS)
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: (f"{r[k]:.3f}" if isinstance(r[k], float) else r[k]) for k in FIELDS})
+    atomic_write(csv_path, buf.getvalue())
     plot_ladder(rows, png_path, args.title)
     wt, wa = (max(len(r[k]) for r in rows) for k in ("table", "agent"))
     for r in rows:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, get_type_hints
 
 from agents.tournament.seating import agent_seed, deal_seed, seating
+from mtrain_env.tilegame.files import atomic_write
 
 RESULTS_FILE = "results.csv"
 
@@ -109,16 +110,6 @@ def checksum(text: str) -> str:
 def read_results(path: str | os.PathLike[str]) -> list[Row]:
     """The verified rows of a ``results.csv`` (its ``results.sha256`` beside it)."""
     return ResultsFile(Path(path)).read()[0]
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` by ``text`` in one step (a temporary file, synced, then renamed)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 # ----------------------------------------------------------------- parsing
@@ -211,8 +202,8 @@ class ResultsFile:
 
     def create(self) -> None:
         """An empty results file (header only) and no checksums."""
-        write_atomic(self.path, HEADER)
-        write_atomic(self.sums_path, "")
+        atomic_write(self.path, HEADER)
+        atomic_write(self.sums_path, "")
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -233,8 +224,8 @@ class ResultsFile:
         for r in rows:
             blocks.setdefault(r.deal, []).append(r)
         texts = {deal: rows_to_csv(block) for deal, block in blocks.items()}
-        write_atomic(self.path, HEADER + "".join(texts.values()))
-        write_atomic(self.sums_path, "".join(f"{deal} {checksum(text)}\n" for deal, text in texts.items()))
+        atomic_write(self.path, HEADER + "".join(texts.values()))
+        atomic_write(self.sums_path, "".join(f"{deal} {checksum(text)}\n" for deal, text in texts.items()))
 
     def read(self, plan: RunPlan | None = None) -> tuple[list[Row], bool]:
         """The rows of every verified deal, and whether a deal cut short by a kill was dropped.

@@ -46,6 +46,7 @@ from typing import Any
 from agents.tournament.ray_backend import ensure_ray
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.files import atomic_write
 from training.checks import (
     MAX_SEED,
     ConfigError,
@@ -398,9 +399,7 @@ class RLlibTrainer:
         module = self.algo.get_module(MAIN)
         spec = module_spec(self.config.model_config(), module.observation_space, module.action_space)
         weights = self.algo.learner_group.get_weights(module_ids=[MAIN])[MAIN]
-        tmp = path.with_name(path.name + ".part.npz")
-        export_state(weights, spec, tmp)
-        os.replace(tmp, path)
+        export_state(weights, spec, path)  # atomic (agents.policy_format.write_npy_zip)
 
     def _evaluate(self) -> None:
         from agents.mexican_train import ppo
@@ -432,8 +431,7 @@ class RLlibTrainer:
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
         latest = root / LATEST
-        (root / (LATEST + ".tmp")).write_text(json.dumps({"dir": name, "step": self.step}), encoding="utf-8")
-        os.replace(root / (LATEST + ".tmp"), latest)
+        atomic_write(latest, json.dumps({"dir": name, "step": self.step}))
         kept = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("step_"))
         for old in kept[: -self.config.keep_checkpoints]:
             shutil.rmtree(old)

@@ -20,6 +20,7 @@ import numpy as np
 import torch as th
 
 from agents.policy_format import weights_only_refusal
+from mtrain_env.tilegame.files import atomic_path
 from training.run_dir import CheckpointError
 
 __all__ = ["SelfPlayCheckpointError", "load_checkpoint", "save_checkpoint"]
@@ -96,9 +97,8 @@ def _decode_array(obj: dict[Any, Any], where: str) -> np.ndarray:
 def save_checkpoint(state: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write ``state`` to ``path`` atomically."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    th.save(_encode(state), tmp)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        th.save(_encode(state), tmp)
     return path
 
 

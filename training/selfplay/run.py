@@ -27,6 +27,7 @@ training itself is the same with or without them). Resume: a run restarted on th
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import time
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.tilenet import save_selfplay_policy
+from mtrain_env.tilegame.files import atomic_write
 from training.selfplay.checkpoint import SelfPlayCheckpointError, load_checkpoint, save_checkpoint
 from training.selfplay.config import (
     ALGOS,
@@ -103,12 +105,11 @@ def _read_curve(path: Path, upto: int) -> list[dict[str, str]]:
 
 
 def _write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
-    tmp.replace(path)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CURVE_FIELDS)
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write(path, buf.getvalue())
 
 
 def plot_curve(csv_path: Path, png_path: Path) -> None:

@@ -1,0 +1,90 @@
+"""Atomic file writes: a file is either wholly its old self or wholly the new one.
+
+Every writer of the package and of ``agents`` and ``training`` goes through here (replays,
+policy files, checkpoints, CSV curves, run summaries). The new bytes go to a temporary file
+in the target's directory, named after the target, the process id and a random suffix
+(``.<name>.<pid>.<hex>.tmp``: two writers of one path never share a temporary file, and a
+listing by suffix never picks one up). The file is synced, then renamed over the target
+(``os.replace``, atomic within one file system), then the directory is synced where the
+system allows it. On any failure, ``KeyboardInterrupt`` included, the temporary file is
+removed and the error re-raised: the target is left as it was.
+
+* :func:`atomic_write` for bytes or text already in memory;
+* :func:`atomic_writer` for a writer that streams into a binary file (``np.savez``);
+* :func:`atomic_path` for a writer that opens the file by name (``zipfile``, ``torch.save``,
+  PIL's ``Image.save``).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["atomic_path", "atomic_write", "atomic_writer", "temp_path"]
+
+
+def temp_path(target: Path) -> Path:
+    """A fresh temporary name beside ``target`` (hidden, unique to this process and call)."""
+    return target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+
+
+def _fsync_file(path: Path) -> None:
+    # Windows commits a file only through a handle that may write
+    fd = os.open(path, os.O_RDWR if os.name == "nt" else os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable; skipped where a directory cannot be opened or synced
+    (Windows, some network file systems): the rename has happened either way."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterator[Path]:
+    """Yield a temporary path for the caller to write ``path``'s new content to; on leaving
+    the block, rename it over ``path`` (synced first when ``fsync``). If the block raises,
+    the temporary file is removed and ``path`` left untouched."""
+    target = Path(path)
+    tmp = temp_path(target)
+    try:
+        yield tmp
+        if fsync:
+            _fsync_file(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if fsync:
+        _fsync_dir(target.parent)
+
+
+@contextmanager
+def atomic_writer(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterator[BinaryIO]:
+    """Yield a binary file to write ``path``'s new content to (:func:`atomic_path`'s rules)."""
+    with atomic_path(path, fsync=fsync) as tmp, open(tmp, "xb") as f:  # the umask's permissions
+        yield f
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, fsync: bool = True) -> Path:
+    """Replace ``path``'s content by ``data`` (text as UTF-8, newlines untranslated); ``path``."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    with atomic_writer(path, fsync=fsync) as f:
+        f.write(payload)
+    return Path(path)

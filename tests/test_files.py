@@ -1,0 +1,105 @@
+"""Atomic writes (:mod:`mtrain_env.tilegame.files`): the target is either its old content or
+the whole new one, and no temporary file outlives the call, whether it succeeds or raises."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mtrain_env.tilegame.files import atomic_path, atomic_write, atomic_writer, temp_path
+
+
+class BoomError(Exception):
+    pass
+
+
+def _listing(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+@pytest.mark.parametrize("fsync", [True, False])
+def test_atomic_write_bytes_and_text(tmp_path: Path, fsync: bool) -> None:
+    raw = tmp_path / "raw.bin"
+    assert atomic_write(raw, b"\x00\xffab", fsync=fsync) == raw
+    text = tmp_path / "text.csv"
+    atomic_write(text, "é,1\r\nx\n", fsync=fsync)  # UTF-8, newlines as given
+    assert raw.read_bytes() == b"\x00\xffab"
+    assert text.read_bytes() == "é,1\r\nx\n".encode()
+    assert _listing(tmp_path) == ["raw.bin", "text.csv"]  # no temporary file left
+
+
+def test_atomic_write_replaces_an_existing_file(tmp_path: Path) -> None:
+    path = tmp_path / "f.json"
+    path.write_text("old content, longer than the new", encoding="utf-8")
+    atomic_write(path, "new")
+    assert path.read_text(encoding="utf-8") == "new"
+    assert _listing(tmp_path) == ["f.json"]
+
+
+@pytest.mark.parametrize("error", [BoomError, KeyboardInterrupt])
+def test_a_stream_raising_midway_leaves_the_old_file_and_no_temp(tmp_path: Path, error: type) -> None:
+    path = tmp_path / "shard.npz"
+    path.write_bytes(b"old")
+    seen: list[Path] = []
+    with pytest.raises(error), atomic_writer(path) as f:
+        f.write(b"half of the new")
+        f.flush()
+        seen.append(Path(f.name))
+        assert seen[0].read_bytes() == b"half of the new"  # really written, beside the target
+        raise error
+    assert seen[0].parent == tmp_path and not seen[0].exists()
+    assert path.read_bytes() == b"old"
+    assert _listing(tmp_path) == ["shard.npz"]
+
+
+def test_a_writer_by_name_raising_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
+    path = tmp_path / "checkpoint.pt"
+    path.write_bytes(b"old")
+
+    def save(to: Path) -> None:  # like torch.save or Image.save: opens the file by name
+        to.write_bytes(b"partial")
+        raise BoomError
+
+    with pytest.raises(BoomError), atomic_path(path) as tmp:
+        save(tmp)
+    assert path.read_bytes() == b"old"
+    assert _listing(tmp_path) == ["checkpoint.pt"]
+
+
+def test_atomic_path_renames_what_the_writer_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "policy.zip"
+    with atomic_path(path) as tmp:
+        assert tmp.parent == tmp_path and not tmp.exists()
+        tmp.write_bytes(b"zip")
+    assert path.read_bytes() == b"zip"
+    assert _listing(tmp_path) == ["policy.zip"]
+
+
+def test_a_writer_that_writes_nothing_fails_and_keeps_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "x.csv"
+    path.write_bytes(b"old")
+    with pytest.raises(FileNotFoundError), atomic_path(path):
+        pass
+    assert path.read_bytes() == b"old"
+
+
+def test_temporary_names_are_unique_hidden_and_beside_the_target(tmp_path: Path) -> None:
+    target = tmp_path / "results.csv"
+    names = {temp_path(target) for _ in range(100)}
+    assert len(names) == 100
+    for name in names:
+        assert name.parent == tmp_path
+        assert name.name.startswith(".results.csv.") and name.name.endswith(".tmp")
+        assert f".{os.getpid()}." in name.name
+
+
+def test_two_open_writers_of_one_path_do_not_collide(tmp_path: Path) -> None:
+    path = tmp_path / "latest.json"
+    with atomic_writer(path) as first, atomic_writer(path) as second:
+        assert first.name != second.name
+        first.write(b"first")
+        second.write(b"second")
+    assert path.read_bytes() == b"first"  # the outer block ends last: its rename wins
+    assert _listing(tmp_path) == ["latest.json"]
