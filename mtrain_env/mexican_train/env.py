@@ -78,6 +78,8 @@ RENDER_MODES = ["ansi", "human", "rgb_array"]
 BACKENDS = ("python", "compiled")
 #: ``engine.ENV_STEP_SEATS``: the compiled fused step returns ``legal count * this + seat``
 FUSED_SEATS = 64
+#: masks allocated together on the compiled backend's fast path (CompiledRawEnv._new_mask_block)
+MASK_BLOCK_ROWS = 16
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -291,7 +293,19 @@ class CompiledRawEnv(raw_env):
         self._obs_size = self.layout.size
         self._empty = np.empty
         self._obs_dtype = np.dtype(np.float32)  # dtype objects: np.empty skips the type lookup
-        self._mask_dtype = np.dtype(np.int8)
+        self._new_mask_block()
+
+    def _new_mask_block(self) -> None:
+        """Masks for the next :data:`MASK_BLOCK_ROWS` fast steps: the kernel writes row ``k``
+        of the block, the env hands out row ``k`` of a read-only view of it. A mask must be
+        read-only (the env reads legality from it) and a new array each step (a caller may
+        keep it); a row of a read-only view is both for less than a new array costs, where
+        setting the flag on each costs 4% of the step. (A mask kept alive keeps its block:
+        at most MASK_BLOCK_ROWS masks' bytes.)"""
+        self._mask_block = np.empty((MASK_BLOCK_ROWS, self._num_actions), np.int8)
+        self._mask_block_view = view = self._mask_block.view()
+        view.setflags(write=False)
+        self._mask_row = -1
 
     def step(self, action: int | None) -> None:
         if not (type(action) is int and 0 <= action < self._num_actions and self.try_step(action)):
@@ -310,17 +324,20 @@ class CompiledRawEnv(raw_env):
         if self._rewards_given or self._round_result_info is not None:
             self._begin_step(agent)
         s = self._state
-        empty = self._empty
-        obs = empty(self._obs_size, self._obs_dtype)
-        mask = empty(self._num_actions, self._mask_dtype)
-        code: int = self._fused(s.a, self._tables, action, self._moves, obs, mask)
+        obs = self._empty(self._obs_size, self._obs_dtype)
+        row = self._mask_row + 1
+        if row == MASK_BLOCK_ROWS:
+            self._new_mask_block()
+            row = 0
+        self._mask_row = row
+        code: int = self._fused(s.a, self._tables, action, self._moves, obs, self._mask_block, row)
         if code < 0:  # the round is over: scored, dealt or ended, then settled as usual
             self._end_step(s)
             return True
         self.agent_selection = on_turn = self.possible_agents[code % FUSED_SEATS]
         if code >= FUSED_SEATS:
             self._obs_ready = obs
-            mask.flags.writeable = False  # the caller's edit must not change the rules' answer
+            mask = self._mask_block_view[row]  # read-only: the kernel wrote it through the block
         else:  # no legal move (the rules never leave a live seat without one)
             mask = self._zero_mask
             self._obs_ready = None
@@ -354,7 +371,7 @@ class CompiledRawEnv(raw_env):
         infos = self.infos
         previous = self.agent_selection
         self._legal, mask = self._compiled.legal_and_mask(s)
-        mask.flags.writeable = False  # the caller's edit must not change the rules' answer
+        mask.setflags(write=False)  # the caller's edit must not change the rules' answer (slow path)
         self._mask = mask if self._legal else self._zero_mask
         self.agent_selection = agent = self.possible_agents[seat]
         if previous != agent and previous in infos:

@@ -898,12 +898,19 @@ ENV_STEP_SEATS = 64
 
 @njit(cache=True)
 def env_step(
-    s: np.ndarray, tb: np.ndarray, action: int, moves: np.ndarray, obs: np.ndarray, mask: np.ndarray
+    s: np.ndarray,
+    tb: np.ndarray,
+    action: int,
+    moves: np.ndarray,
+    obs: np.ndarray,
+    masks: np.ndarray,
+    row: int,
 ) -> int:
     """One step of the AEC env on the compiled backend, in one call: the seat on turn plays
     RELATIVE ``action`` (legal: the caller checked it against the mask), then the next
     decision is settled: the legal moves of the seat on turn into ``moves``, its relative
-    mask into ``mask[:K_ACTIONS]`` and its observation into ``obs[:K_OBS_SIZE]``.
+    mask into ``masks[row, :K_ACTIONS]`` (a row of a block the env hands out read-only) and
+    its observation into ``obs[:K_OBS_SIZE]``.
 
     Returns ``count * ENV_STEP_SEATS + seat`` (``count`` legal moves), or -1 when the move
     ended the round (R23; then nothing but the state was written: the env scores it, deals
@@ -912,7 +919,7 @@ def env_step(
     apply(s, tb, to_absolute(tb, s[S_CURRENT], action))
     if s[S_PHASE] >= ROUND_OVER:
         return -1
-    count = mask_into(s, tb, moves, mask)
+    count = mask_into(s, tb, moves, masks[row])
     seat = s[S_CURRENT]
     encode_into(s, tb, seat, obs)
     return count * ENV_STEP_SEATS + seat
