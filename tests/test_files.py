@@ -103,3 +103,30 @@ def test_two_open_writers_of_one_path_do_not_collide(tmp_path: Path) -> None:
         second.write(b"second")
     assert path.read_bytes() == b"first"  # the outer block ends last: its rename wins
     assert _listing(tmp_path) == ["latest.json"]
+
+
+def test_a_run_directory_has_one_writer_at_a_time(tmp_path: Path) -> None:
+    """A second holder of a directory's lock is refused at once, naming the first; the lock
+    goes with its holder (a process that exits, however, releases it)."""
+    import subprocess
+    import sys
+
+    from mtrain_env.tilegame.files import DirectoryInUseError, run_lock
+
+    run = tmp_path / "run"
+    with run_lock(run):
+        holder = "import sys; from mtrain_env.tilegame.files import run_lock\n"
+        holder += "with run_lock(sys.argv[1]): pass\n"
+        other = subprocess.run([sys.executable, "-c", holder, str(run)], capture_output=True, text=True)
+        assert other.returncode == 1 and f"DirectoryInUseError: {run} is in use by pid " in other.stderr
+        with pytest.raises(DirectoryInUseError, match="one run writes a directory at a time"), run_lock(run):
+            pass
+    with run_lock(run):  # released at the end of the block
+        pass
+    sleeper = holder.replace("pass", "print('held', flush=True); __import__('time').sleep(60)")
+    killed = subprocess.Popen([sys.executable, "-c", sleeper, str(run)], stdout=subprocess.PIPE, text=True)
+    assert killed.stdout is not None and killed.stdout.readline() == "held\n"
+    killed.kill()
+    killed.wait()
+    with run_lock(run):  # a killed holder leaves no stale lock
+        pass

@@ -13,6 +13,8 @@ removed and the error re-raised: the target is left as it was.
 * :func:`atomic_writer` for a writer that streams into a binary file (``np.savez``);
 * :func:`atomic_path` for a writer that opens the file by name (``zipfile``, ``torch.save``,
   PIL's ``Image.save``).
+
+And :func:`run_lock`: one writer per run directory at a time.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_path", "atomic_write", "atomic_writer", "temp_path"]
+__all__ = [
+    "LOCK_FILE",
+    "DirectoryInUseError",
+    "atomic_path",
+    "atomic_write",
+    "atomic_writer",
+    "run_lock",
+    "temp_path",
+]
 
 
 def temp_path(target: Path) -> Path:
@@ -88,3 +98,47 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, fsync: bool
     with atomic_writer(path, fsync=fsync) as f:
         f.write(payload)
     return Path(path)
+
+
+class DirectoryInUseError(RuntimeError):
+    """Another process holds a run directory's lock (:func:`run_lock`)."""
+
+
+LOCK_FILE = ".lock"
+
+
+@contextmanager
+def run_lock(directory: str | os.PathLike[str]) -> Iterator[Path]:
+    """Hold ``directory``'s single-writer lock for the block: a second run writing the same
+    directory (a requeued job, the same command in another terminal) is refused at once with
+    :class:`DirectoryInUseError` naming the holder, instead of interleaving its writes.
+
+    An advisory ``flock`` on ``directory/.lock`` (created, and the directory too): the
+    system releases it when the holder exits, however it exits, so a killed run never leaves
+    a stale lock. Where ``fcntl`` is missing (Windows) the block runs unlocked.
+    """
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    lock = path / LOCK_FILE
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks of this kind
+        yield lock
+        return
+    with open(lock, "a+", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            raise DirectoryInUseError(
+                f"{path} is in use by {holder} (one run writes a directory at a time)"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        try:
+            yield lock
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
