@@ -130,7 +130,8 @@ class TerminalSession:
 
     def run(self, save: Path) -> int:
         """Play to the end (or until the human quits); save the replay; exit status 0 (1 if
-        an agent failed: its traceback and seat are shown, the game so far is saved)."""
+        an agent failed: its traceback and seat are shown, the game so far is saved; 130 on
+        Ctrl-C or SIGTERM, which quit as ``q`` does: the game so far is saved)."""
         env = self.env
         env.reset(seed=self.seed)
         recorder = ReplayRecorder(env, self.seed, self.names)
@@ -152,27 +153,31 @@ class TerminalSession:
             if step.round_result is not None:
                 self.show_round(step.round_result)
 
-        quit_early = False
-        while True:
-            try:
-                record = play_until(env, self.agents, observe)
-            except AgentError as err:
-                write_replay(save, recorder.replay)
-                print(err.agent_traceback() + f"mtrain play: {err}", file=sys.stderr)
-                self.say(f"the game stopped; the game so far is saved: {save}")
-                return 1
-            if record.episode_over:
-                break
-            action = self.ask()
-            if action is None:
-                quit_early = True
-                break
-            env.step(action)
-            recorder.record(HUMAN, action)
-            self.say(f"  player_{HUMAN} (you): {describe_move(env, HUMAN, action)}")
-            result = published_round_result(env)
-            if result is not None:
-                self.show_round(result)
+        quit_early = interrupted = False
+        try:
+            while True:
+                try:
+                    record = play_until(env, self.agents, observe)
+                except AgentError as err:
+                    write_replay(save, recorder.replay)
+                    print(err.agent_traceback() + f"mtrain play: {err}", file=sys.stderr)
+                    self.say(f"the game stopped; the game so far is saved: {save}")
+                    return 1
+                if record.episode_over:
+                    break
+                action = self.ask()
+                if action is None:
+                    quit_early = True
+                    break
+                env.step(action)
+                recorder.record(HUMAN, action)
+                self.say(f"  player_{HUMAN} (you): {describe_move(env, HUMAN, action)}")
+                result = published_round_result(env)
+                if result is not None:
+                    self.show_round(result)
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (run_main raises it): a quit
+            quit_early = interrupted = True
+            self.say()
         write_replay(save, recorder.replay)
         if quit_early:
             self.say(f"you quit; the game so far is saved: {save}")
@@ -181,7 +186,7 @@ class TerminalSession:
             self.say(f"game over; replay saved: {save}  (mtrain replay show {save})")
         if not self.seed_given:
             self.say(f"the deal's seed: {self.seed}")
-        return 0
+        return 130 if interrupted else 0
 
     def ask(self) -> int | None:
         """The human's action (a legal one), or None to quit."""

@@ -41,6 +41,7 @@ Instructions per step, a load-independent figure (``--only`` runs one contender)
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 
@@ -48,6 +49,7 @@ import numpy as np
 
 from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, non_negative_float
 from mtrain_env.tilegame.extras import missing_extra
+from mtrain_env.tilegame.interrupts import run_main
 
 _BLOCK_MASK = (1 << 16) - 1
 
@@ -320,4 +322,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main(main, "python -m mtrain_env.bench_speed"))

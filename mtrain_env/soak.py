@@ -53,6 +53,7 @@ from mtrain_env.mexican_train.env import raw_env as mexican_raw_env
 from mtrain_env.mexican_train.rewards import REWARD_MODES as MEXICAN_REWARD_MODES
 from mtrain_env.tilegame.aec import TileGameEnv
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.interrupts import run_main
 from mtrain_env.tilegame.snapshot import json_equal
 
 __all__ = ["GAMES", "SoakResult", "Violation", "main", "random_config", "run"]
@@ -371,4 +372,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m mtrain_env.soak"))

@@ -48,14 +48,18 @@ def _perturbed(kind: str, at: int) -> Any:
         fused = raw._fused
         calls = [0]
 
-        def wrong(s: np.ndarray, tb: np.ndarray, action: int, moves: Any, obs: Any, mask: Any) -> int:
-            code = fused(s, tb, action, moves, obs, mask)
+        def wrong(
+            s: np.ndarray, tb: np.ndarray, action: int, moves: Any, obs: Any, masks: Any, row: int
+        ) -> int:
+            code = fused(s, tb, action, moves, obs, masks, row)
             calls[0] += 1
             if calls[0] == at and code >= 0:
                 if kind == "observation":
                     obs[0] = 1.0 - obs[0]
                 elif kind == "mask":
-                    mask[np.flatnonzero(mask)[0]] = 0
+                    masks[row, np.flatnonzero(masks[row])[0]] = (
+                        0  # the block is writable, its rows handed out are not
+                    )
                 elif kind == "hidden" and s[engine.S_BONE_LEN] >= 2:
                     b = engine.S_BONEYARD
                     s[b], s[b + 1] = s[b + 1], s[b]  # the boneyard order: seen by no observation

@@ -561,6 +561,52 @@ def test_cli_refuses_a_mismatched_out_dir(tmp_path: Path, capsys: pytest.Capture
     assert not os.path.exists(tmp_path / "x")
 
 
+def test_a_second_bench_on_a_directory_in_use_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """While a run holds ``--out`` (a requeued job, the same command in a second terminal:
+    both appended to results.csv, and every rerun was refused after), another is refused
+    at once, exit 2, one line naming the holder, nothing written."""
+    from mtrain_env.tilegame.files import run_lock
+
+    out = tmp_path / "run"
+    argv = ["--agents", "random", LOWEST, "--players", "2", "--deals", "2", "--out", str(out)]
+    argv += ["--no-progress", "--no-plots", "--max-pips", "6"]
+    with run_lock(out):
+        assert bench(_bench_args(argv)) == 2
+        err = capsys.readouterr().err
+        in_use = f"{out} is in use by pid {os.getpid()} (one run writes a directory at a time)"
+        assert err == f"mtrain bench: --out: {in_use}\n"
+        assert sorted(p.name for p in out.iterdir()) == [".lock"]
+    assert bench(_bench_args(argv)) == 0  # free again
+
+
+def test_an_interrupted_extension_leaves_no_stale_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deals about to be added make the old report wrong: it is removed first, so a run
+    interrupted before its new report leaves none (``curves`` reads summary.json); the
+    report files are written whole; a rerun writes them again."""
+    import agents.tournament as tournament
+
+    out = tmp_path / "run"
+    run_tournament(_config(out, deals=2))
+    report = {"summary.json", "table.txt", "ratings.csv", "penalty.png", "rating.png"}
+    assert report <= {p.name for p in out.iterdir()}
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(tournament, "play_deals", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            run_tournament(_config(out, deals=4))
+    names = {p.name for p in out.iterdir()}
+    assert not report & names and "results.csv" in names and not [n for n in names if n.endswith(".tmp")]
+    again = run_tournament(_config(out, deals=4))
+    assert report <= {p.name for p in out.iterdir()} and again.throughput["deals_resumed"] == 2
+
+
 def test_agent_spec_parsing() -> None:
     assert AgentSpec.parse("mc[rollouts=64,depth=2,mode=fast]") == AgentSpec(
         "mc", {"rollouts": 64, "depth": 2, "mode": "fast"}

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from agents import cli as agents_cli
 from mtrain_env import cli as env_cli
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.interrupts import run_main
 from training import cli as training_cli
 from training.selfplay import bench as selfplay_bench
 from training.selfplay import cli as selfplay_cli
@@ -77,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``mtrain`` command; its exit status."""
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    return run_main(lambda: args.func(args), f"mtrain {args.command}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from agents.registry import agent_names
 from mtrain_env.block import GameConfig, raw_env
 from mtrain_env.cli import int_at_least
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.interrupts import run_main
 
 __all__ = ["BenchResult", "Meeting", "bench", "main", "play_match"]
 
@@ -158,4 +159,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m agents.block.bench"))

@@ -45,6 +45,7 @@ from mtrain_env.mexican_train.core.public import PublicView
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.interrupts import run_main
 from mtrain_env.tilegame.tiles import bits_list
 
 
@@ -359,4 +360,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m agents.mexican_train.inference"))

@@ -54,7 +54,7 @@ from agents.tournament.harness import (
     prepare_out_dir,
 )
 from agents.tournament.rating import Ratings, rate_games
-from agents.tournament.report import aggregates, build_summary, format_table, write_outputs
+from agents.tournament.report import aggregates, build_summary, format_table, remove_report, write_outputs
 from agents.tournament.results import (
     COLUMNS,
     RESULTS_FILE,
@@ -66,6 +66,7 @@ from agents.tournament.results import (
 )
 from agents.tournament.stats import agent_stats, group_games, pairwise
 from agents.tournament.timing import TIMING_FILE, Timing, TimingLedger
+from mtrain_env.tilegame.files import run_lock
 
 
 @dataclass
@@ -111,12 +112,21 @@ def run_tournament(config: TournamentConfig) -> TournamentResult:
     under ``if __name__ == "__main__":``.
     """
     plan = make_plan(config)
-    out = Path(config.out_dir) if config.out_dir is not None else None
+    if config.out_dir is None:
+        return _run(config, plan, None)
+    with run_lock(config.out_dir):  # one run writes a directory at a time: DirectoryInUseError
+        return _run(config, plan, Path(config.out_dir))
+
+
+def _run(config: TournamentConfig, plan: Plan, out: Path | None) -> TournamentResult:
+    """:func:`run_tournament` once ``out`` (if any) is this process's."""
     rows: list[Row] = []
     if out is not None:
         rows = prepare_out_dir(out, plan, config.deals, config.overwrite)
     done = {r.deal for r in rows}
     missing = [d for d in range(config.deals) if d not in done]
+    if out is not None and missing:
+        remove_report(out)  # it describes results that are about to change: none beats a stale one
     progress = _progress_bar(config, len(done)) if config.progress else None
     results = ResultsFile(out / RESULTS_FILE) if out is not None else None
     ledger = TimingLedger(out / TIMING_FILE) if out is not None else None

@@ -28,6 +28,7 @@ from mtrain_env.cli import int_at_least
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.interrupts import run_main
 
 #: specs timed by default: the pure reference first (the ratio's denominator)
 DEFAULT_AGENTS = ("mc[engine=python]", "mc[engine=compiled]")
@@ -132,4 +133,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m agents.tournament.bench_search"))

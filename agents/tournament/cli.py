@@ -38,6 +38,7 @@ from agents.tournament.harness import (
 from agents.tournament.ray_backend import address_problem, reach_problem
 from agents.tournament.results import ConfigMismatchError
 from mtrain_env.cli import int_at_least, output_problem
+from mtrain_env.tilegame.files import DirectoryInUseError
 
 GAME_NAMES = tuple(GAMES)
 
@@ -303,6 +304,9 @@ def bench(args: argparse.Namespace) -> int:
         result = run_tournament(config)
     except ConfigMismatchError as err:
         print(f"mtrain bench: {err}", file=sys.stderr)
+        return 2
+    except DirectoryInUseError as err:  # the same command still running (a requeued job, a second terminal)
+        print(f"mtrain bench: --out: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\nmtrain bench: interrupted; finished deals are saved, rerun the same command to resume.")

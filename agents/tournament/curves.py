@@ -42,6 +42,7 @@ from agents.tournament.report import SUMMARY_FILE
 from mtrain_env.cli import int_at_least, refuse_output
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.interrupts import run_main
 
 FIELDS = (
     "label",
@@ -303,4 +304,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m agents.tournament.curves"))

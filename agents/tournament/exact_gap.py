@@ -48,6 +48,7 @@ from agents.tournament.stats import mean_ci
 from mtrain_env.cli import int_at_least, players_or_exit, refuse_output
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.interrupts import run_main
 
 FIELDS = ("game", "seat", "tiles", "held", "moves", "nodes_budget", "solved", "exact", "exact_s")
 #: what plays the rest of the round at each level (the table's rows)
@@ -226,4 +227,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m agents.tournament.exact_gap"))

@@ -30,6 +30,7 @@ from agents.tournament.stats import mean_ci
 from mtrain_env.cli import refuse_output
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.interrupts import run_main
 
 __all__ = ["ladder_rows", "main", "plot_ladder"]
 
@@ -134,4 +135,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m agents.tournament.ladder"))

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from agents.tournament.stats import mean_ci, ratio_ci
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.interrupts import run_main
 
 
 def lone_agent(run: Path, counts: dict[str, int]) -> str:
@@ -141,4 +142,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m agents.tournament.paired"))

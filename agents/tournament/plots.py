@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.tournament.rating import Ratings
+from mtrain_env.tilegame.files import atomic_path
 
 
 def _figure(width: float, height: float) -> Any:
@@ -45,7 +46,8 @@ def plot_penalty(
     ax.set_title(title, fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     ax.margins(y=0.3)
-    fig.savefig(path)
+    with atomic_path(path) as tmp:  # a PNG is whole or absent, also when interrupted
+        fig.savefig(tmp, format="png")
 
 
 def plot_ratings(ratings: Ratings, path: str | os.PathLike[str], title: str) -> None:
@@ -62,4 +64,5 @@ def plot_ratings(ratings: Ratings, path: str | os.PathLike[str], title: str) -> 
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.savefig(path)
+    with atomic_path(path) as tmp:  # a PNG is whole or absent, also when interrupted
+        fig.savefig(tmp, format="png")

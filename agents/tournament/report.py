@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import importlib.metadata
+import io
 import json
 import math
 import os
@@ -16,6 +17,7 @@ from agents.tournament.harness import Plan, PlayStats, TournamentConfig
 from agents.tournament.rating import Ratings
 from agents.tournament.stats import Estimate
 from agents.tournament.timing import Timing
+from mtrain_env.tilegame.files import atomic_write
 
 SUMMARY_FILE = "summary.json"
 TABLE_FILE = "table.txt"
@@ -237,6 +239,17 @@ def format_table(summary: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+#: the files :func:`write_outputs` derives from the results (rewritten at the end of a run)
+REPORT_FILES = (SUMMARY_FILE, TABLE_FILE, RATINGS_FILE, PENALTY_PLOT, RATING_PLOT)
+
+
+def remove_report(out: Path) -> None:
+    """Remove the report of the results as they were, before deals are added or replaced:
+    a run interrupted before its new report leaves none, never one of other results."""
+    for name in REPORT_FILES:
+        (out / name).unlink(missing_ok=True)
+
+
 def write_outputs(
     out: Path, summary: dict[str, Any], table: str, ratings: Ratings, plots: bool
 ) -> dict[str, str]:
@@ -248,12 +261,13 @@ def write_outputs(
         "table": str(out / TABLE_FILE),
         "ratings": str(out / RATINGS_FILE),
     }
-    with open(out / RATINGS_FILE, "w", encoding="utf-8", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(["game", "agent", "mu", "sigma"])
-        for k in range(ratings.mu.shape[0]):
-            for i, label in enumerate(ratings.labels):
-                writer.writerow([k, label, repr(float(ratings.mu[k, i])), repr(float(ratings.sigma[k, i]))])
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["game", "agent", "mu", "sigma"])
+    for k in range(ratings.mu.shape[0]):
+        for i, label in enumerate(ratings.labels):
+            writer.writerow([k, label, repr(float(ratings.mu[k, i])), repr(float(ratings.sigma[k, i]))])
+    atomic_write(out / RATINGS_FILE, text.getvalue())  # whole files only, also when interrupted
     if plots:
         from agents.tournament.plots import plot_penalty, plot_ratings
 
@@ -263,8 +277,8 @@ def write_outputs(
         files["penalty_plot"] = str(out / PENALTY_PLOT)
         files["rating_plot"] = str(out / RATING_PLOT)
     summary["files"] = files
-    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out / TABLE_FILE).write_text(table + "\n", encoding="utf-8")
+    atomic_write(out / SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
+    atomic_write(out / TABLE_FILE, table + "\n")
     return files
 
 

@@ -31,6 +31,7 @@ Where the rules differ (everything else was found equal, see the report):
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -45,6 +46,7 @@ from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.state import DOMINO, GameState, Phase
 from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least
 from mtrain_env.tilegame.extras import missing_extra
+from mtrain_env.tilegame.interrupts import run_main
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["CrossCheckReport", "crosscheck", "main", "openspiel_rule_returns"]
@@ -278,4 +280,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(run_main(main, "python -m mtrain_env.block.crosscheck"))

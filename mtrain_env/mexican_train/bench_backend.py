@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import statistics
+import sys
 import time
 from typing import Any
 
@@ -23,6 +24,7 @@ import numpy as np
 from mtrain_env.mexican_train.cli_args import config_or_exit
 from mtrain_env.mexican_train.env import env
 from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, positive_float
+from mtrain_env.tilegame.interrupts import run_main
 
 #: the issue-10 target: the compiled backend through ``env()`` against the python one
 TARGET_RATIO = 2.0
@@ -85,4 +87,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main(main, "python -m mtrain_env.mexican_train.bench_backend"))

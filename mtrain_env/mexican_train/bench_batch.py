@@ -20,6 +20,7 @@ processes at once (wall clock, summed), for the both-cores figure.
 from __future__ import annotations
 
 import multiprocessing as mp
+import sys
 import time
 from typing import Any
 
@@ -30,6 +31,7 @@ from mtrain_env.mexican_train.compiled import engine
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
 from mtrain_env.mexican_train.env import raw_env
 from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, positive_float
+from mtrain_env.tilegame.interrupts import run_main
 
 #: the issue-10 targets, decision steps/s with observations and masks
 TARGET_ONE_CORE = 500_000
@@ -164,4 +166,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main(main, "python -m mtrain_env.mexican_train.bench_batch"))

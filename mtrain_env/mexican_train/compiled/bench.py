@@ -14,6 +14,7 @@ per-slice ratios. Steps/s are on one core (one process, one thread).
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -24,6 +25,7 @@ from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain, deal_ar
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.dealing import Deal, random_deal
 from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, positive_float
+from mtrain_env.tilegame.interrupts import run_main
 
 #: the issue-10 target for the compiled core alone, steps/s on one core
 TARGET = 3_000_000
@@ -151,4 +153,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main(main, "python -m mtrain_env.mexican_train.compiled.bench"))

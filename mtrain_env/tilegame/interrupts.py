@@ -1,0 +1,48 @@
+"""Ctrl-C and SIGTERM on the command line: one line and exit status 130, never a traceback.
+
+* :func:`run_main` runs a command's ``main``: SIGTERM (what a cluster scheduler or a closed
+  terminal sends) is raised as ``KeyboardInterrupt`` for the time of the command, so both
+  take the command's own interrupt path (finished work saved, the resume hint printed, pools
+  stopped); an interrupt no command caught (during start-up, say) ends in one line and 130.
+* :func:`ignore_interrupts`, for pool and env workers: the terminal sends Ctrl-C to the
+  whole process group, and a worker that dies on it prints its own traceback; the parent
+  stops its workers itself.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+
+__all__ = ["ignore_interrupts", "run_main"]
+
+#: the exit status of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's)
+INTERRUPTED = 130
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def run_main(main: Callable[[], object], prog: str) -> int:
+    """``main()``'s exit status (0 unless it returns an int); 130 with one line naming
+    ``prog`` when interrupted."""
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main_thread else None
+    try:
+        status = main()
+        return status if isinstance(status, int) and not isinstance(status, bool) else 0
+    except KeyboardInterrupt:
+        print(f"\n{prog}: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def ignore_interrupts() -> None:
+    """Let this (worker) process ignore Ctrl-C: its parent stops it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -1,0 +1,79 @@
+"""Ctrl-C and SIGTERM on the command line: one line and exit status 130, the command's own
+interrupt path (finished work saved), no traceback from the pool workers."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agents.terminal import TerminalSession
+from mtrain_env.replay import check_replay, read_replay
+from mtrain_env.tilegame.interrupts import run_main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_sigterm_takes_the_interrupt_path(capsys: pytest.CaptureFixture[str]) -> None:
+    """SIGTERM (a scheduler, a closed terminal) is raised as KeyboardInterrupt for the time
+    of the command: 130 and one line; the previous handler is back afterwards."""
+    before = signal.getsignal(signal.SIGTERM)
+
+    def command() -> int:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)  # interrupted long before
+        return 0
+
+    started = time.monotonic()
+    assert run_main(command, "mtrain x") == 130
+    assert time.monotonic() - started < 5
+    assert capsys.readouterr().err == "\nmtrain x: interrupted\n"
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert run_main(lambda: 3, "mtrain x") == 3 and run_main(lambda: {"rate": 1.0}, "mtrain x") == 0
+
+
+def test_ctrl_c_at_the_prompt_saves_the_game_so_far(tmp_path: Path) -> None:
+    """``mtrain play``: Ctrl-C quits as ``q`` does (the replay so far is saved and
+    re-simulates), with exit status 130 (it printed a traceback and saved nothing)."""
+    answers = iter(["1"])
+
+    def read(prompt: str) -> str:
+        try:
+            return next(answers)
+        except StopIteration:
+            raise KeyboardInterrupt from None
+
+    out = io.StringIO()
+    session = TerminalSession("mexican_train", {"num_players": 2, "max_pips": 6}, ["planner"], 4, read, out)
+    save = tmp_path / "game.jsonl"
+    assert session.run(save) == 130
+    replay = read_replay(save)
+    check_replay(replay)
+    assert replay.final is None and sum(1 for s in replay.steps if s.seat == 0) == 1
+    assert "you quit; the game so far is saved" in out.getvalue()
+
+
+def test_ctrl_c_stops_a_bench_on_two_workers_without_tracebacks(tmp_path: Path) -> None:
+    """Ctrl-C reaches the whole process group: the pool workers ignore it (they printed a
+    traceback each) and the parent stops them, saves the finished deals, exits 130."""
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "training.app", "bench", "--agents", "planner", "greedy", "--players", "2"]
+    cmd += ["--max-pips", "6", "--deals", "100000", "--workers", "2", "--out", str(out), "--no-plots"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, **pipes)  # type: ignore[call-overload]
+    deadline = time.monotonic() + 120
+    results = out / "results.csv"
+    while time.monotonic() < deadline and not (results.exists() and results.stat().st_size > 2000):
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert "interrupted; finished deals are saved" in stdout
