@@ -4,6 +4,7 @@ distilled policy the ``ppo`` agent plays."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -344,3 +345,43 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_larger_games_relabels_the_short_last_shard_and_a_smaller_one_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--games 3`` then ``--games 4`` (shards of 2): the 1-game last shard is relabelled,
+    so the set is the one ``--games 4`` labels from scratch; going back to fewer games is
+    refused in one line naming the shard and both counts, nothing rewritten."""
+    _label(tmp_path / "grown", 1)  # --games 3
+    assert distill_mc.shard_games(tmp_path / "grown" / "labels_00001.npz") == 1
+    args = ["label", "--shard", "2", "--sims", "6", "--workers", "1", "--no-progress"]
+    assert distill_mc.main([*args, "--out", str(tmp_path / "grown"), "--games", "4"]) == 0
+    assert "labels_00001.npz holds 1 of its 2 games: relabelling it" in capsys.readouterr().out
+    assert distill_mc.main([*args, "--out", str(tmp_path / "straight"), "--games", "4"]) == 0
+    grown, straight = load_labels(tmp_path / "grown"), load_labels(tmp_path / "straight")
+    for k in KEYS:
+        np.testing.assert_array_equal(grown[k], straight[k])
+    shard = tmp_path / "grown" / "labels_00001.npz"
+    before = shard.stat().st_mtime_ns
+    capsys.readouterr()
+    for games, want in (("3", 1), ("2", 0)):  # a shorter last shard; a shard past the last
+        with pytest.raises(SystemExit) as exc:
+            distill_mc.main([*args, "--out", str(tmp_path / "grown"), "--games", games])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and err.count("\n") == 1, err
+        assert f"--games {games}: {shard} holds 2 games, its share of --games {games} is {want}" in err
+    assert shard.stat().st_mtime_ns == before
+
+
+def test_a_directory_in_use_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mtrain_env.tilegame.files import run_lock
+
+    with run_lock(tmp_path), pytest.raises(SystemExit) as exc:  # flock: refused in this process too
+        _label(tmp_path, 1)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert f"--out: {tmp_path} is in use by pid {os.getpid()} (one run writes" in err
+    assert not list(tmp_path.glob("labels_*")) and not (tmp_path / "label.json").exists()

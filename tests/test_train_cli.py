@@ -249,7 +249,10 @@ def test_bad_options_are_refused_before_the_learning_framework_is_imported(tmp_p
 
 
 def _listing(d: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(d)): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(d.rglob("*"))}
+    """The run's files, with mtimes and sizes; not the lock file, whose holder line every
+    command writing the directory rewrites (it takes the lock before reading the run)."""
+    files = (p for p in sorted(d.rglob("*")) if p.name != ".lock")
+    return {str(p.relative_to(d)): (p.stat().st_mtime_ns, p.stat().st_size) for p in files}
 
 
 @pytest.mark.parametrize("holds", ["config.json", "checkpoints"])
@@ -664,3 +667,46 @@ def test_an_evaluation_opponent_spec_plays_with_its_parameters() -> None:
         mp.setattr(MCAgent, "__init__", spy)
         result = evaluate_agent("random", "mc[sims=2]", deals=1, seed=0, game=game)
     assert result.opponent == "mc[sims=2]" and built and set(built) == {2}
+
+
+# ------------------------------------------------------------ one writer, interrupts
+@pytest.mark.parametrize("backend", ["sb3", "rllib"])
+def test_a_directory_in_use_is_refused_in_one_line_before_anything_is_read(
+    finished_run: tuple[Path, str], tmp_path: Path, backend: str
+) -> None:
+    """A second run on an --out being written (a requeued job, the same command in another
+    terminal) is refused at once, naming the holder; the run's files stay as they are."""
+    from mtrain_env.tilegame.files import run_lock
+
+    run = tmp_path / "run"
+    shutil.copytree(finished_run[0], run)
+    with run_lock(run):  # flock is per open file: this process's second open is refused too
+        before = _listing(run)
+        for argv in (["--steps", "512", "--out", str(run), "--resume"], _argv(run, [])):
+            code, stdout, err = _run([*argv, "--backend", backend])
+            assert code == 2 and stdout == "", err
+            held = f"{run} is in use by pid {os.getpid()} (one run writes a directory at a time)"
+            assert _one_line(err) == f"mtrain train: --out: {held}"
+        assert _listing(run) == before
+    code, _stdout, err = _run(["--steps", "128", "--out", str(run), "--resume", "--backend", backend])
+    assert code == 2 and "is in use" not in err  # released: the usual checks answer
+
+
+def _interrupted(*_args: Any, **_kwargs: Any) -> Any:
+    raise KeyboardInterrupt
+
+
+def test_the_interrupt_line_suggests_resume_only_once_the_run_is_set_up(
+    finished_run: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from training.train import Trainer
+
+    monkeypatch.setattr(Trainer, "run", _interrupted)  # before config.json is written
+    code, _stdout, err = _run(_argv(tmp_path / "new", []))
+    assert code == 130
+    assert _one_line(err) == "mtrain train: interrupted before the run was set up; run the same command again"
+    run = tmp_path / "run"
+    shutil.copytree(finished_run[0], run)
+    code, _stdout, err = _run(["--steps", "512", "--out", str(run), "--resume"])
+    assert code == 130
+    assert _one_line(err).startswith("mtrain train: interrupted; run the same command with --resume")

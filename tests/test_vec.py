@@ -6,6 +6,8 @@ The envs are tiny stand-ins (no game): what is under test is the worker plumbing
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -101,6 +103,38 @@ def test_a_reset_error_leaves_the_other_workers_replies_read() -> None:
         with pytest.raises(RuntimeError, match=r"(?s)error in env worker 0:.*reset bug"):
             venv.reset()
         assert venv.get_attr("resets") == [2, 2]
+        assert _closes_in_time(venv)
+    finally:
+        if not venv.closed:
+            for process in venv.processes:
+                process.terminate()
+
+
+def test_close_after_the_workers_died_mid_step_does_not_raise() -> None:
+    """A worker gone during a step (killed, or quit on its own) leaves a closed or reset pipe:
+    ``close`` drains what it can and returns (it raised EOFError / ConnectionResetError)."""
+    venv = ShardedVecEnv([_make(False), _make(False)], workers=2, start_method="fork")
+    venv.reset()
+    for process in venv.processes:
+        process.kill()
+        process.join(CLOSE_TIMEOUT_S)
+    venv.waiting = True  # interrupted between step_async and step_wait
+    assert _closes_in_time(venv)
+    assert venv.closed
+
+
+def test_a_worker_ignores_sigint_so_the_learner_drives_shutdown() -> None:
+    """Ctrl-C reaches the whole process group; the workers stay up for ``close``."""
+    venv = ShardedVecEnv([_make(False), _make(False)], workers=2, start_method="fork")
+    try:
+        venv.reset()  # the workers are in their command loop
+        for process in venv.processes:
+            assert process.pid is not None
+            os.kill(process.pid, signal.SIGINT)
+        for process in venv.processes:
+            process.join(0.5)
+            assert process.is_alive(), "a worker quit on SIGINT"
+        venv.step(np.array([0, 0]))  # and still answers
         assert _closes_in_time(venv)
     finally:
         if not venv.closed:

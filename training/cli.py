@@ -17,7 +17,9 @@ names a directory); a run killed before its first checkpoint starts over with it
 configuration. A run whose files do not fit together (a model.zip of another run or
 step, a latest.json pointing outside checkpoints/, a damaged state.pkl, model.zip or
 config.json) is refused with one line, "mtrain train: --resume: <file>: <what is wrong>",
-exit code 2, before anything is written.
+exit code 2, before anything is written. One run writes an --out at a time: a second one
+(a requeued job, the same command with --resume in another terminal) is refused with one
+line, "mtrain train: --out: <dir> is in use by pid N", exit code 2.
 
 The run ends with a summary: the final evaluation against each opponent with 95% CIs,
 steps/s, and where the curve, the policy and the TensorBoard logs are; summary.json in
@@ -408,9 +410,9 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run ``mtrain train``: validate everything, train, print the summary."""
-    from training.run_config import RESUME_OVERRIDES, ConfigError
-    from training.run_dir import CONFIG_FILE, CheckpointError, format_summary
+    """Run ``mtrain train``: validate everything, train, print the summary; one run writes
+    ``--out`` at a time (:func:`training.out_lock.run_locked`)."""
+    from training.out_lock import run_locked
 
     backend = args.backend
     if backend is None and args.resume:
@@ -422,6 +424,31 @@ def main(args: argparse.Namespace) -> int:
     if args.address is not None:
         print(f"{_PREFIX}: --address: a Ray cluster address is for --backend rllib", file=sys.stderr)
         return 2
+    return run_locked(args.out, lambda: _prepare(args), lambda prepared: _train(*prepared), _busy)
+
+
+def _busy(text: str) -> int:
+    """``--out`` is written by another run (or cannot be locked): one line, exit code 2."""
+    print(f"{_PREFIX}: --out: {text}", file=sys.stderr)
+    return 2
+
+
+def _interrupted(out: Path, config_file: str) -> str:
+    """The line of an interrupted run: how to go on (``--resume`` once ``config_file`` is in ``out``)."""
+    if not (out / config_file).exists():
+        return f"\n{_PREFIX}: interrupted before the run was set up; run the same command again"
+    return (
+        f"\n{_PREFIX}: interrupted; run the same command with --resume to continue from the last "
+        f"checkpoint in {out} (or to start over with its configuration if none was written)"
+    )
+
+
+def _prepare(args: argparse.Namespace) -> tuple[Any, Any] | None:
+    """The SB3 run's ``(TrainConfig, Trainer)``, every check done; ``None`` after printing
+    the one line of a refusal."""
+    from training.run_config import RESUME_OVERRIDES, ConfigError
+    from training.run_dir import CONFIG_FILE, CheckpointError
+
     try:
         config = config_from_args(args)  # checked without torch: a bad option costs no import
         from training.train import Trainer
@@ -429,19 +456,26 @@ def main(args: argparse.Namespace) -> int:
         trainer = Trainer(config, resume=args.resume)  # the checks that need the run's files, writes nothing
     except _BadOptionError as err:
         print(f"{_PREFIX}: {err.flag}: {err.message}", file=sys.stderr)
-        return 2
+        return None
     except CheckpointError as err:  # the run's files do not fit together
         print(f"{_PREFIX}: --resume: {err}", file=sys.stderr)
-        return 2
+        return None
     except ConfigError as err:
         if args.resume and err.field not in RESUME_OVERRIDES:  # the saved configuration's
             print(f"{_PREFIX}: --resume: {Path(args.out) / CONFIG_FILE}: {err}", file=sys.stderr)
         else:
             print(f"{_PREFIX}: {_flag(err.field)}: {err.message}", file=sys.stderr)
-        return 2
+        return None
     except (FileExistsError, FileNotFoundError) as err:  # the run directory changed meanwhile
         print(f"{_PREFIX}: {'--resume' if args.resume else '--out'}: {err}", file=sys.stderr)
-        return 2
+        return None
+    return config, trainer
+
+
+def _train(config: Any, trainer: Any) -> int:
+    """Train the prepared SB3 run and print its summary; 130 when interrupted."""
+    from training.run_dir import CONFIG_FILE, format_summary
+
     try:
         Path(config.out).mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -450,32 +484,38 @@ def main(args: argparse.Namespace) -> int:
     try:
         trainer.run()
     except KeyboardInterrupt:
-        print(
-            f"\n{_PREFIX}: interrupted; run the same command with --resume to continue from the last "
-            f"checkpoint in {config.out} (or to start over with its configuration if none was written)",
-            file=sys.stderr,
-        )
+        print(_interrupted(Path(config.out), CONFIG_FILE), file=sys.stderr)
         return 130
     print(format_summary(trainer.summary, config.out))
     return 0
 
 
 def _main_rllib(args: argparse.Namespace) -> int:
-    """``mtrain train --backend rllib`` (:mod:`training.rllib`): the same checks, outputs and summary."""
+    """``mtrain train --backend rllib`` (:mod:`training.rllib`): the same checks, outputs,
+    summary and single-writer lock."""
     import importlib.util
 
-    from training.run_config import ConfigError
-    from training.run_dir import CONFIG_FILE, CheckpointError, format_summary, is_rllib_run, run_files
+    from training.out_lock import run_locked
 
     if importlib.util.find_spec("ray") is None:
         print(
             f"{_PREFIX}: --backend: rllib needs Ray RLlib (pip install 'mtrain_env[rllib]')", file=sys.stderr
         )
         return 2
-    from agents.tournament.ray_backend import address_problem, reach_problem
+    return run_locked(
+        args.out, lambda: _prepare_rllib(args), lambda prepared: _train_rllib(args, *prepared), _busy
+    )
+
+
+def _prepare_rllib(args: argparse.Namespace) -> tuple[Any, Any] | None:
+    """The RLlib run's ``(RLlibConfig, RLlibTrainer)``, every check done but Ray's address
+    being reachable; ``None`` after printing the one line of a refusal."""
+    from agents.tournament.ray_backend import address_problem
     from training.rllib.options import OptionClashError, option_field, rllib_config
     from training.rllib.train import RESUME_OVERRIDES as RLLIB_RESUME_OVERRIDES
     from training.rllib.train import RLlibTrainer
+    from training.run_config import ConfigError
+    from training.run_dir import CONFIG_FILE, CheckpointError, is_rllib_run, run_files
 
     out = Path(args.out)
     try:
@@ -510,19 +550,27 @@ def _main_rllib(args: argparse.Namespace) -> int:
         trainer = RLlibTrainer(config, resume=args.resume)
     except _BadOptionError as err:
         print(f"{_PREFIX}: {err.flag}: {err.message}", file=sys.stderr)
-        return 2
+        return None
     except OptionClashError as err:
         print(f"{_PREFIX}: {_flag(err.field)}: {err.message}", file=sys.stderr)
-        return 2
+        return None
     except CheckpointError as err:
         print(f"{_PREFIX}: --resume: {err}", file=sys.stderr)
-        return 2
+        return None
     except ConfigError as err:
         if args.resume and err.field not in RLLIB_RESUME_OVERRIDES:  # the saved configuration's
             print(f"{_PREFIX}: --resume: {out / CONFIG_FILE}: {err}", file=sys.stderr)
         else:
             print(f"{_PREFIX}: {_flag(option_field(err.field))}: {err.message}", file=sys.stderr)
-        return 2
+        return None
+    return config, trainer
+
+
+def _train_rllib(args: argparse.Namespace, config: Any, trainer: Any) -> int:
+    """Train the prepared RLlib run and print its summary; 130 when interrupted."""
+    from agents.tournament.ray_backend import reach_problem
+    from training.run_dir import CONFIG_FILE, format_summary
+
     if args.address is not None:  # the last check: Ray itself would retry for a minute or more
         problem = reach_problem(args.address)
         if problem is not None:
@@ -531,7 +579,7 @@ def _main_rllib(args: argparse.Namespace) -> int:
     try:
         summary = trainer.run()
     except KeyboardInterrupt:
-        print(f"\n{_PREFIX}: interrupted; run the same command with --resume to continue", file=sys.stderr)
+        print(_interrupted(Path(config.out), CONFIG_FILE), file=sys.stderr)
         return 130
     print(format_summary(summary, config.out))
     return 0

@@ -29,8 +29,10 @@ a game (seat ``g mod players``) and has ``planner`` play the others, so the posi
 those of the "X + (n - 1) x planner" lineup (labels for a network that answers that lineup).
 Each position also keeps the planner's move (``prior``). A shard is written atomically as
 ``OUT/labels_NNNNN.npz``; a rerun skips the shards on disk and refuses other settings
-(``OUT/label.json``). The same ``--seed`` and settings give the same shards on any number
-of workers.
+(``OUT/label.json``). A rerun with a larger ``--games`` relabels the short last shard of the
+smaller one (the set is then the one the larger ``--games`` labels from scratch); shards of
+more games than ``--games`` holds are refused. One labelling run writes ``OUT`` at a time.
+The same ``--seed`` and settings give the same shards on any number of workers.
 
 ``train`` — fits the network to every shard (``--shards N``: the first N), the last 10% of
 the games held out:
@@ -80,8 +82,9 @@ from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
-from mtrain_env.tilegame.files import atomic_writer
+from mtrain_env.tilegame.files import atomic_write, atomic_writer
 from training.choices import play_choices
+from training.out_lock import run_locked
 
 __all__ = ["LabelJob", "agent_from_spec", "label_shard", "load_labels", "shard_paths"]
 
@@ -172,6 +175,7 @@ def label_shard(job: LabelJob) -> int:
     }
     if values:
         arrays["values"] = np.stack(values)
+    arrays["games"] = np.asarray(job.games, np.int64)  # games with no labelled decision count too
     with atomic_writer(job.path) as f:
         np.savez_compressed(f, **arrays)  # type: ignore[arg-type]
     return len(targets)
@@ -431,13 +435,19 @@ def _check_settings(args: argparse.Namespace) -> None:
             raise ValueError(f"{args.out} holds labels made with other settings: {', '.join(changed)}")
 
 
-def _label(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "label.json").write_text(json.dumps({k: getattr(args, k) for k in SETTINGS}, indent=1) + "\n")
-    jobs = [
+def shard_games(path: Path) -> int:
+    """The games ``path``'s shard was labelled from (shards written before that was kept:
+    its distinct deals)."""
+    with np.load(path) as f:
+        return int(f["games"]) if "games" in f.files else len(np.unique(f["game"]))
+
+
+def _label_jobs(args: argparse.Namespace) -> list[LabelJob]:
+    """The shards of ``args``' games, in order (the last one short when ``--shard`` does not
+    divide ``--games``)."""
+    return [
         LabelJob(
-            str(out),
+            str(Path(args.out)),
             k,
             k * args.shard,
             min(args.shard, args.games - k * args.shard),
@@ -452,7 +462,38 @@ def _label(args: argparse.Namespace) -> int:
         )
         for k in range(-(-args.games // args.shard))
     ]
-    todo = [j for j in jobs if not j.path.exists()]
+
+
+def _to_label(args: argparse.Namespace, jobs: list[LabelJob]) -> list[LabelJob]:
+    """The ``jobs`` whose shard is to be (re)labelled: those not on disk, and one holding
+    fewer games than its job (the short last shard of a smaller ``--games``). A shard is a
+    function of the settings, its index and its games, so the relabelled one is what this
+    ``--games`` labels from scratch, and the directory then holds exactly ``--games`` games.
+    ``ValueError`` for a shard with more games than its job or past the last job (``--out``
+    holds a larger ``--games``): relabelling would throw labelled games away, and keeping
+    them would make the set larger than the command line says."""
+    out = Path(args.out)
+    for path in sorted(out.glob("labels_[0-9][0-9][0-9][0-9][0-9].npz")):  # shard_paths' files
+        k = int(path.stem.removeprefix("labels_"))
+        _check_shard(path)
+        have = shard_games(path)
+        want = jobs[k].games if k < len(jobs) else 0
+        if have > want:
+            raise ValueError(
+                f"--games {args.games}: {path} holds {have} games, its share of --games {args.games} is "
+                f"{want} ({out} was labelled with more games: give that --games, or a new --out)"
+            )
+    return [job for job in jobs if not job.path.exists() or shard_games(job.path) < job.games]
+
+
+def _label(args: argparse.Namespace, todo: list[LabelJob]) -> int:
+    """Write ``label.json`` and label the shards of ``todo`` (the caller holds ``--out``'s lock)."""
+    out = Path(args.out)
+    atomic_write(out / "label.json", json.dumps({k: getattr(args, k) for k in SETTINGS}, indent=1) + "\n")
+    jobs = _label_jobs(args)
+    for job in todo:
+        if job.path.exists():  # short of its games (_to_label)
+            print(f"{job.path.name} holds {shard_games(job.path)} of its {job.games} games: relabelling it")
     print(f"{len(jobs) - len(todo)} of {len(jobs)} shards on disk; labelling {len(todo)}")
     bar = tqdm(total=len(todo), desc="label", unit="shard", disable=args.no_progress)
     if args.workers == 1:
@@ -620,7 +661,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             make_teacher(args.teacher, args.sims)
             if args.student is not None:
                 _check_student(args.student, args.players)
-            _check_settings(args)
         else:
             if not 0.0 <= args.anchor < 1.0:
                 raise ValueError(
@@ -659,7 +699,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     raise ValueError(f"--init: {err}") from None
     except (ValueError, OSError) as err:
         parser.error(str(err))
-    return _label(args) if args.step == "label" else _train(args)
+    if args.step == "train":
+        return _train(args)
+
+    def prepare() -> list[LabelJob]:  # what --out holds: checked under its lock
+        try:
+            _check_settings(args)
+            return _to_label(args, _label_jobs(args))
+        except (ValueError, OSError) as err:
+            parser.error(str(err))
+
+    def busy(text: str) -> int:
+        parser.error(f"--out: {text}")
+
+    return run_locked(args.out, prepare, lambda todo: _label(args, todo), busy)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,12 @@ Each iteration:
    the ``ismcts_puct_policy`` distilled player read it), ``OUT/labels_K.npz``, and a line of
    ``OUT/metrics.jsonl``.
 
-A rerun resumes after the last saved iteration. Deterministic given ``--seed`` and the
-budget in ``--sims`` (torch runs on one thread). The options are checked before torch is
-imported (the fitting lives in :mod:`training.policy_fit`).
+A rerun resumes after the last saved iteration (``--iterations`` may grow); the settings
+that make the iterations (every other option) are kept in ``OUT/settings.json`` and a rerun
+with other ones is refused in one line naming them, exit code 2. One run writes ``OUT`` at a
+time. Deterministic given ``--seed`` and the budget in ``--sims`` (torch runs on one thread).
+The options are checked before torch is imported (the fitting lives in
+:mod:`training.policy_fit`).
 
     python -m training.expert_iteration --out runs/exit --iterations 3 --games 150 --sims 200
 """
@@ -39,13 +42,20 @@ from agents.mexican_train.ismcts import OPPONENTS, ISMCTSAgent
 from mtrain_env.cli import int_at_least, players_or_exit, positive_float, refuse_output
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
+from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.files import atomic_write
 from training.choices import play_choices
+from training.out_lock import run_locked
 
 __all__ = ["label_games", "main", "parse_args"]
 
+PROG = "expert_iteration"
 #: the arrays of a labels file
 KEYS = ("obs", "mask", "target", "game")
+#: the options that make the iterations (a rerun must match them; ``--iterations`` may grow)
+SETTINGS = ("games", "sims", "players", "epochs", "lr", "batch", "hidden", "seed", "c", "opponents", "c_puct")
+SETTINGS_FILE = "settings.json"
 
 
 def label_games(
@@ -90,7 +100,7 @@ def _merge(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, GameConfig]:
     """The options and the game, checked (exit code 2 naming the option) before any import
     of torch and before anything is written."""
-    parser = OneLineErrorParser(prog="expert_iteration", description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="directory of the labels, networks and metrics")
     parser.add_argument("--iterations", type=int_at_least(1), default=3)
     parser.add_argument("--games", type=int_at_least(2), default=150, help="labelled games per iteration")
@@ -109,8 +119,61 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, G
     return args, players_or_exit(parser, args.players)
 
 
+def _fail(message: str) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr)
+    return 2
+
+
+def _settings_problem(args: argparse.Namespace) -> str | None:
+    """Why ``--out`` cannot take ``args``' iterations: it holds iterations made with other
+    settings, or iterations without their settings (made before they were recorded)."""
+    out = Path(args.out)
+    path = out / SETTINGS_FILE
+    if not path.is_file():
+        if any(out.glob("iter_*.npz")) or any(out.glob("labels_*.npz")):
+            return (
+                f"{out} holds iterations but no {SETTINGS_FILE} (made before settings were recorded), "
+                "so this command line cannot be checked against them: use a new --out"
+            )
+        return None
+    try:
+        saved = json_text.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        return f"{path}: not readable JSON ({err})"
+    if not isinstance(saved, dict):
+        return f"{path}: must hold a JSON object of settings, got {type(saved).__name__}"
+    changed = [
+        f"--{k.replace('_', '-')} {saved.get(k)!r} -> {getattr(args, k)!r}"
+        for k in SETTINGS
+        if saved.get(k) != getattr(args, k)
+    ]
+    if changed:
+        return f"{out} holds iterations made with other settings: {', '.join(changed)} (or use a new --out)"
+    return None
+
+
+def _checked_settings(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``args``' settings, or ``None`` after the one line of :func:`_settings_problem`."""
+    problem = _settings_problem(args)
+    if problem is not None:
+        _fail(f"--out: {problem}")
+        return None
+    return {k: getattr(args, k) for k in SETTINGS}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the iterations (see the module docstring); the exit status."""
     args, config = parse_args(argv)
+    return run_locked(
+        args.out,
+        lambda: _checked_settings(args),
+        lambda settings: _iterate(args, config, settings),
+        lambda text: _fail(f"--out: {text}"),
+    )
+
+
+def _iterate(args: argparse.Namespace, config: GameConfig, settings: dict[str, Any]) -> int:
+    """Record ``settings`` and run (or resume) the iterations; the caller holds ``--out``'s lock."""
     import torch as th
 
     from agents.mexican_train.puct import PUCTAgent
@@ -120,6 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     th.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / SETTINGS_FILE, json.dumps(settings, indent=1) + "\n")
     net: Any = build_net(NetSpec.make("tile", config, hidden=args.hidden), seed=args.seed)
     parts: list[dict[str, np.ndarray]] = []
     for k in range(args.iterations):

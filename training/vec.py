@@ -28,7 +28,9 @@ the cache is refreshed from the envs afterwards (one extra call, rare).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
+import signal
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection
@@ -48,13 +50,16 @@ MASK_KEY = "action_mask"
 
 
 def _shard_worker(remote: Connection, parent_remote: Connection, fns: CloudpickleWrapper) -> None:
+    # Ctrl-C reaches the whole process group: the learner handles it and closes the workers
+    # (a worker that quit on its own would reset the learner's pipe mid-shutdown)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent_remote.close()
     envs: list[gym.Env] = [fn() for fn in fns.var]
     try:
         while True:
             try:
                 cmd, data = remote.recv()
-            except (EOFError, KeyboardInterrupt):
+            except EOFError:
                 break
             try:
                 if cmd == "step":
@@ -205,16 +210,18 @@ class ShardedVecEnv(VecEnv):
         return np.stack(obs), np.array(rewards, dtype=np.float32), np.array(dones, dtype=bool), list(infos)
 
     def close(self) -> None:
+        """Stop the workers; a worker already gone (its pipe closed or reset) is no error."""
         if self.closed:
             return
-        if self.waiting:
-            for w in range(len(self.shards)):
-                self.remotes[w].recv()
+        if self.waiting:  # the replies of an interrupted step: read so the pipes stay in step
+            for remote in self.remotes:
+                with contextlib.suppress(OSError, EOFError):
+                    remote.recv()
         for remote in self.remotes:
             try:
                 remote.send(("close", None))
                 remote.recv()
-            except (BrokenPipeError, EOFError):
+            except (OSError, EOFError):  # BrokenPipeError, ConnectionResetError, ...
                 pass
         for process in self.processes:
             process.join()

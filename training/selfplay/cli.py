@@ -28,7 +28,10 @@ option, exit code 2. An --out that holds a run needs --resume; on --resume the r
 selfplay.json is used and learner options given must match it (--steps, --minutes, the
 evaluation options and --no-progress may change). A run whose selfplay.json or
 checkpoint.pt cannot be read or restored is refused with one line naming the file, exit
-code 2, its directory left as it was.
+code 2, its directory left as it was. One run writes an --out at a time: a second one (a
+requeued job, the same command in another terminal) is refused with one line naming the
+first one's pid, exit code 2. An evaluation cut short by an interrupt is run again first
+on --resume, so the curve is the uninterrupted run's.
 """
 
 from __future__ import annotations
@@ -279,26 +282,46 @@ def _run_options(args: argparse.Namespace, game: GameConfig) -> RunOptions:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run ``mtrain selfplay``: validate everything, then train (or resume)."""
+    """Run ``mtrain selfplay``: validate everything, then train (or resume); one run writes
+    ``--out`` at a time (:func:`training.out_lock.run_locked`)."""
+    from training.out_lock import run_locked
+
+    return run_locked(
+        args.out,
+        lambda: _prepare(args),
+        lambda prepared: _train(args, *prepared),
+        lambda text: _fail("--out", text),
+    )
+
+
+def _prepare(args: argparse.Namespace) -> tuple[SelfPlayConfig, RunOptions] | None:
+    """:func:`build`, or ``None`` after printing the one line of a refusal."""
     from training.checks import ConfigError
 
     try:
-        config, options = build(args)
+        return build(args)
     except ConfigError as err:
-        return _fail(err.field, err.message)
+        _fail(err.field, err.message)
+        return None
+
+
+def _train(args: argparse.Namespace, config: SelfPlayConfig, options: RunOptions) -> int:
+    """Train the checked run (the caller holds ``--out``'s lock); 130 when interrupted."""
+    from training.selfplay.config import CONFIG_FILE
     from training.selfplay.run import SelfPlayCheckpointError, run_selfplay
 
+    out = Path(args.out)
     try:
-        learner = run_selfplay(config, args.out, options)
+        learner = run_selfplay(config, out, options, lock=False)
     except SelfPlayCheckpointError as err:  # what the glance of build() cannot see: the file's contents
         return _fail("--resume" if args.resume else "--out", str(err))
     except KeyboardInterrupt:
-        print(
-            f"\n{_PREFIX}: interrupted; add --resume to continue from the last checkpoint in {args.out}",
-            file=sys.stderr,
-        )
+        if (out / CONFIG_FILE).is_file():  # --resume would be refused without it
+            hint = f"interrupted; add --resume to continue from the last checkpoint in {out}"
+        else:
+            hint = "interrupted before the run was set up; run the same command again"
+        print(f"\n{_PREFIX}: {hint}", file=sys.stderr)
         return 130
-    out = Path(args.out)
     print(
         f"{learner.env_steps:,} env decisions ({learner.trained:,} trained, {learner.rounds:,} rounds, "
         f"{learner.updates} updates); policy: {out / 'policy.npz'}; curve: {out / 'curve.csv'}"

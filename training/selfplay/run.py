@@ -21,7 +21,10 @@ until ``total_steps`` env decisions or ``max_minutes`` of wall time, writing int
 
 Evaluations run every ``eval_every`` env steps (a function of the step count, so the
 training itself is the same with or without them). Resume: a run restarted on the same
-``out_dir`` continues from ``checkpoint.pt`` exactly (curve rows past it are dropped).
+``out_dir`` continues from ``checkpoint.pt`` exactly (curve rows past it are dropped); the
+checkpoint keeps the evaluation schedule, so an evaluation interrupted after its checkpoint
+is run again first and the curve is the uninterrupted run's (but for ``wall_s``). One run
+writes ``out_dir`` at a time (its lock, :func:`~mtrain_env.tilegame.files.run_lock`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.tilenet import save_selfplay_policy
-from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.files import atomic_write, run_lock
 from training.selfplay.checkpoint import SelfPlayCheckpointError, load_checkpoint, save_checkpoint
 from training.selfplay.config import (
     ALGOS,
@@ -145,11 +148,33 @@ def plot_curve(csv_path: Path, png_path: Path) -> None:
 
 
 def run_selfplay(
-    config: SelfPlayConfig, out_dir: str | Path, options: RunOptions | None = None
+    config: SelfPlayConfig, out_dir: str | Path, options: RunOptions | None = None, *, lock: bool = True
 ) -> SelfPlayPPO:
-    """Train (or resume) the run in ``out_dir``; the learner at the end (see the module doc)."""
-    opts = options or RunOptions()
-    out = Path(out_dir)
+    """Train (or resume) the run in ``out_dir``; the learner at the end (see the module doc).
+
+    ``lock``: hold ``out_dir``'s single-writer lock (:func:`~mtrain_env.tilegame.files.run_lock`)
+    for the whole run, so a second run on it raises
+    :class:`~mtrain_env.tilegame.files.DirectoryInUseError` before reading anything;
+    ``False`` when the caller holds it (``mtrain selfplay`` takes it before its checks)."""
+    if not lock:
+        return _run(config, Path(out_dir), options or RunOptions())
+    with run_lock(out_dir):
+        return _run(config, Path(out_dir), options or RunOptions())
+
+
+def _pending_evaluation(state: dict[str, Any], opts: RunOptions) -> int | None:
+    """The step of the evaluation due after a checkpoint (written just before an evaluation
+    that may not have finished), by ``state["eval"]``: None for a checkpoint of another
+    ``eval_every`` (or written before the schedule was saved: the next multiple then)."""
+    schedule = state.get("eval")
+    if not isinstance(schedule, dict) or schedule.get("every") != opts.eval_every:
+        return None
+    due = schedule.get("next")
+    return due if isinstance(due, int) and not isinstance(due, bool) else None
+
+
+def _run(config: SelfPlayConfig, out: Path, opts: RunOptions) -> SelfPlayPPO:
+    """:func:`run_selfplay`, its lock held."""
     # everything is read and checked before anything is written: a run that cannot be
     # resumed is refused with its directory as it was
     cfg_path = out / CONFIG_FILE
@@ -162,11 +187,13 @@ def run_selfplay(
         raise SelfPlayCheckpointError(ckpt, fault)
     learner = make_learner(config, load_init=not ckpt.is_file())  # a checkpoint holds the weights
     wall_before = 0.0
+    due: int | None = None  #: the next evaluation's step saved with the checkpoint
     if ckpt.is_file():
         state = load_checkpoint(ckpt)
         try:
             learner.load_state_dict(state)
             wall_before = float(state.get("wall_s", 0.0))
+            due = _pending_evaluation(state, opts)
         # e.g. written before the batch's public snapshot, or by another program
         except (KeyError, ValueError, TypeError, AttributeError, IndexError, RuntimeError) as err:
             text = f"no {err.args[0]!r} in it" if isinstance(err, KeyError) and err.args else str(err)
@@ -176,7 +203,13 @@ def run_selfplay(
     if saved is None:
         cfg_path.write_text(json.dumps(config_to_json(config), indent=1) + "\n")
     curve_path = out / "curve.csv"
-    curve = _read_curve(curve_path, learner.env_steps)
+    next_eval: float = math.inf
+    if opts.eval_every:
+        next_eval = (learner.env_steps // opts.eval_every + 1) * opts.eval_every if due is None else due
+    # a checkpoint is written just before each evaluation: one interrupted there is run again
+    # (its rows, if any were written, are replaced), as the uninterrupted run has it
+    pending = learner.env_steps > 0 and next_eval <= learner.env_steps and bool(opts.eval_deals)
+    curve = _read_curve(curve_path, learner.env_steps - 1 if pending else learner.env_steps)
     _write_curve(curve_path, curve)
 
     from torch.utils.tensorboard import SummaryWriter
@@ -202,6 +235,8 @@ def run_selfplay(
     def checkpoint() -> None:
         state = learner.state_dict()
         state["wall_s"] = wall()
+        if math.isfinite(next_eval):  # the evaluation still to run (pending when <= env_steps)
+            state["eval"] = {"every": opts.eval_every, "next": int(next_eval)}
         save_checkpoint(state, ckpt)
 
     def evaluate_now() -> None:
@@ -236,9 +271,11 @@ def run_selfplay(
         plot_curve(curve_path, out / "curve.png")
         writer.flush()
 
-    next_eval = (learner.env_steps // opts.eval_every + 1) * opts.eval_every if opts.eval_every else math.inf
     if learner.env_steps == 0 and opts.eval_every and opts.eval_deals:
         evaluate_now()
+    elif pending:
+        evaluate_now()
+        next_eval += opts.eval_every
     try:
         while learner.env_steps < opts.total_steps and time.perf_counter() < deadline:
             t0 = time.perf_counter()
