@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+from agents.mexican_train.ismcts import ISMCTSAgent
 from mtrain_env.tilegame.files import run_lock
 from training import expert_iteration
 
@@ -63,3 +64,21 @@ def test_a_directory_in_use_is_refused_in_one_line(tmp_path: Path, capsys) -> No
     held = f"{out} is in use by pid {os.getpid()} (one run writes a directory at a time)"
     assert err == f"expert_iteration: --out: {held}\n"
     assert sorted(p.name for p in out.iterdir()) == [".lock"]
+
+
+def test_c_and_opponents_reach_the_searchers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``--c`` and ``--opponents`` were documented and never passed: the labelling searcher
+    of iteration 0 (ismcts) is built with them when given, with its own defaults otherwise."""
+    built: list[tuple[float, str]] = []
+
+    def label_games(searcher: ISMCTSAgent, *args: object, **kwargs: object) -> object:
+        built.append((searcher.c, searcher.opponents))
+        raise KeyboardInterrupt  # enough: the searcher is what this test reads
+
+    monkeypatch.setattr(expert_iteration, "label_games", label_games)
+    for extra, expected in (([], (10.0, "tree")), (["--c", "3", "--opponents", "chain"], (3.0, "chain"))):
+        with pytest.raises(KeyboardInterrupt):
+            expert_iteration.main(
+                ["--out", str(tmp_path / str(len(extra))), "--iterations", "1", *SMALL, *extra]
+            )
+        assert built[-1] == expected

@@ -5,7 +5,8 @@ Each iteration:
 1. **label** — ``--games`` games (one round each) are played with the current searcher in
    every seat: iteration 0 is plain ``ismcts`` (no network yet), later ones the
    ``ismcts_puct`` with the last network as its PUCT prior (both with ``--c`` and
-   ``--opponents``, the ismcts_puct's defaults). At every decision with a choice
+   ``--opponents`` when given, else each searcher's own defaults: ``ismcts``'s c=10 and
+   opponents=tree, the ismcts_puct's 30 and chain). At every decision with a choice
    the seat's observation and action mask are kept with the search's root visit
    distribution (the label: where the search ends up spending its iterations);
 2. **train** — the self-play network (:mod:`agents.mexican_train.tilenet`, the policy head)
@@ -111,8 +112,18 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, G
     parser.add_argument("--batch", type=int_at_least(1), default=256)
     parser.add_argument("--hidden", type=int_at_least(1), default=64)
     parser.add_argument("--seed", type=int_at_least(0), default=7)
-    parser.add_argument("--c", type=positive_float, default=30.0, help="the searches' UCB constant")
-    parser.add_argument("--opponents", choices=OPPONENTS, default="chain", help="as ismcts's opponents=")
+    parser.add_argument(
+        "--c",
+        type=positive_float,
+        default=None,
+        help="the searches' UCB constant (default: each searcher's own)",
+    )
+    parser.add_argument(
+        "--opponents",
+        choices=OPPONENTS,
+        default=None,
+        help="as ismcts's opponents= (default: each searcher's own)",
+    )
     parser.add_argument("--c-puct", type=positive_float, default=40.0, help="the ismcts_puct's prior weight")
     args = parser.parse_args(argv)
     refuse_output(parser, "--out", args.out, "directory")
@@ -195,10 +206,16 @@ def _iterate(args: argparse.Namespace, config: GameConfig, settings: dict[str, A
             net = read_selfplay_policy(policy_path)
             print(f"iteration {k}: resumed from {policy_path}")
             continue
+        # --c and --opponents when given (they were ignored), else each searcher's defaults
+        given = {
+            key: value for key, value in (("c", args.c), ("opponents", args.opponents)) if value is not None
+        }
         searcher: ISMCTSAgent = (
-            ISMCTSAgent(seed=args.seed, sims=args.sims)
+            ISMCTSAgent(seed=args.seed, sims=args.sims, **given)
             if k == 0
-            else PUCTAgent(seed=args.seed, sims=args.sims, c_puct=args.c_puct, path=out / f"iter_{k - 1}.npz")
+            else PUCTAgent(
+                seed=args.seed, sims=args.sims, c_puct=args.c_puct, path=out / f"iter_{k - 1}.npz", **given
+            )
         )
         seed = args.seed * 1_000_003 + k * args.games  # fresh deals every iteration
         labels = label_games(searcher, args.games, seed, config.num_players)
