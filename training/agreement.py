@@ -38,6 +38,7 @@ from mtrain_env.cli import int_at_least, players_or_exit, refuse_output
 from mtrain_env.mexican_train import env as make_env
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.interrupts import run_main
 from training.choices import play_choices
 from training.distill_mc import agent_from_spec
 
@@ -207,4 +208,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m training.agreement"))

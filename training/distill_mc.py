@@ -83,6 +83,7 @@ from mtrain_env.mexican_train import env as make_env
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.files import atomic_write, atomic_writer
+from mtrain_env.tilegame.interrupts import ignore_interrupts, run_main
 from training.choices import play_choices
 from training.out_lock import run_locked
 
@@ -501,7 +502,7 @@ def _label(args: argparse.Namespace, todo: list[LabelJob]) -> int:
             label_shard(job)
             bar.update()
     else:
-        with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
+        with multiprocessing.get_context("spawn").Pool(args.workers, initializer=ignore_interrupts) as pool:
             for _n in pool.imap_unordered(label_shard, todo):
                 bar.update()
     bar.close()
@@ -716,4 +717,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m training.distill_mc"))

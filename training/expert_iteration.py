@@ -46,6 +46,7 @@ from mtrain_env.mexican_train import env as make_env
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.interrupts import run_main
 from training.choices import play_choices
 from training.out_lock import run_locked
 
@@ -233,4 +234,4 @@ def _iterate(args: argparse.Namespace, config: GameConfig, settings: dict[str, A
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m training.expert_iteration"))

@@ -43,6 +43,7 @@ from mtrain_env.mexican_train.core.public import PublicView, sample_state
 from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.files import atomic_writer
+from mtrain_env.tilegame.interrupts import run_main
 
 
 def true_places(state: GameState, seat: int, unseen: list[int]) -> np.ndarray:
@@ -393,4 +394,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "python -m training.hand_model"))

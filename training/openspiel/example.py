@@ -22,6 +22,7 @@ pips below the table mean / (hand size * 6)) with a 95 % normal CI.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -36,6 +37,7 @@ from open_spiel.python.algorithms import mcts
 import mtrain_env.openspiel
 from mtrain_env.cli import int_at_least
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.interrupts import run_main
 
 #: the small config of the examples
 GAME_PARAMS: dict[str, Any] = {"players": 2, "max_pips": 6}
@@ -228,4 +230,4 @@ def main(argv: Sequence[str] | None = None) -> list[Result]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main(main, "python -m training.openspiel.example"))
