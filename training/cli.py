@@ -510,7 +510,7 @@ def _main_rllib(args: argparse.Namespace) -> int:
 def _prepare_rllib(args: argparse.Namespace) -> tuple[Any, Any] | None:
     """The RLlib run's ``(RLlibConfig, RLlibTrainer)``, every check done but Ray's address
     being reachable; ``None`` after printing the one line of a refusal."""
-    from agents.tournament.ray_backend import address_problem
+    from agents.tournament.ray_backend import address_problem, reach_problem
     from training.rllib.options import OptionClashError, option_field, rllib_config
     from training.rllib.train import RESUME_OVERRIDES as RLLIB_RESUME_OVERRIDES
     from training.rllib.train import RLlibTrainer
@@ -548,6 +548,10 @@ def _prepare_rllib(args: argparse.Namespace) -> tuple[Any, Any] | None:
             resume=args.resume,
         )
         trainer = RLlibTrainer(config, resume=args.resume)
+        if args.address is not None:  # the last check (Ray itself would retry for a minute or more)
+            problem = reach_problem(args.address)
+            if problem is not None:
+                raise _BadOptionError("--address", problem)
     except _BadOptionError as err:
         print(f"{_PREFIX}: {err.flag}: {err.message}", file=sys.stderr)
         return None
@@ -568,14 +572,8 @@ def _prepare_rllib(args: argparse.Namespace) -> tuple[Any, Any] | None:
 
 def _train_rllib(args: argparse.Namespace, config: Any, trainer: Any) -> int:
     """Train the prepared RLlib run and print its summary; 130 when interrupted."""
-    from agents.tournament.ray_backend import reach_problem
     from training.run_dir import CONFIG_FILE, format_summary
 
-    if args.address is not None:  # the last check: Ray itself would retry for a minute or more
-        problem = reach_problem(args.address)
-        if problem is not None:
-            print(f"{_PREFIX}: --address: {problem}", file=sys.stderr)
-            return 2
     try:
         summary = trainer.run()
     except KeyboardInterrupt:
