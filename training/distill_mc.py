@@ -83,7 +83,7 @@ from mtrain_env.mexican_train import env as make_env
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.files import atomic_write, atomic_writer
-from mtrain_env.tilegame.interrupts import ignore_interrupts, run_main
+from mtrain_env.tilegame.interrupts import run_main, workers_ignore_interrupts
 from training.choices import play_choices
 from training.out_lock import run_locked
 
@@ -502,7 +502,9 @@ def _label(args: argparse.Namespace, todo: list[LabelJob]) -> int:
             label_shard(job)
             bar.update()
     else:
-        with multiprocessing.get_context("spawn").Pool(args.workers, initializer=ignore_interrupts) as pool:
+        with workers_ignore_interrupts():  # quiet from their first instruction: this process stops them
+            pool = multiprocessing.get_context("spawn").Pool(args.workers)
+        with pool:
             for _n in pool.imap_unordered(label_shard, todo):
                 bar.update()
     bar.close()

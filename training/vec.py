@@ -46,6 +46,8 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
+from mtrain_env.tilegame.interrupts import workers_ignore_interrupts
+
 MASK_KEY = "action_mask"
 
 
@@ -134,7 +136,8 @@ class ShardedVecEnv(VecEnv):
             remote, work_remote = ctx.Pipe()
             fns = CloudpickleWrapper([env_fns[i] for i in shard])
             process = ctx.Process(target=_shard_worker, args=(work_remote, remote, fns), daemon=True)  # type: ignore[attr-defined]
-            process.start()
+            with workers_ignore_interrupts():  # quiet while it imports, too: the learner stops it
+                process.start()
             work_remote.close()
             self.remotes.append(remote)
             self.processes.append(process)

@@ -72,7 +72,7 @@ from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 from mtrain_env.replay import ReplayRecorder, write_replay
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.files import atomic_write
-from mtrain_env.tilegame.interrupts import ignore_interrupts
+from mtrain_env.tilegame.interrupts import ignore_interrupts, workers_ignore_interrupts
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
 FORMAT_VERSION = 2  # 2: results.sha256 beside results.csv
@@ -629,8 +629,9 @@ def play_deals(
         for deal in deal_ids:
             take(player.play_deal(deal))
     elif deal_ids:
-        ctx = mp.get_context("spawn")
-        with ctx.Pool(workers, initializer=_init_worker, initargs=(plan, replays)) as pool:
+        with workers_ignore_interrupts():  # quiet from their first instruction: the parent stops them
+            pool = mp.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(plan, replays))
+        with pool:
             for res in pool.imap(_play_in_worker, deal_ids, chunksize=1):
                 take(res)
     stats.seconds = time.perf_counter() - t0

@@ -40,7 +40,7 @@ from mtrain_env.mexican_train.core.config import PRESETS, VARIANT_FLAGS, GameCon
 from mtrain_env.mexican_train.env import env as mexican_env
 from mtrain_env.mexican_train.rewards import REWARD_MODES
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
-from mtrain_env.tilegame.interrupts import ignore_interrupts, run_main
+from mtrain_env.tilegame.interrupts import run_main, workers_ignore_interrupts
 from mtrain_env.tilegame.tiles import SUPPORTED_MAX_PIPS
 
 __all__ = [
@@ -328,7 +328,8 @@ def run(
             results: Iterator[DiffResult] = map(run_chunk, _tasks(seed, first_chunk))
             pool = None
         else:
-            pool = get_context("spawn").Pool(workers, initializer=ignore_interrupts)  # the parent stops it
+            with workers_ignore_interrupts():  # the parent stops them
+                pool = get_context("spawn").Pool(workers)
             results = pool.imap(run_chunk, _tasks(seed, first_chunk), chunksize=1)
         for part in results:
             total.add(part)

@@ -31,7 +31,7 @@ from mtrain_env.mexican_train.compiled import engine
 from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
 from mtrain_env.mexican_train.env import raw_env
 from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, positive_float
-from mtrain_env.tilegame.interrupts import run_main
+from mtrain_env.tilegame.interrupts import run_main, workers_ignore_interrupts
 
 #: the issue-10 targets, decision steps/s with observations and masks
 TARGET_ONE_CORE = 500_000
@@ -153,7 +153,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     if args.processes > 0:
         games = max(args.batch)
         jobs = [(games, args.seed + k, args.seconds / 2, config) for k in range(args.processes)]
-        with mp.get_context("spawn").Pool(args.processes) as pool:
+        with workers_ignore_interrupts():  # the parent stops them
+            pool = mp.get_context("spawn").Pool(args.processes)
+        with pool:
             done = pool.map(_worker, jobs)
         total = sum(steps / wall for steps, wall in done)
         results["processes"] = total

@@ -4,9 +4,12 @@
   terminal sends) is raised as ``KeyboardInterrupt`` for the time of the command, so both
   take the command's own interrupt path (finished work saved, the resume hint printed, pools
   stopped); an interrupt no command caught (during start-up, say) ends in one line and 130.
-* :func:`ignore_interrupts`, for pool and env workers: the terminal sends Ctrl-C to the
-  whole process group, and a worker that dies on it prints its own traceback; the parent
-  stops its workers itself.
+* :func:`workers_ignore_interrupts` (around starting worker processes) and
+  :func:`ignore_interrupts` (in a worker): the terminal sends Ctrl-C to the whole process
+  group, and a worker that dies on it prints its own traceback; the parent stops its
+  workers itself. A process started while Ctrl-C is ignored ignores it from its first
+  instruction (Python installs its KeyboardInterrupt handler only over the default), so
+  a worker still importing is quiet too.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["ignore_interrupts", "run_main"]
+__all__ = ["ignore_interrupts", "run_main", "workers_ignore_interrupts"]
 
 #: the exit status of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's)
 INTERRUPTED = 130
@@ -46,3 +50,18 @@ def run_main(main: Callable[[], object], prog: str) -> int:
 def ignore_interrupts() -> None:
     """Let this (worker) process ignore Ctrl-C: its parent stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def workers_ignore_interrupts() -> Iterator[None]:
+    """Start worker processes inside this block: they inherit an ignored Ctrl-C. This
+    process's own handler is back at the end of the block (a Ctrl-C in the moment the
+    workers are being started is lost; the next one stops the command)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
