@@ -35,6 +35,12 @@ def test_sigterm_takes_the_interrupt_path(capsys: pytest.CaptureFixture[str]) ->
     assert time.monotonic() - started < 5
     assert capsys.readouterr().err == "\nmtrain x: interrupted\n"
     assert signal.getsignal(signal.SIGTERM) is before
+    # a stop signal the caller ignores stays ignored (nohup ignores SIGHUP)
+    hangup = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert run_main(lambda: os.kill(os.getpid(), signal.SIGHUP) or 5, "mtrain x") == 5
+    finally:
+        signal.signal(signal.SIGHUP, hangup)
     assert run_main(lambda: 3, "mtrain x") == 3 and run_main(lambda: {"rate": 1.0}, "mtrain x") == 0
 
 

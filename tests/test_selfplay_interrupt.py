@@ -134,3 +134,19 @@ def test_the_interrupt_line_suggests_resume_only_for_a_run_that_was_set_up(
     assert capsys.readouterr().err.strip() == (
         f"mtrain selfplay: interrupted; add --resume to continue from the last checkpoint in {out}"
     )
+
+
+def test_a_run_interrupted_before_its_first_checkpoint_starts_over_without_twice_the_first_rows(
+    reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped after the step-0 evaluation wrote its rows, before any checkpoint: the run
+    starts over, and its step-0 rows replace those (they were written twice)."""
+    out = tmp_path / "run"
+    config = SelfPlayConfig(seed=3, **TINY_PPO)
+    with monkeypatch.context() as patch:
+        _interrupt_at(patch, "plot_curve", 1)  # the step-0 rows are on disk, no checkpoint
+        with pytest.raises(KeyboardInterrupt):
+            run_module.run_selfplay(config, out, _options())
+    assert not (out / "checkpoint.pt").exists() and [r["env_steps"] for r in _curve(out)] == ["0"]
+    run_module.run_selfplay(config, out, _options())
+    assert _curve(out) == _curve(reference)

@@ -1,9 +1,10 @@
 """Ctrl-C and SIGTERM on the command line: one line and exit status 130, never a traceback.
 
-* :func:`run_main` runs a command's ``main``: SIGTERM (what a cluster scheduler or a closed
-  terminal sends) is raised as ``KeyboardInterrupt`` for the time of the command, so both
-  take the command's own interrupt path (finished work saved, the resume hint printed, pools
-  stopped); an interrupt no command caught (during start-up, say) ends in one line and 130.
+* :func:`run_main` runs a command's ``main``: SIGTERM (what a cluster scheduler sends) and
+  SIGHUP (a closed terminal) are raised as ``KeyboardInterrupt`` for the time of the command
+  (unless ignored, as ``nohup`` ignores SIGHUP), so all take the command's own interrupt
+  path (finished work saved, the resume hint printed, pools stopped); an interrupt no
+  command caught (during start-up, say) ends in one line and 130.
 * :func:`workers_ignore_interrupts` (around starting worker processes) and
   :func:`ignore_interrupts` (in a worker): the terminal sends Ctrl-C to the whole process
   group, and a worker that dies on it prints its own traceback; the parent stops its
@@ -25,6 +26,8 @@ __all__ = ["ignore_interrupts", "run_main", "workers_ignore_interrupts"]
 
 #: the exit status of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's)
 INTERRUPTED = 130
+#: raised as KeyboardInterrupt while a command runs: a scheduler's stop, a closed terminal
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -35,7 +38,9 @@ def run_main(main: Callable[[], object], prog: str) -> int:
     """``main()``'s exit status (0 unless it returns an int); 130 with one line naming
     ``prog`` when interrupted."""
     in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main_thread else None
+    # only over the default: a signal the caller ignores (``nohup`` ignores SIGHUP) stays ignored
+    stops = [sig for sig in STOP_SIGNALS if in_main_thread and signal.getsignal(sig) is signal.SIG_DFL]
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in stops}
     try:
         status = main()
         return status if isinstance(status, int) and not isinstance(status, bool) else 0
@@ -43,8 +48,8 @@ def run_main(main: Callable[[], object], prog: str) -> int:
         print(f"\n{prog}: interrupted", file=sys.stderr)
         return INTERRUPTED
     finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def ignore_interrupts() -> None:

@@ -209,12 +209,15 @@ def _run(config: SelfPlayConfig, out: Path, opts: RunOptions) -> SelfPlayPPO:
     # a checkpoint is written just before each evaluation: one interrupted there is run again
     # (its rows, if any were written, are replaced), as the uninterrupted run has it
     pending = learner.env_steps > 0 and next_eval <= learner.env_steps and bool(opts.eval_deals)
-    curve = _read_curve(curve_path, learner.env_steps - 1 if pending else learner.env_steps)
+    # the step-0 evaluation too (a run stopped before its first checkpoint starts over)
+    first = learner.env_steps == 0 and bool(opts.eval_every) and bool(opts.eval_deals)
+    curve = _read_curve(curve_path, learner.env_steps - 1 if pending or first else learner.env_steps)
     _write_curve(curve_path, curve)
 
     from torch.utils.tensorboard import SummaryWriter
 
-    writer = SummaryWriter(log_dir=str(out / "tb"), purge_step=learner.env_steps or None)
+    purge = learner.env_steps if learner.env_steps or first else None  # the events written again
+    writer = SummaryWriter(log_dir=str(out / "tb"), purge_step=purge)
     start = time.perf_counter()
     deadline = start + opts.max_minutes * 60 if opts.max_minutes else math.inf
     bar = None
