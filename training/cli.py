@@ -19,7 +19,8 @@ step, a latest.json pointing outside checkpoints/, a damaged state.pkl, model.zi
 config.json) is refused with one line, "mtrain train: --resume: <file>: <what is wrong>",
 exit code 2, before anything is written. One run writes an --out at a time: a second one
 (a requeued job, the same command with --resume in another terminal) is refused with one
-line, "mtrain train: --out: <dir> is in use by pid N", exit code 2.
+line, "mtrain train: --out: <dir> is in use by pid N (one run writes a directory at a
+time)", exit code 2.
 
 The run ends with a summary: the final evaluation against each opponent with 95% CIs,
 steps/s, and where the curve, the policy and the TensorBoard logs are; summary.json in

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -26,6 +27,8 @@ __all__ = ["ignore_interrupts", "run_main", "workers_ignore_interrupts"]
 
 #: the exit status of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's)
 INTERRUPTED = 130
+#: the exit status when the reader of stdout went away (128 + SIGPIPE, the shell's)
+BROKEN_PIPE = 141
 #: raised as KeyboardInterrupt while a command runs: a scheduler's stop, a closed terminal
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -47,6 +50,10 @@ def run_main(main: Callable[[], object], prog: str) -> int:
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted", file=sys.stderr)
         return INTERRUPTED
+    except BrokenPipeError:  # ``mtrain ... | head``: the reader left; nothing more to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail too
+        return BROKEN_PIPE
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
