@@ -100,6 +100,7 @@ def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
     """``mtrain block-demo | head``: the pipe's reader left: exit 141, no BrokenPipeError
     traceback (from the command or from the interpreter's last flush)."""
     script = "import sys\nfrom mtrain_env.tilegame.interrupts import run_main\n"
-    script += "def main():\n    raise BrokenPipeError(32, 'Broken pipe')\nsys.exit(run_main(main, 'mtrain x'))\n"
+    script += "def main():\n    raise BrokenPipeError(32, 'Broken pipe')\n"
+    script += "sys.exit(run_main(main, 'mtrain x'))\n"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 141 and done.stderr == ""
