@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
-import signal
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection
@@ -46,7 +45,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from mtrain_env.tilegame.interrupts import workers_ignore_interrupts
+from mtrain_env.tilegame.interrupts import ignore_interrupts, workers_ignore_interrupts
 
 MASK_KEY = "action_mask"
 
@@ -54,7 +53,7 @@ MASK_KEY = "action_mask"
 def _shard_worker(remote: Connection, parent_remote: Connection, fns: CloudpickleWrapper) -> None:
     # Ctrl-C reaches the whole process group: the learner handles it and closes the workers
     # (a worker that quit on its own would reset the learner's pipe mid-shutdown)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_interrupts()
     parent_remote.close()
     envs: list[gym.Env] = [fn() for fn in fns.var]
     try:

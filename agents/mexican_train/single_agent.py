@@ -61,7 +61,7 @@ from agents.mexican_train.league import HEURISTIC, SNAPSHOT, League, OpponentSpe
 from agents.play import play_until
 from agents.registry import make_agent
 from mtrain_env.mexican_train.env import raw_env
-from mtrain_env.tilegame.actions import coerce_action
+from mtrain_env.tilegame.actions import IllegalMoveError, coerce_action
 
 SEAT_MODES = ("random", "rotate")
 ILLEGAL_MODES = ("terminate", "raise")
@@ -283,7 +283,7 @@ class SingleAgentEnv(gymnasium.Env):
         if not mask[a]:
             if self.illegal_action == "raise":
                 legal = np.flatnonzero(mask).tolist()
-                raise ValueError(f"{self._learner_id}: illegal action {a}; legal actions: {legal}")
+                raise IllegalMoveError(f"{self._learner_id}: illegal action {a}; legal actions: {legal}")
             gymnasium.logger.warn(f"illegal action {a} by the learner: episode terminated")
             self._done = True
             info = self._info()

@@ -26,6 +26,7 @@ it; a run that does not match exits 2.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import statistics
 import sys
@@ -42,6 +43,7 @@ from agents.tournament.report import SUMMARY_FILE
 from mtrain_env.cli import int_at_least, refuse_output
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.files import atomic_write
 from mtrain_env.tilegame.interrupts import run_main
 
 FIELDS = (
@@ -283,10 +285,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     snaps = positions(args.timing_games, args.seed, args.players)
     for row, times in zip(rows, time_agents(specs, snaps, args.players, args.seed), strict=True):
         row["ms_per_decision"] = round(statistics.fmean(times), 3)
-    with open(out / "curves.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, FIELDS)
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write(out / "curves.csv", text.getvalue())
     lineup = f"X + {args.players - 1} x planner"
     deals = sorted({r["rounds"] // args.players for r in rows})
     counts = f"{deals[0]}" if len(deals) == 1 else f"{deals[0]}-{deals[-1]}"

@@ -21,6 +21,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mtrain_env.tilegame import json_text
+
 TIMING_FILE = "timing.jsonl"
 
 
@@ -85,8 +87,8 @@ class TimingLedger:
 def _parse(line: str, agents: int) -> tuple[int, list[float], list[int]] | None:
     """``(deal, think_seconds, decisions)`` of one ledger line, or None if it is not one."""
     try:
-        entry = json.loads(line)
-    except (ValueError, RecursionError):
+        entry = json_text.loads(line)
+    except ValueError:  # not JSON, or nested past the recursion limit
         return None
     if not isinstance(entry, dict):
         return None

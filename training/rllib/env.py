@@ -48,7 +48,7 @@ from agents.mexican_train.base import Agent, decision_for
 from agents.mexican_train.features import FeatureEncoder, feature_size
 from agents.play import play_until
 from mtrain_env.mexican_train.env import raw_env
-from mtrain_env.tilegame.actions import coerce_action
+from mtrain_env.tilegame.actions import IllegalMoveError, coerce_action
 from training.single_agent import finite_high
 
 #: keys of the Dict observation (RLlib's action-masking example names them so)
@@ -170,7 +170,7 @@ class MexicanTrainMultiAgentEnv(MultiAgentEnv):
                 obs = {agent_id: self._observe(agent_id)}
                 return obs, {agent_id: self.illegal_reward}, {"__all__": True}, {"__all__": False}, info
             legal = np.flatnonzero(mask).tolist()
-            raise ValueError(f"{agent_id}: illegal action {action}; legal actions: {legal}")
+            raise IllegalMoveError(f"{agent_id}: illegal action {action}; legal actions: {legal}")
         self._acted.add(agent_id)
         raw.step(action)
         for a, r in raw.rewards.items():

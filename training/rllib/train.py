@@ -320,7 +320,7 @@ class RLlibTrainer:
         started_ray = ensure_ray(c.address)
         try:
             self.out.mkdir(parents=True, exist_ok=True)
-            (self.out / CONFIG_FILE).write_text(strict_json(c.to_json(), indent=2), encoding="utf-8")
+            atomic_write(self.out / CONFIG_FILE, strict_json(c.to_json(), indent=2))
             self.algo = build_algorithm(c)
             if self._latest is not None:
                 self._restore(self._latest)
@@ -363,7 +363,7 @@ class RLlibTrainer:
             self._checkpoint()
             self._export(self.out / POLICY_FILE)
             self.summary = self.make_summary()
-            (self.out / SUMMARY_FILE).write_text(strict_json(self.summary, indent=2), encoding="utf-8")
+            atomic_write(self.out / SUMMARY_FILE, strict_json(self.summary, indent=2))
             return self.summary
         finally:
             if self._writer is not None:

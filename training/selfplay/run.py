@@ -201,7 +201,8 @@ def _run(config: SelfPlayConfig, out: Path, opts: RunOptions) -> SelfPlayPPO:
     out.mkdir(parents=True, exist_ok=True)
     (out / "policies").mkdir(exist_ok=True)
     if saved is None:
-        cfg_path.write_text(json.dumps(config_to_json(config), indent=1) + "\n")
+        # whole or absent: a torn one would block --resume
+        atomic_write(cfg_path, json.dumps(config_to_json(config), indent=1) + "\n")
     curve_path = out / "curve.csv"
     next_eval: float = math.inf
     if opts.eval_every:
