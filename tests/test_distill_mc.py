@@ -156,6 +156,20 @@ def test_directories_labelled_before_teacher_existed_resume_as_mc(tmp_path: Path
     assert exc.value.code == 2
 
 
+@pytest.mark.parametrize("damaged", [b'{"sims": ', b"\xff{}", b"[1]"])
+def test_damaged_label_settings_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damaged: bytes
+) -> None:
+    """A ``label.json`` that is not an object of settings: exit 2 in one line naming it."""
+    (tmp_path / "label.json").write_bytes(damaged)
+    with pytest.raises(SystemExit) as exc:
+        _label(tmp_path, 1)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1, err
+    assert f"{tmp_path / 'label.json'}: not the label settings of a distill_mc run (" in err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".lock") == ["label.json"]
+
+
 def test_same_shards_on_one_and_two_workers_and_resume_skips(tmp_path: Path) -> None:
     _label(tmp_path / "one", 1, "--student", STUDENT)
     _label(tmp_path / "two", 2, "--student", STUDENT)

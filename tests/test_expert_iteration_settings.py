@@ -82,3 +82,18 @@ def test_c_and_opponents_reach_the_searchers(monkeypatch: pytest.MonkeyPatch, tm
                 ["--out", str(tmp_path / str(len(extra))), "--iterations", "1", *SMALL, *extra]
             )
         assert built[-1] == expected
+
+
+@pytest.mark.parametrize("damaged", [b'{"games": ', b"\xff{}", b"[2]"])
+def test_damaged_settings_are_refused_in_one_line(run: Path, tmp_path: Path, capsys, damaged: bytes) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("iter_0.npz", "labels_0.npz"):
+        (copy / name).write_bytes((run / name).read_bytes())
+    (copy / "settings.json").write_bytes(damaged)
+    before = _files(copy)
+    assert expert_iteration.main(["--out", str(copy), "--iterations", "1", *SMALL]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{copy / 'settings.json'}: not the settings of an expert_iteration run (" in err
+    assert _files(copy) == before

@@ -460,11 +460,13 @@ def test_curves_replay_a_point_whose_summary_is_damaged(tmp_path: Path) -> None:
     assert curves.main(argv) == 0
     row = (tmp_path / "curves.csv").read_text().splitlines()[1]
     summary = tmp_path / "mc[sims=4]" / "summary.json"
-    summary.write_text('{"config": ')
-    assert curves.main(argv) == 0
-    assert json.loads(summary.read_text())["config"]["seed"] == 5
     gain = curves.FIELDS.index("gain")
-    assert (tmp_path / "curves.csv").read_text().splitlines()[1].split(",")[gain:] == row.split(",")[gain:]
+    for damaged in (b'{"config": ', b"\xff{}", b"[" * 100_000, b"[1, 2]"):
+        summary.write_bytes(damaged)
+        assert curves.main(argv) == 0
+        assert json.loads(summary.read_text())["config"]["seed"] == 5
+        again = (tmp_path / "curves.csv").read_text().splitlines()[1]
+        assert again.split(",")[gain:] == row.split(",")[gain:]
 
 
 def test_curves_read_a_point_from_a_tournament_played_elsewhere(
@@ -485,6 +487,9 @@ def test_curves_read_a_point_from_a_tournament_played_elsewhere(
     first, second = ((d / "curves.csv").read_text().splitlines()[1].split(",") for d in (played, out))
     gain = curves.FIELDS.index("gain")
     assert first[gain] == second[gain] and first[gain + 1 :] == second[gain + 1 :]
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / "summary.json").write_bytes(b"\xff{}")
     capsys.readouterr()
     for bad, message in [
         (["--seed", "6"], "played with seed 5"),
@@ -494,6 +499,7 @@ def test_curves_read_a_point_from_a_tournament_played_elsewhere(
         ),
         (["--run", f"mc[sims=2]={elsewhere}"], "is not one of the points"),
         (["--run", f"mc[sims=4]={tmp_path}"], "no summary.json"),
+        (["--run", f"mc[sims=4]={damaged}"], "summary.json is not a readable JSON object (not UTF-8 text"),
     ]:
         extra = [] if "--run" in bad else ["--run", f"mc[sims=4]={elsewhere}"]
         with pytest.raises(SystemExit) as err:

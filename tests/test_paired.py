@@ -105,6 +105,12 @@ def test_two_player_runs_test_the_first_listed_agent(
     with pytest.raises(SystemExit) as err:  # no run.json: ambiguous, refused
         paired.main([str(run), str(run)])
     assert err.value.code == 2 and "sit equally often" in capsys.readouterr().err
+    for damaged in (b'{"agents": ', b"\xff{}", b"[1]", b'{"agents": [1]}', b'{"agents": 3}'):
+        (run / "run.json").write_bytes(damaged)
+        with pytest.raises(SystemExit) as err:  # one line naming the file, no traceback
+            paired.main([str(run), str(run)])
+        message = f"{run / 'run.json'}: not the run.json of a tournament"
+        assert err.value.code == 2 and message in capsys.readouterr().err
     agents = [{"label": "ppo"}, {"label": "planner"}]
     (run / "run.json").write_text(json.dumps({"agents": agents}))
     assert paired.deal_gains(run) == ("ppo", {(d, str(70 + d)): 15.0 for d in range(3)})

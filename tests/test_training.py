@@ -810,3 +810,27 @@ def test_bc_collection_resumes_from_its_chunk_cache(tmp_path: Path) -> None:
     np.testing.assert_array_equal(resumed["obs"], full["obs"])
     with pytest.raises(ValueError, match="another collection"):
         bc.collect(make(), "random", 300, seed=4, chunk=100, cache=cache)
+
+
+@pytest.mark.parametrize("damaged", [b"", b"PK\x03\x04 not a zip", b"\x93NUMPY junk"])
+def test_bc_collection_recollects_over_a_damaged_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damaged: bytes
+) -> None:
+    """A cache file that is not a readable cache is collected again (the same data: the
+    collection is seeded by chunk), saying so on stderr, not a crash."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from training import bc
+    from training.single_agent import SingleAgentEnv
+
+    def make() -> DummyVecEnv:
+        return DummyVecEnv([lambda: SingleAgentEnv(opponents=["random"]) for _ in range(2)])
+
+    full = bc.collect(make(), "random", 200, seed=3, chunk=100)
+    cache = tmp_path / "bc.npz"
+    cache.write_bytes(damaged)
+    again = bc.collect(make(), "random", 200, seed=3, chunk=100, cache=cache)
+    np.testing.assert_array_equal(again["action"], full["action"])
+    assert f"{cache}: not a readable expert-data cache (" in capsys.readouterr().err
+    assert bc.collect(make(), "random", 200, seed=3, chunk=100, cache=cache)["obs"].shape == full["obs"].shape
+    assert capsys.readouterr().err == ""  # the rewritten cache reads

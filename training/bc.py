@@ -27,6 +27,9 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+import zipfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,7 @@ import numpy as np
 import torch as th
 from stable_baselines3.common.vec_env import VecEnv
 
+from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.files import atomic_writer
 from training.policy import GuardedMaskablePolicy
 
@@ -63,13 +67,12 @@ def collect(
     parts: list[dict[str, np.ndarray]] = []
     done_chunks = 0
     cache_path = Path(cache) if cache is not None else None
-    if cache_path is not None and cache_path.exists():
-        with np.load(cache_path, allow_pickle=False) as saved:
-            meta = json.loads(str(saved["meta"]))
-            if meta["identity"] != json.loads(json.dumps(identity)):
-                raise ValueError(f"{cache_path} holds expert data of another collection: {meta['identity']}")
-            parts.append({k: saved[k] for k in _KEYS})
-            done_chunks = int(meta["chunks"])
+    cached = _read_cache(cache_path) if cache_path is not None and cache_path.exists() else None
+    if cached is not None:
+        saved_identity, done_chunks, arrays = cached
+        if saved_identity != json.loads(json.dumps(identity)):
+            raise ValueError(f"{cache_path} holds expert data of another collection: {saved_identity}")
+        parts.append(arrays)
     have = sum(len(p["action"]) for p in parts)
     while have < samples:
         for i in range(n):
@@ -83,6 +86,25 @@ def collect(
         if cache_path is not None:
             _save(cache_path, parts, {"identity": identity, "chunks": done_chunks})
     return {k: np.concatenate([p[k] for p in parts])[:samples] for k in _KEYS}
+
+
+def _read_cache(path: Path) -> tuple[Any, int, dict[str, np.ndarray]] | None:
+    """The cache's collection identity, chunk count and arrays; None (collect again, the
+    same data: collection is seeded by chunk) for a file that is not a readable cache."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            meta = json_text.loads(str(saved["meta"]))
+            arrays = {k: saved[k] for k in _KEYS}
+        chunks = meta["chunks"]
+        if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks < 1 or "identity" not in meta:
+            raise ValueError(f"chunks {chunks!r}")
+        if len({len(a) for a in arrays.values()}) != 1:
+            raise ValueError("arrays of different lengths")
+    except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile, zlib.error) as err:
+        reason = f"{type(err).__name__}: {err}"
+        print(f"{path}: not a readable expert-data cache ({reason}); collecting again", file=sys.stderr)
+        return None
+    return meta["identity"], chunks, arrays
 
 
 def _save(path: Path, parts: list[dict[str, np.ndarray]], meta: dict[str, Any]) -> None:

@@ -425,7 +425,10 @@ def _check_settings(args: argparse.Namespace) -> None:
     """``ValueError`` if ``--out`` holds shards labelled with other settings."""
     path = Path(args.out) / "label.json"
     if path.is_file():
-        saved = json_text.loads(path.read_text())
+        try:
+            saved = json_text.read_object(path)
+        except ValueError as err:
+            raise ValueError(f"{path}: not the label settings of a distill_mc run ({err})") from None
         wanted = {k: getattr(args, k) for k in SETTINGS}
         changed = [
             f"--{k.replace('_', '-')} {saved.get(k)!r} -> {wanted[k]!r}"

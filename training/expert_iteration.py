@@ -149,11 +149,9 @@ def _settings_problem(args: argparse.Namespace) -> str | None:
             )
         return None
     try:
-        saved = json_text.loads(path.read_text(encoding="utf-8"))
+        saved = json_text.read_object(path)
     except (OSError, ValueError) as err:
-        return f"{path}: not readable JSON ({err})"
-    if not isinstance(saved, dict):
-        return f"{path}: must hold a JSON object of settings, got {type(saved).__name__}"
+        return f"{path}: not the settings of an expert_iteration run ({err})"
     changed = [
         f"--{k.replace('_', '-')} {saved.get(k)!r} -> {getattr(args, k)!r}"
         for k in SETTINGS

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import statistics
 import sys
 from collections.abc import Sequence
@@ -42,6 +41,7 @@ from agents.tournament.plots import _figure
 from agents.tournament.report import SUMMARY_FILE
 from mtrain_env.cli import int_at_least, refuse_output
 from mtrain_env.mexican_train import GameConfig
+from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.files import atomic_write
 from mtrain_env.tilegame.interrupts import run_main
@@ -90,7 +90,7 @@ def run_point(
         plots=False,
     )
     run_tournament(config)
-    return _row(spec, label, json.loads(summary_path.read_text()))
+    return _row(spec, label, json_text.read_object(summary_path))
 
 
 def _readable_summary(path: Path) -> dict[str, Any] | None:
@@ -99,10 +99,9 @@ def _readable_summary(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        summary = json.loads(path.read_text())
-    except json.JSONDecodeError:
+        return json_text.read_object(path)
+    except (OSError, ValueError):
         return None
-    return summary if isinstance(summary, dict) else None
 
 
 def point_mismatch(summary: dict[str, Any], label: str, deals: int, seed: int, players: int) -> str | None:
@@ -137,9 +136,10 @@ def played_run(run_dir: Path, label: str, deals: int, seed: int, players: int) -
     if not path.is_file():
         raise ValueError(f"--run {label}={run_dir}: no finished tournament there (no {SUMMARY_FILE})")
     try:
-        summary = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--run {label}={run_dir}: {SUMMARY_FILE} is not JSON ({err})") from err
+        summary = json_text.read_object(path)
+    except (OSError, ValueError) as err:
+        text = f"{SUMMARY_FILE} is not a readable JSON object ({err})"
+        raise ValueError(f"--run {label}={run_dir}: {text}") from None
     reason = point_mismatch(summary, label, deals, seed, players)
     if reason is not None:
         raise ValueError(f"--run {label}={run_dir}: {reason}")

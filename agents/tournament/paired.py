@@ -17,13 +17,13 @@ when a pair does not share its deals, or its agents are not the first pair's.
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 from agents.tournament.stats import mean_ci, ratio_ci
+from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.interrupts import run_main
 
@@ -43,7 +43,10 @@ def lone_agent(run: Path, counts: dict[str, int]) -> str:
         raise ValueError(
             f"{run}: {' and '.join(lone)} sit equally often and no run.json says which is tested"
         )
-    order = [a["label"] for a in json.loads(path.read_text())["agents"]]
+    try:
+        order = [str(a["label"]) for a in json_text.read_object(path)["agents"]]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{path}: not the run.json of a tournament ({type(err).__name__}: {err})") from None
     return min(lone, key=lambda a: order.index(a) if a in order else len(order))
 
 
