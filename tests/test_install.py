@@ -4,7 +4,8 @@
   core dependencies only (no torch, no numba, no SB3, no OpenSpiel); there both games pass
   PettingZoo's ``api_test``, ``gymnasium.make("mtrain_env/MexicanTrain-v0")`` plays, and the
   commands that need OpenSpiel stop with one line naming the ``openspiel`` extra;
-* (slow) a regular, non-editable ``pip install`` of the copy plays too and carries its license;
+* (slow) a regular, non-editable ``pip install`` of the copy plays too, carries its license
+  and its ``py.typed`` markers (a user's mypy reads the packages' annotations);
 * the declared extras are the documented ones, and ``[all]`` names every other.
 """
 
@@ -145,6 +146,21 @@ def test_the_package_installs_and_plays_with_the_core_dependencies_only(tmp_path
     license_query = "import importlib.metadata as m, json; "
     license_query += "print(json.dumps({'license': m.metadata('mtrain_env')['License-Expression']}))"
     assert run_script(license_query, python=python, checkout=False) == {"license": "MIT"}
+    # PEP 561: a user's mypy, pointed at that venv, reads the installed packages' annotations
+    user = tmp_path / "user.py"
+    user.write_text(
+        "import mtrain_env\nfrom agents.registry import make_agent\n"
+        "reveal_type(mtrain_env.raw_env)\nreveal_type(make_agent)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--python-executable", python, "--no-incremental", str(user)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert "import-not-found" not in proc.stdout and "import-untyped" not in proc.stdout, proc.stdout
+    assert 'Revealed type is "Any"' not in proc.stdout and proc.stdout.count("Revealed type is") == 2
 
 
 @pytest.mark.parametrize("command", ["bench-speed", "block-crosscheck"])
