@@ -41,10 +41,10 @@ def _name(requirement: str) -> str:
 
 
 def _copy_project(dest: Path) -> Path:
-    """The installable part of this checkout (packages, pyproject, README) under ``dest``."""
+    """The installable part of this checkout (packages, pyproject, README, LICENSE) under ``dest``."""
     for package in PACKAGES:
         shutil.copytree(ROOT / package, dest / package, ignore=shutil.ignore_patterns("__pycache__", "*.pt"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, dest)
     return dest
 
@@ -144,8 +144,12 @@ def test_the_package_installs_and_plays_with_the_core_dependencies_only(tmp_path
     assert result["file"].startswith(result["prefix"])  # the installed copy
     assert result["found"] == [] and result["episode_done"] is True
     license_query = "import importlib.metadata as m, json; "
-    license_query += "print(json.dumps({'license': m.metadata('mtrain_env')['License-Expression']}))"
-    assert run_script(license_query, python=python, checkout=False) == {"license": "MIT"}
+    license_query += (
+        "d = m.distribution('mtrain_env'); text = [f.read_text() for f in d.files if f.name == 'LICENSE']; "
+    )
+    license_query += "print(json.dumps({'license': d.metadata['License-Expression'], 'text': text}))"
+    shipped = run_script(license_query, python=python, checkout=False)
+    assert shipped == {"license": "MIT", "text": [(ROOT / "LICENSE").read_text()]}  # its text in the wheel
     # PEP 561: a user's mypy, pointed at that venv, reads the installed packages' annotations
     user = tmp_path / "user.py"
     user.write_text(
