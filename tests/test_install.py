@@ -176,3 +176,14 @@ def test_mtrain_names_the_missing_openspiel_extra_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith(f"mtrain {command}: ") and err.count("\n") == 1
     assert "install the `openspiel` extra: pip install 'mtrain_env[openspiel]'" in err
+
+
+def test_the_citation_file_names_this_version_and_license() -> None:
+    """``CITATION.cff`` (GitHub's "Cite this repository") cites the version and license
+    that ``pyproject.toml`` declares, with the fields CFF 1.2.0 requires."""
+    yaml = pytest.importorskip("yaml")
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    project = _pyproject()["project"]
+    assert {"cff-version", "message", "title", "authors"} <= set(cff) and cff["cff-version"] == "1.2.0"
+    assert all(isinstance(a, dict) and ("name" in a or "family-names" in a) for a in cff["authors"])
+    assert (cff["version"], cff["license"]) == (project["version"], project["license"])
