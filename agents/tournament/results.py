@@ -254,7 +254,7 @@ class ResultsFile:
         if unchecked:
             last = max(blocks.values(), key=lambda b: b.first_line)
             if len(unchecked) > 1 or unchecked[0] is not last:
-                b = next(b for b in unchecked if b is not last) if unchecked[0] is last else unchecked[0]
+                b = next(b for b in unchecked if b is not last)  # the first that is not the torn end
                 raise DamagedResultsError(
                     f"{self.path}:{b.first_line}: deal {b.deal} has no checksum in {self.sums_path} "
                     "(rows were added after the run wrote them)"
