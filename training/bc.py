@@ -97,7 +97,7 @@ def _read_cache(path: Path) -> tuple[Any, int, dict[str, np.ndarray]] | None:
             arrays = {k: saved[k] for k in _KEYS}
         chunks = meta["chunks"]
         if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks < 1 or "identity" not in meta:
-            raise ValueError(f"chunks {chunks!r}")
+            raise ValueError(f"its meta must hold the identity and a chunk count >= 1, got chunks={chunks!r}")
         if len({len(a) for a in arrays.values()}) != 1:
             raise ValueError("arrays of different lengths")
     except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile, zlib.error) as err:
