@@ -222,6 +222,11 @@ def test_small_tournament_writes_sane_files(tmp_path: Path, players: int) -> Non
     for name in ("penalty.png", "rating.png"):
         with Image.open(tmp_path / name) as im:
             assert im.format == "PNG" and im.size[0] > 300 and im.size[1] > 100
+    written = json.loads((tmp_path / "summary.json").read_text())["files"]
+    assert (written["penalty_plot"], written["rating_plot"]) == (
+        str(tmp_path / "penalty.png"),
+        str(tmp_path / "rating.png"),
+    )
     assert "penalty/round" in (tmp_path / "table.txt").read_text()
 
 
