@@ -18,10 +18,11 @@ The env's actions are relative to the acting seat (train ``k`` = seat ``(seat + 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import pytest
 
 import mtrain_env
 
@@ -218,3 +219,16 @@ def finish_round(env: mtrain_env.raw_env, max_steps: int = 10_000) -> None:
             return
         env.step(env.legal_actions()[0])
     raise AssertionError("round did not end")
+
+
+def assert_refused_naming(
+    call: Callable[[], object], key: str, rule: str, error: type[Exception] = ValueError
+) -> None:
+    """``call()`` raises ``error`` worded as the snapshot readers word every refusal,
+    ``state dict 'KEY': RULE: <what is wrong>``, with a real reason after the rule."""
+    with pytest.raises(error) as err:
+        call()
+    head = f"state dict {key!r}: {rule}: "
+    msg = str(err.value)
+    assert msg.startswith(head), msg
+    assert len(msg) > len(head) + 10 and not msg.endswith("None")
