@@ -136,7 +136,7 @@ def _recorded_hashes(directory: Path, step: int) -> dict[str, str] | None:
     if not meta_path.exists():
         return None
     try:
-        meta = json_text.loads(meta_path.read_text(encoding="utf-8"))
+        meta = json_text.read_file(meta_path)
     except (OSError, ValueError) as err:
         raise CheckpointError(meta_path, f"not readable JSON ({err})") from None
     hashes = meta.get("sha256") if isinstance(meta, dict) else None

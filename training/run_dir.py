@@ -128,7 +128,7 @@ def read_latest(out: Path) -> tuple[Path, int] | None:
     if not pointer.exists():
         return None
     try:
-        data = json_text.loads(pointer.read_text(encoding="utf-8"))
+        data = json_text.read_file(pointer)
     except (OSError, ValueError) as err:
         raise CheckpointError(pointer, f"not readable JSON ({err})") from None
     if not isinstance(data, dict) or set(data) != {"dir", "step"}:
@@ -158,7 +158,7 @@ def is_rllib_run(out: str | os.PathLike[str]) -> bool:
     """Whether ``out`` holds an RLlib run (its ``config.json`` says ``"backend": "rllib"``);
     here, not in :mod:`training.rllib.train`, so that telling the backends apart imports no Ray."""
     try:
-        data = json_text.loads((Path(out) / CONFIG_FILE).read_text(encoding="utf-8"))
+        data = json_text.read_file(Path(out) / CONFIG_FILE)
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and data.get("backend") == RLLIB_BACKEND

@@ -485,7 +485,7 @@ def read_latest(out: Path) -> Path | None:
     if not path.exists():
         return None
     try:
-        data = json_text.loads(path.read_text(encoding="utf-8"))
+        data = json_text.read_file(path)
         name = str(data["dir"])
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise CheckpointError(path, f"not a checkpoint pointer ({err})") from None
