@@ -417,10 +417,6 @@ class MexicanTrainState(SeatViews, pyspiel.State):
         st = self._st
         view = public_view(s, st.config, player)
         new_s = sample_state(st.engine, view, rng)
-        # public facts outside the view: the voids a drawing seat had, counters, R6 forcing
-        new_s.pre_draw_voids = list(s.pre_draw_voids)
-        new_s.history_len = s.history_len
-        new_s.first_player_forced = s.first_player_forced
         state = self.get_game().new_initial_state()
         state.set_sampled(new_s, player, self.seat_history(player))
         state._drawing = self._drawing

@@ -22,6 +22,9 @@ from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.tilegame.deal import hall_deal
 from mtrain_env.tilegame.tiles import bits_list
 
+#: deals :func:`_exact_deal` tries for one in which the round has not already ended (R23)
+EXACT_ATTEMPTS = 64
+
 
 @dataclass(frozen=True)
 class PublicView:
@@ -37,6 +40,8 @@ class PublicView:
     engine_placed: bool
     phase: Phase
     first_player: int
+    seat_offset: int  #: R6 rotation offset: round k opens with (offset + k) mod n
+    first_player_forced: bool  #: the episode's first player was given (overrides R5's engine holder)
     current: int  #: seat on turn
     trains: tuple[tuple[int, ...], ...]  #: tile ids from the station outward, per train
     ends: tuple[int, ...]  #: open-end pip value per train
@@ -51,8 +56,11 @@ class PublicView:
     has_drawn: bool
     obliged_this_turn: bool
     voids: tuple[int, ...]  #: per seat, pip bitmask it has shown it lacks
+    pre_draw_voids: tuple[int, ...]  #: per seat, what its hand lacked before its last draw (R16)
+    blocked: bool  #: the round ended blocked (R23)
     scores: tuple[float, ...]
     round_scores: tuple[tuple[float, ...], ...]
+    history_len: int  #: actions applied this episode (each one was seen by every seat)
 
     @property
     def unseen(self) -> int:
@@ -81,6 +89,8 @@ def public_view(s: GameState, config: GameConfig, seat: int) -> PublicView:
         engine_placed=s.engine_placed,
         phase=s.phase,
         first_player=s.first_player,
+        seat_offset=s.seat_offset,
+        first_player_forced=s.first_player_forced,
         current=s.current,
         trains=tuple(tuple(t) for t in s.trains),
         ends=tuple(s.ends),
@@ -96,8 +106,12 @@ def public_view(s: GameState, config: GameConfig, seat: int) -> PublicView:
         obliged_this_turn=s.obliged_this_turn,
         # the seat on turn right after its own draw: its voids are reset, keep them so
         voids=tuple(s.voids),
+        # public: the ends the drawing seat could not play (R16), not the tile it drew
+        pre_draw_voids=tuple(s.pre_draw_voids),
+        blocked=s.blocked,
         scores=tuple(s.scores),
         round_scores=tuple(tuple(r) for r in s.round_scores),
+        history_len=s.history_len,
     )
 
 
@@ -119,16 +133,16 @@ def sample_state(game: MexicanTrain, view: PublicView, rng: np.random.Generator)
     they lack; the rest is the boneyard in random order. Seats are dealt most-constrained
     first; a dead end is retried with a fresh shuffle, and after 64 dead ends (late in a
     round, with a small boneyard and several shown voids, a valid deal can be that rare)
-    :func:`_exact_deal` deals by Hall's condition, which cannot fail. ``ValueError`` if
-    the view admits no deal at all (its voids contradict its hand counts).
+    :func:`_exact_deal` deals by Hall's condition, which cannot fail. An opponent on turn
+    right after its draw (a view of another seat) is dealt as it drew: its hand before the
+    draw lacks what it had shown (``pre_draw_voids``, R16), then it draws one tile of the
+    rest. ``ValueError`` if the view admits no deal at all (its voids contradict its hand
+    counts). The view of the sampled state is ``view`` itself.
     """
     n = game.n
     unseen = bits_list(view.unseen)
-    opponents = [q for q in range(n) if q != view.seat]
-    allowed = {q: ~banned_tiles(view, q) for q in opponents}
-    order = sorted(
-        opponents, key=lambda q: sum(1 for i in unseen if allowed[q] >> i & 1) - view.hand_counts[q]
-    )
+    needs, allowed = _dealt_hands(game, view)
+    order = sorted(needs, key=lambda q: sum(1 for i in unseen if allowed[q] >> i & 1) - needs[q])
     for _attempt in range(64):
         pool = [unseen[int(j)] for j in rng.permutation(len(unseen))]
         hands = [0] * n
@@ -136,7 +150,7 @@ def sample_state(game: MexicanTrain, view: PublicView, rng: np.random.Generator)
         taken: set[int] = set()
         ok = True
         for q in order:
-            need = view.hand_counts[q]
+            need = needs[q]
             got = 0
             for i in pool:
                 if got == need:
@@ -149,9 +163,55 @@ def sample_state(game: MexicanTrain, view: PublicView, rng: np.random.Generator)
                 ok = False
                 break
         if ok:
-            boneyard = [i for i in pool if i not in taken]
-            return _assemble(view, hands, boneyard)
+            s = _assemble(view, hands, [i for i in pool if i not in taken], rng)
+            if not _would_have_ended(game, view, s):
+                return s
     return _exact_deal(game, view, rng)
+
+
+def _drawer(view: PublicView) -> int | None:
+    """The opponent on turn right after its draw (R16), whose drawn tile is unseen; else None."""
+    return view.current if view.has_drawn and view.current != view.seat else None
+
+
+def _dealt_hands(game: MexicanTrain, view: PublicView) -> tuple[dict[int, int], dict[int, int]]:
+    """Per opponent, the tiles to deal it and the tiles it may hold (bitmask). A drawing
+    opponent is dealt its hand before the draw: one tile fewer, lacking its pre-draw voids."""
+    opponents = [q for q in range(view.config.num_players) if q != view.seat]
+    needs = {q: view.hand_counts[q] for q in opponents}
+    allowed = {q: ~banned_tiles(view, q) for q in opponents}
+    drawer = _drawer(view)
+    if drawer is not None:
+        needs[drawer] -= 1
+        for v in bits_list(view.pre_draw_voids[drawer]):
+            allowed[drawer] &= ~view.config.tiles.match[v]
+        allowed[drawer] &= ~_playable(game, view, drawer)
+    return needs, allowed
+
+
+def _playable(game: MexicanTrain, view: PublicView, seat: int) -> int:
+    """The unseen tiles ``seat`` (on turn) could lay now (bitmask): the rules' own legal moves
+    for a hand holding all of them. Exact where shown voids, pip masks, are not (under
+    ``one_double_per_turn`` a v-v double may be held where no other v tile is)."""
+    hands = [0] * game.n
+    hands[seat] = view.unseen
+    probe = _assemble(view, hands, [])
+    tiles = 0
+    for move in game.legal_moves(probe):
+        if move < game.draw:
+            tiles |= 1 << (move // game.width)
+    return tiles
+
+
+def _would_have_ended(game: MexicanTrain, view: PublicView, s: GameState) -> bool:
+    """R23: the boneyard is empty and nobody could play, yet ``view`` shows the round going on."""
+    return (
+        view.phase == Phase.NORMAL
+        and not view.boneyard_count
+        and not view.tiles_this_turn
+        and not view.has_drawn
+        and game._is_blocked(s)
+    )
 
 
 def _exact_deal(game: MexicanTrain, view: PublicView, rng: np.random.Generator) -> GameState:
@@ -161,17 +221,31 @@ def _exact_deal(game: MexicanTrain, view: PublicView, rng: np.random.Generator) 
     the boneyard gets the rest, in random order. Slower than the greedy dealer (used only after
     it fails)."""
     unseen = view.unseen
-    opponents = [q for q in range(game.n) if q != view.seat]
-    allowed = [unseen & ~banned_tiles(view, q) for q in opponents]
-    dealt, boneyard = hall_deal(unseen, [view.hand_counts[q] for q in opponents], allowed, rng)
-    hands = [0] * game.n
-    hands[view.seat] = view.hand
-    for q, hand in zip(opponents, dealt, strict=True):
-        hands[q] = hand
-    return _assemble(view, hands, boneyard)
+    needs, allowed = _dealt_hands(game, view)
+    opponents = list(needs)
+    for _attempt in range(EXACT_ATTEMPTS):
+        dealt, boneyard = hall_deal(
+            unseen, [needs[q] for q in opponents], [unseen & allowed[q] for q in opponents], rng
+        )
+        hands = [0] * game.n
+        hands[view.seat] = view.hand
+        for q, hand in zip(opponents, dealt, strict=True):
+            hands[q] = hand
+        s = _assemble(view, hands, boneyard, rng)
+        if not _would_have_ended(game, view, s):
+            break
+    return s
 
 
-def _assemble(view: PublicView, hands: list[int], boneyard: list[int]) -> GameState:
+def _assemble(
+    view: PublicView, hands: list[int], boneyard: list[int], rng: np.random.Generator | None = None
+) -> GameState:
+    """The state of ``view`` with these hands and boneyard. With ``rng``, a drawing opponent
+    (:func:`_drawer`), dealt its hand before the draw, draws its tile from the boneyard
+    first (any of them: the order is random)."""
+    drawer = _drawer(view)
+    if drawer is not None and rng is not None:
+        hands[drawer] |= 1 << boneyard.pop(int(rng.integers(len(boneyard))))
     n = len(hands)
     s = GameState(n)
     s.round_index = view.round_index
@@ -179,7 +253,8 @@ def _assemble(view: PublicView, hands: list[int], boneyard: list[int]) -> GameSt
     s.engine_placed = view.engine_placed
     s.phase = view.phase
     s.first_player = view.first_player
-    s.seat_offset = (view.first_player - view.round_index) % n
+    s.seat_offset = view.seat_offset
+    s.first_player_forced = view.first_player_forced
     s.current = view.current
     s.hands = hands
     s.boneyard = boneyard
@@ -196,7 +271,9 @@ def _assemble(view: PublicView, hands: list[int], boneyard: list[int]) -> GameSt
     s.has_drawn = view.has_drawn
     s.obliged_this_turn = view.obliged_this_turn
     s.voids = list(view.voids)
-    s.pre_draw_voids = list(view.voids)
+    s.pre_draw_voids = list(view.pre_draw_voids)
+    s.blocked = view.blocked
     s.scores = list(view.scores)
     s.round_scores = [list(r) for r in view.round_scores]
+    s.history_len = view.history_len
     return s
