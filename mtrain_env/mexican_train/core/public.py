@@ -121,9 +121,15 @@ def banned_tiles(view: PublicView, seat: int) -> int:
     playable, R15/R16), and the engine while it is still in the boneyard (R5 variant)."""
     tiles = view.config.tiles
     banned = 0 if view.engine_placed else 1 << tiles.double_id(view.engine)
-    for v in bits_list(view.voids[seat]):
-        banned |= tiles.match[v]
-    return banned
+    return banned | _tiles_with_pips(view.config, view.voids[seat])
+
+
+def _tiles_with_pips(config: GameConfig, pips: int) -> int:
+    """Every tile (bitmask) with a pip in the pip bitmask ``pips``."""
+    tiles = 0
+    for v in bits_list(pips):
+        tiles |= config.tiles.match[v]
+    return tiles
 
 
 def sample_state(game: MexicanTrain, view: PublicView, rng: np.random.Generator) -> GameState:
@@ -183,8 +189,7 @@ def _dealt_hands(game: MexicanTrain, view: PublicView) -> tuple[dict[int, int], 
     drawer = _drawer(view)
     if drawer is not None:
         needs[drawer] -= 1
-        for v in bits_list(view.pre_draw_voids[drawer]):
-            allowed[drawer] &= ~view.config.tiles.match[v]
+        allowed[drawer] &= ~_tiles_with_pips(view.config, view.pre_draw_voids[drawer])
         allowed[drawer] &= ~_playable(game, view, drawer)
     return needs, allowed
 
