@@ -22,6 +22,7 @@ from typing import Any
 
 from mtrain_env.tilegame import json_text
 from training.rllib.train import CONFIG_FILE, RESUME_OVERRIDES, TRAINER_FILE, RLlibConfig, read_latest
+from training.rllib.trainer_file import read_trainer_state
 from training.run_dir import CheckpointError
 
 #: TrainConfig field -> RLlibConfig field, where the names differ
@@ -98,18 +99,14 @@ def rllib_config(
 
     path = Path(out) / CONFIG_FILE
     try:
-        data = json_text.loads(path.read_text(encoding="utf-8"))
+        data = json_text.read_file(path)
         saved = RLlibConfig.from_json(data, out=out, progress=progress, address=address)
     except (OSError, ValueError, TypeError) as err:
         raise CheckpointError(path, f"not the config of an RLlib run ({err})") from None
     latest = read_latest(Path(out))
     at = 0
     if latest is not None:
-        trainer_file = latest / TRAINER_FILE
-        try:
-            at = int(json_text.loads(trainer_file.read_text(encoding="utf-8"))["step"])
-        except (OSError, ValueError, KeyError, TypeError) as err:
-            raise CheckpointError(trainer_file, f"not a checkpoint's trainer state ({err!r})") from None
+        at = read_trainer_state(latest / TRAINER_FILE)["step"]
     if steps < at:
         raise OptionClashError(
             "steps", f"the run in {out} is at step {at}; give --steps >= {at} to extend it"

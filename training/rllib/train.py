@@ -61,6 +61,7 @@ from training.checks import (
 )
 from training.evaluate import evaluate
 from training.rllib.league import MAIN, SnapshotMapping, push_weights, snapshot_ids, take_snapshot
+from training.rllib.trainer_file import read_trainer_state
 from training.run_config import DEFAULT_HEURISTICS, make_game
 from training.run_dir import (
     CHECKPOINTS,
@@ -437,14 +438,14 @@ class RLlibTrainer:
             shutil.rmtree(old)
 
     def _restore(self, directory: Path) -> None:
-        state = json_text.loads((directory / TRAINER_FILE).read_text(encoding="utf-8"))
+        state = read_trainer_state(directory / TRAINER_FILE)  # checked again: it may have changed
         self.algo.restore_from_path(str((directory / ALGORITHM_DIR).resolve()))
         modules = [MAIN, *snapshot_ids(self.config.snapshots)]
         push_weights(self.algo, self.algo.learner_group.get_weights(module_ids=modules))
-        self.step = int(state["step"])
+        self.step = state["step"]
         self.seconds = 0.0
-        self.due = {k: int(v) for k, v in state["due"].items()}
-        self.curve = list(state["curve"])
+        self.due = state["due"]
+        self.curve = state["curve"]
 
     def make_summary(self) -> dict[str, Any]:
         """What ``format_summary`` of :mod:`training.train` prints (and ``summary.json`` holds)."""
