@@ -16,3 +16,12 @@ def ray_local() -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sb3_log_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A bare SB3 model's ``learn()`` makes an (empty) log folder: keep it out of ``/tmp``."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3_logs")))
+    yield
+    mp.undo()

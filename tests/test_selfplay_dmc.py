@@ -7,6 +7,7 @@ The Monte-Carlo returns are checked on a hand-computed case and against a slow r
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -262,3 +263,11 @@ def test_bench_measures_the_dmc_and_graph_paths(capsys) -> None:
     assert set(rates) == {"selfplay/dmc", "selfplay/graph"} and min(rates.values()) > 0
     assert mtrain(["bench-selfplay", "--paths", "selfplay/a3c"]) == 2
     assert "unknown path 'selfplay/a3c'" in capsys.readouterr().err
+
+
+def test_bench_sb3_path_leaves_no_log_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MaskablePPO path logs nowhere: SB3's default logger would make a folder per learn()."""
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
+    rates = measure(rounds=1, games=2, steps=8, threads=1, paths=["sb3/maskable"])
+    assert rates["sb3/maskable"] > 0
+    assert not (tmp_path / "sb3").exists()

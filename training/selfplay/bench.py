@@ -48,6 +48,7 @@ def _selfplay_path(net: str, games: int, steps: int, threads: int, algo: str = "
 def _sb3_path(games: int, steps: int, threads: int, hidden: int) -> Callable[[], int]:
     import torch as th
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
 
     from training.batched_vec import BatchedVecEnv
 
@@ -64,6 +65,8 @@ def _sb3_path(games: int, steps: int, threads: int, hidden: int) -> Callable[[],
         device="cpu",
         verbose=0,
     )
+    # without a logger of its own, every learn() from step 0 makes an empty /tmp/SB3-<date> folder
+    model.set_logger(Logger(folder=None, output_formats=[]))
     done = {"first": True}
 
     def update() -> int:
