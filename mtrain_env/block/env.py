@@ -78,6 +78,8 @@ from mtrain_env.block.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.block.render import render_text
 from mtrain_env.block.rewards import REWARD_MODES, hand_rewards
 from mtrain_env.tilegame.aec import TileGameEnv, seat_option
+from mtrain_env.tilegame.deal import shown_hands
+from mtrain_env.tilegame.snapshot import json_equal
 from mtrain_env.tilegame.tiles import bits_list
 from mtrain_env.tilegame.wrappers import wrap
 
@@ -181,6 +183,28 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             "match_scores": list(s.scores),
             "match_loser": s.match_loser,
         }
+
+    def _previous_round_problem(self, s: GameState, result: Any) -> str | None:
+        """A snapshot taken between two hands: the result of ``s.results[-1]`` (B10-B13), the
+        hands it shows leaving the pips that hand recorded, no move of the new hand made."""
+        if not s.results:
+            return "the match's first hand is being played: no hand has ended yet"
+        if s.moves or s.phase != Phase.PLAYING:
+            return "a move of this hand was made: a hand's result is seen by its last step only"
+        expected = self._round_info(s)  # the new hand's tiles stand in for the hands shown
+        if not isinstance(result, dict) or sorted(result) != sorted(expected):
+            return f"must be a hand's result with the keys {', '.join(expected)}"
+        hands = shown_hands(self.config.tiles, result["hands"], self.config.num_players)
+        if hands is None:
+            return f"hands: {self.config.num_players} lists of distinct tiles, each as [a, b] in tile order"
+        expected["hands"] = result["hands"]
+        wrong = [k for k in expected if not json_equal(result[k], expected[k])]
+        if wrong:
+            return f"{wrong[0]}: not the last hand's (expected {expected[wrong[0]]!r})"
+        pips = [self.config.tiles.hand_value(h) for h in hands]
+        if pips != list(s.results[-1].pips):
+            return f"hands: they leave {pips} pips, the last hand left {list(s.results[-1].pips)} (B10-B12)"
+        return None
 
     def _public_view(self, s: GameState, seat: int) -> PublicView:
         return public_view(s, self.config, seat)

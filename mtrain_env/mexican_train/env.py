@@ -69,6 +69,7 @@ from mtrain_env.mexican_train.core.serialize import state_from_dict, state_to_di
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.mexican_train.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.mexican_train.rewards import REWARD_MODES, round_rewards
+from mtrain_env.mexican_train.round_result import previous_round_problem
 from mtrain_env.tilegame.aec import TileGameEnv, seat_option
 from mtrain_env.tilegame.tiles import bits_list
 from mtrain_env.tilegame.wrappers import wrap
@@ -243,6 +244,9 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             "pips": self.pure_game.penalties(s),
             "scores": list(s.round_scores[-1]),
         }
+
+    def _previous_round_problem(self, s: Any, result: Any) -> str | None:
+        return previous_round_problem(self.pure_game, self._pure(s), result)
 
     def _public_view(self, s: Any, seat: int) -> PublicView:
         return public_view(self._pure(s), self.config, seat)

@@ -599,6 +599,10 @@ class TileGameEnv(AECEnv, EzPickle):
                     "AEC",
                     "the episode is over: the result of its last round",
                 )
+        elif round_result is not None:
+            problem = self._previous_round_problem(state, round_result)
+            if problem is not None:
+                raise bad_value(f"{ENV_STATE_KEY}.round_result", "AEC", problem)
         # everything validated: swap in at once
         self._state = state
         self._rng = rng
@@ -660,6 +664,12 @@ class TileGameEnv(AECEnv, EzPickle):
                 raise bad_type(f"{key}round_result", "AEC", "null or the last round's result (a dict)")
             check_json(round_result, f"{key}round_result", "AEC")
         return e
+
+    def _previous_round_problem(self, s: Any, result: Any) -> str | None:
+        """What is wrong with a snapshot's ``result`` as the result of the round that ended
+        just before ``s``'s was dealt (``None``: nothing); each game checks what its state
+        still determines."""
+        raise NotImplementedError
 
     def _episode_over(self, s: Any) -> bool:
         """Whether ``s`` ends the episode (its round is over and no other round follows)."""

@@ -212,3 +212,22 @@ def read_hands(
         check_hand(seat, mask)
         hands.append(mask)
     return hands
+
+
+def shown_hands(tiles: TileSet, hands: Any, num_players: int) -> list[int] | None:
+    """Hands as a round's result shows them (per seat its tiles as ``[a, b]``, in tile-id
+    order, no tile twice) as bitmasks; ``None`` if ``hands`` is not written that way."""
+    seen = 0
+
+    def deal_tile(tile: int, seat: int) -> None:
+        nonlocal seen
+        if seen >> tile & 1:
+            raise ValueError(f"tile {tile} shown twice")
+        seen |= 1 << tile
+
+    try:
+        masks = read_hands(tiles, hands, num_players, str, deal_tile, lambda seat, mask: None)
+    except (TypeError, ValueError):
+        return None
+    as_shown = [[list(tiles.tiles[i]) for i in bits_list(m)] for m in masks]
+    return masks if as_shown == hands else None
