@@ -397,6 +397,21 @@ def test_rllib_resume_names_what_config_json_lacks(
     assert sorted(p.name for p in out.iterdir()) == ["config.json"]
 
 
+def test_rllib_trainer_run_from_python_refuses_a_directory_in_use(tmp_path: Path) -> None:
+    """As ``Trainer.run()``: the lock is taken before Ray starts or anything is written."""
+    import ray
+
+    from mtrain_env.tilegame.files import DirectoryInUseError, run_lock
+    from training.rllib.train import RLlibConfig, RLlibTrainer
+
+    out = tmp_path / "r"
+    trainer = RLlibTrainer(RLlibConfig(out=str(out), steps=100, progress=False))
+    with run_lock(out), pytest.raises(DirectoryInUseError, match="one run writes a directory at a time"):
+        trainer.run()
+    assert not ray.is_initialized()
+    assert sorted(p.name for p in out.iterdir()) == [".lock"]
+
+
 def test_rllib_snapshot_every_0_means_never(tmp_path: Path) -> None:
     """As --help says (and the SB3 backend does): the league's slots keep main's initial weights."""
     from training.rllib.options import rllib_config

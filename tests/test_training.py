@@ -633,6 +633,20 @@ def _tiny(out: Path, **kw: Any) -> Any:
     return TrainConfig(**base)
 
 
+def test_trainer_run_from_python_refuses_a_directory_in_use(tmp_path: Path) -> None:
+    """``Trainer.run()`` (the Python API, no command line) holds ``out``'s single-writer lock:
+    a second writer is refused before anything is written; ``mtrain train`` runs it with
+    ``lock=False`` under the lock it took itself."""
+    from mtrain_env.tilegame.files import DirectoryInUseError, run_lock
+    from training.train import Trainer
+
+    out = tmp_path / "run"
+    trainer = Trainer(_tiny(out))
+    with run_lock(out), pytest.raises(DirectoryInUseError, match="one run writes a directory at a time"):
+        trainer.run()  # flock is per open file: this process's second open is refused too
+    assert sorted(p.name for p in out.iterdir()) == [".lock"]
+
+
 def test_short_learn_run_writes_logs_checkpoints_league_and_curve(tmp_path: Path) -> None:
     """Two worker processes; the same run in-process gives the same weights."""
     from training.train import Trainer, latest_checkpoint

@@ -483,7 +483,7 @@ def _train(config: Any, trainer: Any) -> int:
         print(f"{_PREFIX}: --out: cannot create {config.out}: {err.strerror or err}", file=sys.stderr)
         return 2
     try:
-        trainer.run()
+        trainer.run(lock=False)  # run_locked holds --out's lock
     except KeyboardInterrupt:
         print(_interrupted(Path(config.out), CONFIG_FILE), file=sys.stderr)
         return 130
@@ -576,7 +576,7 @@ def _train_rllib(args: argparse.Namespace, config: Any, trainer: Any) -> int:
     from training.run_dir import CONFIG_FILE, format_summary
 
     try:
-        summary = trainer.run()
+        summary = trainer.run(lock=False)  # run_locked holds --out's lock
     except KeyboardInterrupt:
         print(_interrupted(Path(config.out), CONFIG_FILE), file=sys.stderr)
         return 130

@@ -101,7 +101,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 
 from agents.mexican_train.league import League
 from agents.policy_net import save_policy
-from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.files import atomic_write, run_lock
 from training import bc
 from training.checkpoints import (
     MODEL_OBJECTS,
@@ -579,8 +579,19 @@ class Trainer:
         self.bc_stats = stats
         atomic_write(self.out / "bc.json", strict_json(stats, indent=2))
 
-    def run(self) -> RobustMaskablePPO:
-        """Train to ``config.steps`` environment steps (resuming if asked); returns the model."""
+    def run(self, *, lock: bool = True) -> RobustMaskablePPO:
+        """Train to ``config.steps`` environment steps (resuming if asked); returns the model.
+
+        ``lock``: hold ``out``'s single-writer lock (:func:`~mtrain_env.tilegame.files.run_lock`)
+        for the whole run, so a second run on it raises
+        :class:`~mtrain_env.tilegame.files.DirectoryInUseError` before writing anything;
+        ``False`` when the caller holds it (``mtrain train`` takes it before its checks)."""
+        if not lock:
+            return self._run()
+        with run_lock(self.out):
+            return self._run()
+
+    def _run(self) -> RobustMaskablePPO:
         t0 = time.time()
         self._setup()
         c = self.config

@@ -46,7 +46,7 @@ from typing import Any
 from agents.tournament.ray_backend import ensure_ray
 from mtrain_env.mexican_train import GameConfig
 from mtrain_env.tilegame import json_text
-from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.files import atomic_write, run_lock
 from training.checks import (
     MAX_SEED,
     ConfigError,
@@ -310,8 +310,17 @@ class RLlibTrainer:
         self._latest = read_latest(self.out) if resume else None
 
     # ------------------------------------------------------------------ run
-    def run(self) -> dict[str, Any]:
-        """Train to ``config.steps`` env steps; the summary (also in ``summary.json``)."""
+    def run(self, *, lock: bool = True) -> dict[str, Any]:
+        """Train to ``config.steps`` env steps; the summary (also in ``summary.json``).
+
+        ``lock``: hold ``out``'s single-writer lock for the whole run, as
+        :meth:`training.train.Trainer.run` does (``False``: the caller holds it)."""
+        if not lock:
+            return self._run()
+        with run_lock(self.out):
+            return self._run()
+
+    def _run(self) -> dict[str, Any]:
         import torch
         from torch.utils.tensorboard import SummaryWriter
         from tqdm import tqdm
