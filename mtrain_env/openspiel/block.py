@@ -41,6 +41,7 @@ from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.state import GameState, Phase
 from mtrain_env.block.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.block.rewards import REWARD_MODES, hand_rewards
+from mtrain_env.openspiel import common
 from mtrain_env.openspiel.common import Log, SeatObserver, SeatViews, TileDeal, log_deal, log_pick_up
 from mtrain_env.tilegame.tiles import bits_list
 
@@ -89,22 +90,8 @@ def config_from_params(params: dict[str, Any]) -> tuple[GameConfig, str]:
 
 
 def _game_type() -> pyspiel.GameType:
-    return pyspiel.GameType(
-        short_name=GAME_NAME,
-        long_name="Partnership block dominoes (mtrain_env)",
-        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-        utility=pyspiel.GameType.Utility.ZERO_SUM,
-        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=4,
-        min_num_players=2,
-        provides_information_state_string=True,
-        provides_information_state_tensor=True,
-        provides_observation_string=True,
-        provides_observation_tensor=True,
-        parameter_specification=DEFAULT_PARAMS,
-    )
+    long_name = "Partnership block dominoes (mtrain_env)"
+    return common.game_type(GAME_NAME, long_name, zero_sum=True, players=(2, 4), params=DEFAULT_PARAMS)
 
 
 class Static:

@@ -15,6 +15,8 @@
   exploitability) that key by the string need. Draws later (R16) stay one event each.
 * :class:`SeatObserver`: OpenSpiel's ``PyObserver`` over a state's ``seat_vector`` (the
   env's observation of that seat), ``info_string`` and ``obs_string``.
+* :func:`game_type`: the ``pyspiel.GameType`` both games register (sequential, explicit
+  chance, imperfect information, terminal rewards, every string and tensor provided).
 """
 
 from __future__ import annotations
@@ -27,7 +29,32 @@ import numpy as np
 from mtrain_env.tilegame.layout import FlatLayout
 from mtrain_env.tilegame.tiles import bits_list
 
-__all__ = ["Log", "SeatObserver", "TileDeal", "log_deal", "log_pick_up", "seat_log"]
+__all__ = ["Log", "SeatObserver", "TileDeal", "game_type", "log_deal", "log_pick_up", "seat_log"]
+
+
+def game_type(
+    short_name: str, long_name: str, *, zero_sum: bool, players: tuple[int, int], params: dict[str, Any]
+) -> Any:
+    """The ``pyspiel.GameType`` of a tile game of this package (``players``: min and max)."""
+    import pyspiel
+
+    kind = pyspiel.GameType
+    return kind(
+        short_name=short_name,
+        long_name=long_name,
+        dynamics=kind.Dynamics.SEQUENTIAL,
+        chance_mode=kind.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=kind.Information.IMPERFECT_INFORMATION,
+        utility=kind.Utility.ZERO_SUM if zero_sum else kind.Utility.GENERAL_SUM,
+        reward_model=kind.RewardModel.TERMINAL,
+        min_num_players=players[0],
+        max_num_players=players[1],
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=params,
+    )
 
 
 class TileDeal:

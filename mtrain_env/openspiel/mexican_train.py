@@ -60,6 +60,7 @@ from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.mexican_train.observation import ObservationEncoder, ObservationLayout
 from mtrain_env.mexican_train.rewards import REWARD_MODES, round_rewards
+from mtrain_env.openspiel import common
 from mtrain_env.openspiel.common import Log, SeatObserver, SeatViews, TileDeal, log_deal, log_pick_up
 from mtrain_env.tilegame.tiles import bits_list
 
@@ -139,24 +140,11 @@ def params_for_config(config: GameConfig, reward: str = "zero_sum") -> dict[str,
 
 
 def _game_type(reward: str) -> pyspiel.GameType:
+    # every set's bound (R3): 17 seats on double-18, as load_game accepts
+    players = (MIN_PLAYERS, max(max_players(pips) for pips in range(MIN_PIPS, MAX_PIPS + 1)))
     zero_sum = reward != "penalty"
-    return pyspiel.GameType(
-        short_name=GAME_NAME,
-        long_name="Mexican Train (mtrain_env)",
-        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-        utility=pyspiel.GameType.Utility.ZERO_SUM if zero_sum else pyspiel.GameType.Utility.GENERAL_SUM,
-        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        # every set's bound (R3): 17 seats on double-18, as load_game accepts
-        max_num_players=max(max_players(pips) for pips in range(MIN_PIPS, MAX_PIPS + 1)),
-        min_num_players=MIN_PLAYERS,
-        provides_information_state_string=True,
-        provides_information_state_tensor=True,
-        provides_observation_string=True,
-        provides_observation_tensor=True,
-        parameter_specification=DEFAULT_PARAMS,
-    )
+    long_name = "Mexican Train (mtrain_env)"
+    return common.game_type(GAME_NAME, long_name, zero_sum=zero_sum, players=players, params=DEFAULT_PARAMS)
 
 
 class Static:
