@@ -244,11 +244,10 @@ class BlockDominoes:
         self.apply(s, move)
 
     def explain_illegal(self, s: GameState, move: int, legal: list[int] | None = None) -> str:
-        """Why ``move`` is not legal now (rule id first)."""
+        """Why ``move`` is not legal now (rule id first). ``legal`` (the shared signature's
+        legal moves) is not needed: every refusal follows from the state and the move."""
         if s.phase != Phase.PLAYING:
             return f"the hand is over (phase {s.phase.name}); no move is legal"
-        if legal is None:
-            legal = self.legal_moves(s)
         if not 0 <= move <= self.PASS:
             return f"move {move} is outside 0..{self.PASS}"
         seat = s.current
