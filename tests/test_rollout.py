@@ -179,6 +179,15 @@ def test_planner_rollouts_play_the_planners_moves(players: int) -> None:
     assert choices > 100 and differ > 0
 
 
+def test_the_dealer_deals_for_the_seat_on_turn_only() -> None:
+    """Re-dealing from the voids is exact for the seat on turn only (no opponent just drew
+    unseen, no world would have ended, R23): another seat's view is refused."""
+    game, comp, s = _position(0, 25, num_players=4)
+    other = (s.current + 1) % game.n
+    with pytest.raises(ValueError, match=f"seat on turn; seat {other} is not"):
+        rollout.Determinizer(comp, public_view(s, game.config, other), np.random.default_rng(0))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_dealer_keeps_every_public_fact(seed: int) -> None:
     game, comp, s = _position(seed, 25 + 5 * seed, num_players=4 + seed % 3)

@@ -1106,9 +1106,17 @@ class Determinizer:
 
     The template is one pure determinization (:func:`sample_state` from ``rng``) converted
     once; every determinization ``index`` re-deals its hidden tiles (:func:`deal_hidden`).
+
+    Only the seat on turn decides, and for it re-dealing from the voids is exact where
+    ``sample_state`` needs more: no opponent is a seat that just drew unseen (the drawer
+    is the seat on turn), and a world where the round would already have ended (R23,
+    nobody can play) leaves the seat on turn no choice to search. A view of a seat not on
+    turn is refused.
     """
 
     def __init__(self, game: CompiledMexicanTrain, view: PublicView, rng: np.random.Generator) -> None:
+        if not view.on_turn:
+            raise ValueError(f"a Determinizer deals the worlds of the seat on turn; seat {view.seat} is not")
         self.game = game
         self.view = view
         reference = game.reference
