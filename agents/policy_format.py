@@ -165,8 +165,10 @@ def read_checked_npy(
         raise ValueError(f"shape {found}: more than {max_elements} values")
     nbytes = math.prod(found) * dtype.itemsize
     data = f.read(nbytes)
-    if len(data) != nbytes or f.read(1):
+    if len(data) != nbytes:
         raise ValueError(f"{len(data)} data bytes, {nbytes} expected")
+    if f.read(1):
+        raise ValueError(f"bytes after the {nbytes} data bytes of shape {found}")
     array = np.frombuffer(data, dtype=dtype).reshape(found, order="F" if fortran else "C")
     if dtype.kind == "f" and not np.isfinite(array).all():
         raise ValueError("non-finite values")
