@@ -1085,6 +1085,9 @@ def test_a_checkpoint_state_must_fit_the_run(tmp_path: Path) -> None:
     _refused_file(
         lambda: check({**_state(), "format": 3}), path, "state format 3; this version reads 1 and 2"
     )
+    _refused_file(  # True == 1 in Python: it was read as format 1
+        lambda: check({**_state(), "format": True}), path, "state format True; this version reads 1 and 2"
+    )
     incomplete = {k: v for k, v in _state().items() if k not in ("rng", "monitor")}
     _refused_file(lambda: check(incomplete), path, "not a checkpoint state (no monitor, rng)")
     _refused_file(lambda: check({**_state(), "step": 128}), path, "holds step 128, but latest.json says 256")

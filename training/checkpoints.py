@@ -204,7 +204,7 @@ def _snapshot_names(state: Mapping[str, Any]) -> list[str]:
 def _check_state(path: Path, state: Any, config: TrainConfig, step: int, obs_size: int, league: Path) -> None:
     if not isinstance(state, dict):
         raise CheckpointError(path, f"not a checkpoint state (a {type(state).__name__})")
-    if state.get("format") not in (1, STATE_FORMAT):
+    if type(state.get("format")) is not int or state["format"] not in (1, STATE_FORMAT):  # True == 1
         raise CheckpointError(
             path, f"state format {state.get('format')!r}; this version reads 1 and {STATE_FORMAT}"
         )
