@@ -10,8 +10,9 @@ sampled worlds:
   :class:`PublicView` s only (no action log, nothing hidden): a tile that appeared on seat
   ``q``'s OWN train while that train carried no marker at either view was laid by ``q``
   (R10/R16/R17: nobody else may play on an unmarked personal train, and a marker laid in
-  between stays until ``q`` itself plays again). Plays on the Mexican train and on marked
-  trains are ambiguous and not used. Variants where someone else's play lifts a marker
+  between stays until ``q`` itself plays again), except a tile right after a double: an
+  unsatisfied double (R13, R20) is covered by whichever seat comes next, on any train. Plays
+  on the Mexican train and on marked trains are ambiguous and not used. Variants where someone else's play lifts a marker
   (``marker_off_by_any_play_on_it``) break the argument: nothing is attributed there.
 * :class:`OpponentModel`: per sampled world, ``sum log P(play | world)`` under a
   chain-keeping opponent model (the planner lays its own train along its longest chain):
@@ -101,7 +102,13 @@ class PlayTracker:
             if len(train) <= old:
                 continue
             ends = train_ends(view.config, view.engine, train)
-            self.plays.extend(Play(q, train[i], ends[i]) for i in range(old, len(train)))
+            # a tile after a double may be another seat's: an unsatisfied double (R13, R20)
+            # is covered by whoever comes next, on any train
+            self.plays.extend(
+                Play(q, train[i], ends[i])
+                for i in range(old, len(train))
+                if not (i > 0 and ends[i] == ends[i - 1])  # the tile before it is a double
+            )
 
 
 def _follows(prev: PublicView, view: PublicView) -> bool:
