@@ -12,8 +12,9 @@ sampled worlds:
   (R10/R16/R17: nobody else may play on an unmarked personal train, and a marker laid in
   between stays until ``q`` itself plays again), except a tile right after a double: an
   unsatisfied double (R13, R20) is covered by whichever seat comes next, on any train. Plays
-  on the Mexican train and on marked trains are ambiguous and not used. Variants where someone else's play lifts a marker
-  (``marker_off_by_any_play_on_it``) break the argument: nothing is attributed there.
+  on the Mexican train and on marked trains are ambiguous and not used. Variants where
+  someone else's play lifts a marker (``marker_off_by_any_play_on_it``) break the argument:
+  nothing is attributed there.
 * :class:`OpponentModel`: per sampled world, ``sum log P(play | world)`` under a
   chain-keeping opponent model (the planner lays its own train along its longest chain):
   the seat chose its tile among the tiles it then held matching the end ``e``, a tile it
