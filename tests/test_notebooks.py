@@ -17,6 +17,9 @@ SMALL = {"MTRAIN_NB_DEALS": "4", "MTRAIN_NB_STEPS": "2048", "MPLBACKEND": "Agg"}
 def test_notebook_executes(name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key, value in SMALL.items():
         monkeypatch.setenv(key, value)
+    scratch = tmp_path / "tmp"  # the notebooks write their runs to tempfile.mkdtemp(): not into /tmp
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
     book = nbformat.read(NOTEBOOKS / name, as_version=4)
     client = NotebookClient(
         book, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
