@@ -8,9 +8,7 @@ engine 6-6 set aside, moves with ABSOLUTE trains).
 
 from __future__ import annotations
 
-import io
 import math
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +34,7 @@ from agents.mexican_train.inference import OpponentModel, Play, PlayTracker, res
 from agents.mexican_train.planner import PlannerAgent
 from mtrain_env.mexican_train.core.public import PublicView, banned_tiles, public_view
 from tests.scripted import act, deal_env
+from tests.test_hand_model import _huge_w1
 
 
 def _tracked(env: mtrain_env.raw_env, tracker: PlayTracker, seat: int, *moves: str) -> None:
@@ -465,19 +464,8 @@ def test_models_past_the_tables_are_refused(tmp_path: Path, players: int, max_pi
 
 def test_a_w1_header_past_the_size_cap_is_refused(tmp_path: Path) -> None:
     """A hand model's arrays hold at most 2**22 values each; the header says so first."""
-    good = _model_arrays(4)
-    path = tmp_path / "big.npz"
-    np.savez(path, **good)
     rows = feature_count(4)
-    header = io.BytesIO()
-    shape = (rows, (1 << 22) // rows + 1)
-    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": shape})
-    with zipfile.ZipFile(path) as zf:
-        members = {n: zf.read(n) for n in zf.namelist()}
-    members["w1.npy"] = header.getvalue() + bytes(64)
-    with zipfile.ZipFile(path, "w") as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
+    path = _huge_w1(tmp_path, _model_arrays(4), shape=(rows, (1 << 22) // rows + 1))
     with pytest.raises(ValueError, match=r"w1: shape .*: more than 4194304 values"):
         HandModel.load(path)
 

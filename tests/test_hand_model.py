@@ -126,16 +126,14 @@ def _saved(tmp_path: Path, name: str, **arrays: Any) -> Path:
     return path
 
 
-def _huge_w1(tmp_path: Path, good: dict[str, Any]) -> Path:
-    """A file whose w1 header declares (2**20, 2**20) floats: 4 TiB if believed."""
+def _huge_w1(tmp_path: Path, good: dict[str, Any], shape: tuple[int, int] = (1 << 20, 1 << 20)) -> Path:
+    """A file whose w1 header declares ``shape`` floats (by default 4 TiB if believed)."""
     import io
     import zipfile
 
     path = _saved(tmp_path, "huge", **good)
     header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(
-        header, {"descr": "<f4", "fortran_order": False, "shape": (1 << 20, 1 << 20)}
-    )
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": shape})
     with zipfile.ZipFile(path) as zf:
         members = {n: zf.read(n) for n in zf.namelist()}
     members["w1.npy"] = header.getvalue() + bytes(64)

@@ -895,6 +895,19 @@ def _policy_file(path: Path, net: str = "mlp", game: GameConfig = GAME) -> Path:
     )
 
 
+def _with_header(src: Path, dst: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """A copy of the policy file ``src`` at ``dst`` whose ``policy.json`` went through ``edit``."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item)
+            if item.filename == "policy.json":
+                header = json.loads(data)
+                edit(header)
+                data = json.dumps(header).encode()
+            zout.writestr(item, data)
+    return dst
+
+
 def test_check_agent_checks_the_table_the_run_plays(tmp_path: Path) -> None:
     path = _policy_file(tmp_path / "p.npz")
     check_agent("opponent", f"ppo[path={path}]", GAME)
@@ -1008,13 +1021,7 @@ def test_a_policy_file_round_trips_and_lists_its_shapes(tmp_path: Path) -> None:
 
 def test_only_a_self_play_policy_file_is_recognised_as_one(tmp_path: Path) -> None:
     good = _policy_file(tmp_path / "good.npz")
-    other_format = tmp_path / "other.npz"
-    with zipfile.ZipFile(good) as zin, zipfile.ZipFile(other_format, "w") as zout:
-        for item in zin.infolist():
-            data = zin.read(item)
-            if item.filename == "policy.json":
-                data = json.dumps({**json.loads(data), "format": "mtrain-policy"}).encode()
-            zout.writestr(item, data)
+    other_format = _with_header(good, tmp_path / "other.npz", lambda h: h.update(format="mtrain-policy"))
     no_header = tmp_path / "plain.zip"
     with zipfile.ZipFile(no_header, "w") as zf:
         zf.writestr("readme.txt", "hi")
@@ -1037,15 +1044,7 @@ def test_reading_names_the_file_and_what_is_wrong(tmp_path: Path) -> None:
         read_selfplay_file(text)
     assert str(err.value).startswith(f"{text}: not a self-play policy file (")
     good = _policy_file(tmp_path / "good.npz")
-    bad = tmp_path / "bad.npz"
-    with zipfile.ZipFile(good) as zin, zipfile.ZipFile(bad, "w") as zout:
-        for item in zin.infolist():
-            data = zin.read(item)
-            if item.filename == "policy.json":
-                header = json.loads(data)
-                header["parameters"]["trunk.0.bias"] = [5]
-                data = json.dumps(header).encode()
-            zout.writestr(item, data)
+    bad = _with_header(good, tmp_path / "bad.npz", lambda h: h["parameters"].__setitem__("trunk.0.bias", [5]))
     with pytest.raises(ValueError) as err:
         read_selfplay_file(bad)
     assert str(err.value) == f"{bad}: parameters: the shapes listed are not those of the network"
