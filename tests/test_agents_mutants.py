@@ -158,31 +158,51 @@ def test_the_fit_command_defaults_to_thirty_games_from_seed_100(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``python -m agents.mexican_train.inference`` with no options fits betas 0..5 on
-    the planner games of seeds 100..129 (its ``--help``)."""
+    the planner games of seeds 100..129, 4 players (its ``--help``); ``--placement`` scores
+    pools of 64 worlds unless ``--pool`` says otherwise."""
     calls: list[tuple[Any, ...]] = []
 
-    def fake_fit(betas: list[float], seeds: range) -> tuple[int, dict[float, float]]:
-        calls.append(("fit", list(betas), seeds))
+    def fake_fit(betas: list[float], seeds: range, players: int) -> tuple[int, dict[float, float]]:
+        calls.append(("fit", list(betas), seeds, players))
         return 7, {b: -1.0 for b in betas}
 
-    def fake_placement(beta: float, seeds: range) -> tuple[float, float]:
-        calls.append(("placement", beta, seeds))
+    def fake_placement(beta: float, seeds: range, players: int, pool: int) -> tuple[float, float]:
+        calls.append(("placement", beta, seeds, players, pool))
         return 0.25, 0.5
 
     monkeypatch.setattr(inference, "fit", fake_fit)
     monkeypatch.setattr(inference, "placement", fake_placement)
     assert inference.main([]) == 0
-    assert calls == [("fit", [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], range(100, 130))]
+    assert calls == [("fit", [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], range(100, 130), 4)]
+    calls.clear()
+    assert inference.main(["--placement", "3"]) == 0
+    assert calls[1] == ("placement", 3.0, range(100, 130), 4, 64)
+    calls.clear()
+    assert inference.main(["--players", "6", "--pool", "8", "--games", "2", "--placement", "1"]) == 0
+    assert calls == [
+        ("fit", [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], range(100, 102), 6),
+        ("placement", 1.0, range(100, 102), 6, 8),
+    ]
     calls.clear()
     capsys.readouterr()
     assert inference.main(["--games", "3", "--seed", "7", "--betas", "2", "--placement", "1.5"]) == 0
-    assert calls == [("fit", [2.0], range(7, 10)), ("placement", 1.5, range(7, 10))]
+    assert calls == [("fit", [2.0], range(7, 10), 4), ("placement", 1.5, range(7, 10), 4, 64)]
     assert capsys.readouterr().out.splitlines() == [
         "7 own-train planner plays of 3 games (seeds 7..9)",
         "beta   mean log-likelihood",
         " 2.0   -1.0000",
         "hidden tiles in the right hand (beta=1.5): prior 25.00%, weighted 50.00%",
     ]
+
+
+@pytest.mark.parametrize(("argv", "says"), [(["--players", "9"], "--players"), (["--pool", "0"], "--pool")])
+def test_the_fit_command_refuses_a_table_or_pool_out_of_range(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        inference.main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and says in err and len(err.strip().splitlines()) == 1
 
 
 def test_fit_scores_the_own_unmarked_train_plays_with_the_true_hand() -> None:
@@ -243,15 +263,18 @@ def test_the_fit_command_documents_its_options(
     text = " ".join(capsys.readouterr().out.split())
     for part in (
         "usage: python -m agents.mexican_train.inference",
-        "[--placement BETA] Fit the opponent model's beta: log-likelihood of planner plays. options:",
+        "[--placement BETA] [--pool POOL] Fit the opponent model's beta:",
+        "log-likelihood of planner plays. options:",
         "--games GAMES planner games (default 30)",
         "--seed SEED first env seed (default 100)",
+        "--players PLAYERS seats, double-12 set (default 4)",
         "--placement BETA also score worlds against the truth",
+        "--pool POOL worlds a placement pool holds (default 64)",
     ):
         assert part in text
     calls: list[range] = []
 
-    def fake_fit(betas: list[float], seeds: range) -> tuple[int, dict[float, float]]:
+    def fake_fit(betas: list[float], seeds: range, players: int) -> tuple[int, dict[float, float]]:
         calls.append(seeds)
         return 0, {}
 

@@ -154,7 +154,12 @@ def test_damaged_files_are_refused_naming_the_file_and_the_array(tmp_path: Path)
         _saved(tmp_path, "table", **{**good, "players": np.int64(99)}): "a model for 99 players",
         _saved(tmp_path, "str", **{**good, "w1": good["w1"].astype(str)}): "w1: dtype <U",
         _saved(tmp_path, "flat", **{**good, "w1": good["w1"].ravel()}): r"w1: shape \(",
-        _saved(tmp_path, "extra", **good, x=np.zeros(1)): "members",
+        _saved(
+            tmp_path, "extra", **good, x=np.zeros(1)
+        ): r"unexpected members \['x.npy'\] \(a hand model holds",
+        _saved(
+            tmp_path, "missing", **{k: v for k, v in good.items() if k != "b2"}
+        ): r"missing arrays \['b2.npy'\] \(",
         _saved(tmp_path, "complex", **{**good, "w1": good["w1"].astype(np.complex64)}): "w1: dtype complex64",
         _huge_w1(tmp_path, good): r"w1: shape \(1048576, 1048576\)",
     }

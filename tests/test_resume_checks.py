@@ -347,6 +347,20 @@ def test_the_python_api_raises_checkpoint_error(finished_run: tuple[Path, str], 
     assert info.value.file == str(_ck(run) / "model.zip") and info.value.message.startswith("holds step 128")
 
 
+def test_the_checked_checkpoint_names_the_latest_step(finished_run: tuple[Path, str]) -> None:
+    """``load_checkpoint`` returns the step ``latest.json`` names, its directory and its state."""
+    from training.checkpoints import load_checkpoint
+    from training.train import read_config
+
+    run = finished_run[0]
+    checkpoint = load_checkpoint(run, read_config(run))
+    assert checkpoint is not None
+    assert (checkpoint.dir, checkpoint.step) == (_ck(run), STEP)
+    saved = pickle.loads((_ck(run) / "state.pkl").read_bytes())
+    assert checkpoint.state.keys() == saved.keys() and checkpoint.state["step"] == STEP
+    assert checkpoint.state["league"] == saved["league"]
+
+
 # ------------------------------------------------------------ format 1 checkpoints
 def _as_format_1(run: Path) -> None:
     """Rewrite ``run`` as the previous version wrote it: snapshots pickled by SB3's

@@ -167,6 +167,19 @@ def tile_features(view: PublicView, plays: list[Play]) -> tuple[np.ndarray, np.n
 HAND_MODEL_ARRAYS = ("w1", "b1", "w2", "b2", "players", "max_pips")
 
 
+def _check_members(names: set[str]) -> None:
+    """Refuse an archive that does not hold exactly the six arrays, naming what is missing
+    and (the first three of) what is extra."""
+    expected = {f"{k}.npy" for k in HAND_MODEL_ARRAYS}
+    missing, extra = sorted(expected - names), sorted(names - expected)
+    problems = [f"missing arrays {missing}"] if missing else []
+    if extra:
+        more = f" and {len(extra) - 3} more" if len(extra) > 3 else ""
+        problems.append(f"unexpected members {extra[:3]}{more}")
+    if problems:
+        raise ValueError(f"{'; '.join(problems)} (a hand model holds {sorted(expected)})")
+
+
 def _member(
     zf: zipfile.ZipFile, name: str, shape: tuple[int | None, ...], dtype: np.dtype[Any]
 ) -> np.ndarray:
@@ -218,9 +231,7 @@ class HandModel:
         ``ValueError`` naming the file and the problem (``FileNotFoundError`` if missing)."""
         try:
             with zipfile.ZipFile(path) as zf:
-                names = sorted(zf.namelist())
-                if names != sorted(f"{k}.npy" for k in HAND_MODEL_ARRAYS):
-                    raise ValueError(f"members {names[:8]}, expected the arrays {sorted(HAND_MODEL_ARRAYS)}")
+                _check_members(set(zf.namelist()))
                 table = {k: _member(zf, k, (), np.dtype("<i8")) for k in ("players", "max_pips")}
                 players, max_pips = int(table["players"]), int(table["max_pips"])
                 if not (2 <= players <= 8 and 6 <= max_pips <= 18):

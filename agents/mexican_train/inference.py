@@ -41,7 +41,7 @@ from typing import NamedTuple
 import numpy as np
 from tqdm import tqdm
 
-from mtrain_env.cli import int_at_least, non_negative_float
+from mtrain_env.cli import int_at_least, non_negative_float, players_or_exit
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import PublicView
 from mtrain_env.mexican_train.core.rules import MexicanTrain
@@ -344,23 +344,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--games", type=int_at_least(1), default=30, help="planner games (default 30)")
     parser.add_argument("--seed", type=int_at_least(0), default=100, help="first env seed (default 100)")
+    parser.add_argument("--players", type=int_at_least(2), default=4, help="seats, double-12 set (default 4)")
     parser.add_argument("--betas", type=non_negative_float, nargs="+", default=[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
     parser.add_argument(
         "--placement",
         type=non_negative_float,
         default=None,
         metavar="BETA",
-        help="also score worlds against the truth",
+        help="also score worlds against the truth, weighted with this beta",
+    )
+    parser.add_argument(
+        "--pool", type=int_at_least(1), default=64, help="worlds a placement pool holds (default 64)"
     )
     args = parser.parse_args(argv)
-    count, means = fit(args.betas, range(args.seed, args.seed + args.games))
+    players_or_exit(parser, args.players)
+    count, means = fit(args.betas, range(args.seed, args.seed + args.games), args.players)
     last = args.seed + args.games - 1
     print(f"{count} own-train planner plays of {args.games} games (seeds {args.seed}..{last})")
     print("beta   mean log-likelihood")
     for b, m in means.items():
         print(f"{b:4.1f}   {m:.4f}")
     if args.placement is not None:
-        prior, post = placement(args.placement, range(args.seed, args.seed + args.games))
+        seeds = range(args.seed, args.seed + args.games)
+        prior, post = placement(args.placement, seeds, args.players, args.pool)
         print(
             f"hidden tiles in the right hand (beta={args.placement}): prior {prior:.2%}, weighted {post:.2%}"
         )
