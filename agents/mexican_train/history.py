@@ -150,7 +150,11 @@ class HistorySampler:
 
     # -- the log ---------------------------------------------------------------------------
     def observe(self, move: int) -> None:
-        """The next move of the log (absolute core move of the seat on turn)."""
+        """The next move of the log (absolute core move of the seat on turn).
+
+        After each of the seat's own draws, call :meth:`sync_hand` with its next view before
+        the next move is heard (``HeardWorlds.update`` does, at every decision): the history
+        forgets a drawn tile the seat lays without it, but the reference world does not."""
         if self._reference is None:
             return
         world = self.reference
