@@ -236,11 +236,12 @@ def test_bad_actions_name_the_game_and_change_nothing() -> None:
         for a, b in zip(before, (batch.states, obs, mask, seat), strict=True):
             assert np.array_equal(a, b)
 
-    illegal = good.copy()
-    illegal[2] = int(np.flatnonzero(mask[2] == 0)[0])
-    with pytest.raises(ValueError, match=r"game 2 \(seat \d on turn\).*illegal.*R\d+"):
-        batch.step(illegal)
-    unchanged()
+    for game in (0, 2):  # the first game too: the kernel's "no bad game" is -1, not 0
+        illegal = good.copy()
+        illegal[game] = int(np.flatnonzero(mask[game] == 0)[0])
+        with pytest.raises(ValueError, match=rf"game {game} \(seat \d on turn\).*illegal.*R\d+"):
+            batch.step(illegal)
+        unchanged()
     for bad, pattern in (
         (np.where(np.arange(4) == 1, batch.num_actions, good), "game 1 .*outside Discrete"),
         (np.where(np.arange(4) == 3, -1, good), "game 3 .*outside Discrete"),
