@@ -100,6 +100,11 @@ def test_trajectories_equal_the_aec_env(kwargs: dict[str, Any], reward: str) -> 
         assert finished > 0  # autoreset was exercised
 
 
+def test_a_batch_of_one_game_equals_the_aec_env_with_its_final_observations() -> None:
+    """B = 1, the smallest batch: every step, reward and terminal observation as the env's."""
+    assert play_against_envs({"num_players": 2, "max_pips": 6}, "zero_sum", games=1, steps=150, seed=4) > 0
+
+
 def test_a_game_does_not_depend_on_the_batch_size() -> None:
     """Game i plays the same whatever B is (``derived_seed`` takes no batch size)."""
     small = BatchedMexicanTrain(2, num_players=3, max_pips=6)
