@@ -157,7 +157,11 @@ def _check_hashes(directory: Path, hashes: Mapping[str, str]) -> None:
     for file in (MODEL_FILE, STATE_FILE, LEAGUE_FILE):
         if not (directory / file).is_file():
             raise CheckpointError(directory / file, "missing")
-        if hashes.get(file) != sha256_of(directory / file):
+        try:
+            digest = sha256_of(directory / file)
+        except OSError as err:  # unreadable: permissions, an I/O error
+            raise CheckpointError(directory / file, f"cannot read it ({err.strerror or err})") from None
+        if hashes.get(file) != digest:
             raise CheckpointError(
                 directory / file, f"damaged or replaced: its sha256 is not the one {CHECKPOINT_FILE} recorded"
             )
