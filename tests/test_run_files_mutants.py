@@ -383,3 +383,24 @@ def test_a_file_that_cannot_be_hashed_is_named_with_the_reason(
     with pytest.raises(CheckpointError) as caught:
         checkpoints.load_checkpoint(run, read_config(run))
     assert (caught.value.file, caught.value.message) == (str(target), "cannot read it (Permission denied)")
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
+@pytest.mark.parametrize("name", ["model.zip", "state.pkl", "league.json"])
+def test_resume_refuses_an_unreadable_checkpoint_file_in_one_line(
+    finished_run: tuple[Path, str], tmp_path: Path, name: str
+) -> None:
+    """A checkpoint file every read of which fails with an I/O error (a link to
+    ``/proc/self/mem``; ``chmod 000`` does the same for a user who is not root): ``mtrain
+    train --resume`` says which file and why, exit 2, and writes nothing."""
+    from tests.test_train_cli import _listing, _one_line, _run
+
+    run = shutil.copytree(finished_run[0], tmp_path / "run")
+    target = run / "checkpoints" / f"step_{256:012d}" / name
+    target.unlink()
+    target.symlink_to("/proc/self/mem")
+    before = _listing(run)
+    code, _stdout, err = _run(["--steps", "512", "--out", str(run), "--resume", "--no-progress"])
+    assert code == 2
+    assert _one_line(err) == f"mtrain train: --resume: {target}: cannot read it (Input/output error)"
+    assert _listing(run) == before

@@ -87,6 +87,15 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _readable_sha256(path: Path) -> str:
+    """:func:`sha256_of`, or a :class:`CheckpointError` naming the file when it cannot be
+    read (permissions, an I/O error): a one-line refusal, not a traceback."""
+    try:
+        return sha256_of(path)
+    except OSError as err:
+        raise CheckpointError(path, f"cannot read it ({err.strerror or err})") from None
+
+
 def _check_model(path: Path, expected: PolicySpec, step: int, recorded: str | None) -> None:
     """``model.zip`` is an intact model of the run's architecture at ``step`` (read without
     unpickling: :func:`agents.policy_net.read_sb3_archive`). What it holds is checked before
@@ -104,7 +113,7 @@ def _check_model(path: Path, expected: PolicySpec, step: int, recorded: str | No
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
         problem = f"damaged ({err})"
     if problem is not None:
-        if recorded is not None and recorded != sha256_of(path):
+        if recorded is not None and recorded != _readable_sha256(path):
             problem = f"damaged or replaced: its sha256 is not the one {CHECKPOINT_FILE} recorded ({problem})"
         raise CheckpointError(path, problem)
     for name, label in (
@@ -157,11 +166,7 @@ def _check_hashes(directory: Path, hashes: Mapping[str, str]) -> None:
     for file in (MODEL_FILE, STATE_FILE, LEAGUE_FILE):
         if not (directory / file).is_file():
             raise CheckpointError(directory / file, "missing")
-        try:
-            digest = sha256_of(directory / file)
-        except OSError as err:  # unreadable: permissions, an I/O error
-            raise CheckpointError(directory / file, f"cannot read it ({err.strerror or err})") from None
-        if hashes.get(file) != digest:
+        if hashes.get(file) != _readable_sha256(directory / file):
             raise CheckpointError(
                 directory / file, f"damaged or replaced: its sha256 is not the one {CHECKPOINT_FILE} recorded"
             )
