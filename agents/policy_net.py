@@ -349,15 +349,22 @@ def save_policy(policy: GuardedMaskablePolicy, path: str | os.PathLike[str]) -> 
 
 
 def _open_zip(path: Path, what: str = "a policy file") -> zipfile.ZipFile:
-    """``path`` as a zip archive; a pickle or anything else is refused (``what`` it should be)."""
+    """``path`` as a zip archive; a pickle or anything else is refused (``what`` it should be),
+    and so is a file that cannot be read (permissions, an I/O error; a missing file stays a
+    ``FileNotFoundError``)."""
     try:
-        return zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
-        with open(path, "rb") as f:
-            head = f.read(2)
-        if head[:1] == b"\x80":  # a pickle's PROTO opcode (torch.save's legacy format, pickle.dump)
-            raise PolicyFileError(path, f"a pickle, not {what}: {_REFUSED}") from None
-        raise PolicyFileError(path, f"not {what} (not a zip archive)") from None
+        try:
+            return zipfile.ZipFile(path)
+        except zipfile.BadZipFile:
+            with open(path, "rb") as f:
+                head = f.read(2)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise PolicyFileError(path, f"cannot read it ({err.strerror or err})") from None
+    if head[:1] == b"\x80":  # a pickle's PROTO opcode (torch.save's legacy format, pickle.dump)
+        raise PolicyFileError(path, f"a pickle, not {what}: {_REFUSED}") from None
+    raise PolicyFileError(path, f"not {what} (not a zip archive)") from None
 
 
 def _member(zf: zipfile.ZipFile, path: Path, name: str, limit: int) -> bytes:

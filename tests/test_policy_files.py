@@ -161,6 +161,20 @@ def test_a_run_directory_means_its_policy_file(tmp_path: Path, model_zip: Path) 
         load_policy(tmp_path / "nothing.npz")
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
+def test_a_policy_file_that_cannot_be_read_is_refused_naming_it(tmp_path: Path) -> None:
+    """Every read fails (a link to ``/proc/self/mem``; ``chmod 000`` for a user who is not
+    root): a :class:`PolicyFileError` with the system's reason, not an ``OSError`` traceback;
+    a missing file stays a ``FileNotFoundError``."""
+    unreadable = tmp_path / "policy.npz"
+    unreadable.symlink_to("/proc/self/mem")
+    with pytest.raises(PolicyFileError) as info:
+        read_policy(unreadable)
+    assert str(info.value) == f"{unreadable}: cannot read it (Input/output error)"
+    with pytest.raises(FileNotFoundError):
+        read_policy(tmp_path / "missing.npz")
+
+
 # ------------------------------------------------------------- SB3 archives, weights only
 def test_an_sb3_archive_is_read_without_unpickling_and_equals_sb3s_load(model_zip: Path) -> None:
     from sb3_contrib import MaskablePPO
