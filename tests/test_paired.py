@@ -89,6 +89,26 @@ def test_a_run_with_no_game_yet_is_named(tmp_path: Path, capsys: pytest.CaptureF
     assert "results.csv has no games yet" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
+def test_a_results_file_that_cannot_be_read_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every read fails (a link to ``/proc/self/mem``; ``chmod 000`` for a user who is not
+    root): one line naming the file and the reason, exit 2, not a traceback."""
+    a = _run(tmp_path / "a", "x", {0: (1, 2)})
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "results.csv").symlink_to("/proc/self/mem")
+    with pytest.raises(SystemExit) as err:
+        paired.main([str(broken), str(a)])
+    assert err.value.code == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(f"{broken / 'results.csv'}: cannot read it (Input/output error)")
+    )
+
+
 def test_two_player_runs_test_the_first_listed_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

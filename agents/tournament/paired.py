@@ -60,6 +60,8 @@ def deal_gains(run: Path) -> tuple[str, dict[tuple[int, str], float]]:
             rows = list(reader)
     except UnicodeDecodeError as err:
         raise ValueError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason})") from None
+    except OSError as err:  # permissions, an I/O error
+        raise ValueError(f"{path}: cannot read it ({err.strerror or err})") from None
     missing = [c for c in ("agent", "deal", "deal_seed", "penalty") if c not in (reader.fieldnames or [])]
     if missing:
         raise ValueError(f"{path}: no {', '.join(missing)} column (not a tournament's results)")
