@@ -149,8 +149,11 @@ def test_damaged_files_are_refused_naming_the_file_and_the_array(tmp_path: Path)
     good = _arrays(4)
     garbage = tmp_path / "garbage.npz"
     garbage.write_bytes(b"not a zip")
+    directory = tmp_path / "directory.npz"
+    directory.mkdir()
     cases = {
         garbage: "not a hand model file",
+        directory: r"cannot read it \(Is a directory\)",
         _saved(tmp_path, "table", **{**good, "players": np.int64(99)}): "a model for 99 players",
         _saved(tmp_path, "str", **{**good, "w1": good["w1"].astype(str)}): "w1: dtype <U",
         _saved(tmp_path, "flat", **{**good, "w1": good["w1"].ravel()}): r"w1: shape \(",
@@ -167,6 +170,8 @@ def test_damaged_files_are_refused_naming_the_file_and_the_array(tmp_path: Path)
         with pytest.raises(ValueError, match=says) as err:
             HandModel.load(path)
         assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
+    with pytest.raises(FileNotFoundError):  # missing stays missing (mc_infer says so in one line)
+        HandModel.load(tmp_path / "missing.npz")
 
 
 def test_the_shipped_models_fit_their_tables() -> None:

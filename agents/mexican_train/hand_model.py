@@ -228,7 +228,8 @@ class HandModel:
     def load(cls, path: str | Path) -> HandModel:
         """A model saved by :meth:`save` (``.npz``, no pickle), read strictly: exactly its six
         arrays, each header checked (dtype, shape, size) before its data, the table in range;
-        ``ValueError`` naming the file and the problem (``FileNotFoundError`` if missing)."""
+        ``ValueError`` naming the file and the problem, a file that cannot be read included
+        (``FileNotFoundError`` if missing)."""
         try:
             with zipfile.ZipFile(path) as zf:
                 _check_members(set(zf.namelist()))
@@ -250,6 +251,10 @@ class HandModel:
             raise ValueError(f"{path}: not a hand model file ({err})") from None
         except ValueError as err:
             raise ValueError(f"{path}: {err}") from None
+        except FileNotFoundError:
+            raise
+        except OSError as err:  # a directory, permissions, an I/O error
+            raise ValueError(f"{path}: cannot read it ({err.strerror or err})") from None
 
     def save(self, path: str | Path | IO[bytes]) -> None:
         np.savez(
