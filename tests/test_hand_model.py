@@ -171,7 +171,7 @@ def test_damaged_files_are_refused_naming_the_file_and_the_array(tmp_path: Path)
             HandModel.load(path)
         assert str(err.value).startswith(f"{path}: ") and "\n" not in str(err.value)
     with pytest.raises(FileNotFoundError):  # missing stays missing (mc_infer says so in one line)
-        HandModel.load(tmp_path / "missing.npz")
+        HandModel.load(tmp_path / "absent.npz")
 
 
 def test_the_shipped_models_fit_their_tables() -> None:
