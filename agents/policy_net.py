@@ -355,8 +355,8 @@ def _open_zip(path: Path, what: str = "a policy file") -> zipfile.ZipFile:
     try:
         try:
             return zipfile.ZipFile(path)
-        except zipfile.BadZipFile:
-            with open(path, "rb") as f:
+        except zipfile.BadZipFile:  # a pickle or anything else, told apart by its first bytes
+            with open(path, "rb") as f:  # an I/O error may surface only here
                 head = f.read(2)
     except FileNotFoundError:
         raise

@@ -103,12 +103,13 @@ class PlayTracker:
             if len(train) <= old:
                 continue
             ends = train_ends(view.config, view.engine, train)
-            # a tile after a double may be another seat's: an unsatisfied double (R13, R20)
-            # is covered by whoever comes next, on any train
+            # a tile after a double (R2) may be another seat's: an unsatisfied double (R13,
+            # R20) is covered by whoever comes next, on any train
+            doubles = view.config.tiles.doubles
             self.plays.extend(
                 Play(q, train[i], ends[i])
                 for i in range(old, len(train))
-                if not (i > 0 and ends[i] == ends[i - 1])  # the tile before it is a double
+                if not (i > 0 and doubles >> train[i - 1] & 1)
             )
 
 
@@ -358,14 +359,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     players_or_exit(parser, args.players)
-    count, means = fit(args.betas, range(args.seed, args.seed + args.games), args.players)
-    last = args.seed + args.games - 1
-    print(f"{count} own-train planner plays of {args.games} games (seeds {args.seed}..{last})")
+    seeds = range(args.seed, args.seed + args.games)
+    count, means = fit(args.betas, seeds, args.players)
+    print(f"{count} own-train planner plays of {args.games} games (seeds {seeds[0]}..{seeds[-1]})")
     print("beta   mean log-likelihood")
     for b, m in means.items():
         print(f"{b:4.1f}   {m:.4f}")
     if args.placement is not None:
-        seeds = range(args.seed, args.seed + args.games)
         prior, post = placement(args.placement, seeds, args.players, args.pool)
         print(
             f"hidden tiles in the right hand (beta={args.placement}): prior {prior:.2%}, weighted {post:.2%}"

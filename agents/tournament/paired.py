@@ -17,11 +17,13 @@ when a pair does not share its deals, or its agents are not the first pair's.
 from __future__ import annotations
 
 import csv
+import io
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from agents.tournament.results import read_text
 from agents.tournament.stats import mean_ci, ratio_ci
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
@@ -54,14 +56,8 @@ def deal_gains(run: Path) -> tuple[str, dict[tuple[int, str], float]]:
     """The run's lone agent (:func:`lone_agent`) and its gain per deal (keyed by deal index
     and deal seed)."""
     path = run / "results.csv"
-    try:
-        with path.open(encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f)
-            rows = list(reader)
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason})") from None
-    except OSError as err:  # permissions, an I/O error
-        raise ValueError(f"{path}: cannot read it ({err.strerror or err})") from None
+    reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+    rows = list(reader)
     missing = [c for c in ("agent", "deal", "deal_seed", "penalty") if c not in (reader.fieldnames or [])]
     if missing:
         raise ValueError(f"{path}: no {', '.join(missing)} column (not a tournament's results)")

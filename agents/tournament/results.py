@@ -232,7 +232,7 @@ class ResultsFile:
 
         With ``plan`` every row is also checked against the run it claims to belong to.
         """
-        text = _read_text(self.path)
+        text = read_text(self.path)
         dropped = False
         if text and not text.endswith("\n"):
             text = text[: text.rfind("\n") + 1]  # a line torn by a kill
@@ -308,7 +308,7 @@ class ResultsFile:
                 "(use a new --out or --overwrite)"
             )
         sums: dict[int, str] = {}
-        text = _read_text(self.sums_path)
+        text = read_text(self.sums_path)
         if text and not text.endswith("\n"):
             text = text[: text.rfind("\n") + 1]  # a checksum line torn by a kill: its deal is replayed
         for number, line in enumerate(text.splitlines(), start=1):
@@ -321,9 +321,9 @@ class ResultsFile:
         return sums
 
 
-def _read_text(path: Path) -> str:
-    """A results file's text; :class:`DamagedResultsError` naming it if it is not UTF-8 or
-    cannot be read (a directory in its place)."""
+def read_text(path: Path) -> str:
+    """A results file's text; :class:`DamagedResultsError` (a ``ValueError``) naming it if it
+    is not UTF-8 or cannot be read (a directory in its place, permissions, an I/O error)."""
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
