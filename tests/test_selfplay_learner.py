@@ -283,12 +283,14 @@ def _tiny_json() -> dict[str, Any]:
 def _damaged_run(out: Path, config: Any = None, checkpoint: Any = None) -> Path:
     """A run directory holding ``config`` as selfplay.json (bytes as they are, else as JSON;
     default: a valid TINY run's) and ``checkpoint`` as checkpoint.pt (bytes as they are,
-    ``"dir"`` a directory, else ``torch.save``'d)."""
+    ``"dir"`` a directory, ``"unreadable"`` a link to ``/proc/self/mem``, else ``torch.save``'d)."""
     out.mkdir()
     data = _tiny_json() if config is None else config
     (out / "selfplay.json").write_bytes(data if isinstance(data, bytes) else json.dumps(data).encode())
     if checkpoint == "dir":
         (out / "checkpoint.pt").mkdir()
+    elif checkpoint == "unreadable":  # every read fails with EIO (chmod 000 does not stop root)
+        (out / "checkpoint.pt").symlink_to("/proc/self/mem")
     elif isinstance(checkpoint, bytes):
         (out / "checkpoint.pt").write_bytes(checkpoint)
     elif checkpoint is not None:
@@ -314,6 +316,8 @@ GLANCE = {
     "ckpt-json": (None, b'{"config": {}}', "checkpoint.pt: not a self-play checkpoint (not the zip archive"),
     "ckpt-dir": (None, "dir", "checkpoint.pt: not a checkpoint file (a directory)"),
 }
+if Path("/proc/self/mem").exists():  # Linux: a file every read of which fails
+    GLANCE["ckpt-unreadable"] = (None, "unreadable", "checkpoint.pt: cannot read it (Input/output error)")
 #: the same for checkpoints torch reads, whose contents are wrong
 CONTENTS = {
     "ckpt-list": ([1, 2], "checkpoint.pt: not a self-play checkpoint (holds a list, not a learner's state"),

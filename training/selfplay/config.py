@@ -293,8 +293,10 @@ def checkpoint_fault(path: str | os.PathLike[str]) -> str | None:
     if not path.is_file():
         return f"not a checkpoint file ({'a directory' if path.is_dir() else 'not a regular file'})"
     try:
-        if zipfile.is_zipfile(path):
-            return None
+        with path.open("rb") as fh:
+            fh.read(1)  # is_zipfile answers False for a file it cannot read: ask first
+            if zipfile.is_zipfile(fh):
+                return None
     except OSError as err:
         return f"cannot read it ({err.strerror or err})"
     return "not a self-play checkpoint (not the zip archive torch.save writes)"
