@@ -219,6 +219,11 @@ def test_curves_draw_one_line_per_agent_and_non_budget_knobs() -> None:
             ["--out", "{tmp}/c", "--points", "mc[sims=abc]"],
             "--points: mc: sims must be an int or None",
         ),
+        (  # the baseline against itself: its tournament had two agents under one label
+            "curves",
+            ["--out", "{tmp}/c", "--points", "mc[sims=8]", "planner"],
+            "--points: planner is the baseline every point is measured against",
+        ),
         (
             "curves",
             ["--out", "{tmp}/c", "--points", "ppo[path=nowhere.npz]"],

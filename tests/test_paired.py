@@ -89,6 +89,22 @@ def test_a_run_with_no_game_yet_is_named(tmp_path: Path, capsys: pytest.CaptureF
     assert "results.csv has no games yet" in capsys.readouterr().err
 
 
+def test_a_run_of_more_than_one_agent_and_its_baseline_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run seating three agents has no one baseline: the gain would be on an unnamed mix."""
+    a = _run(tmp_path / "a", "x", {0: (1, 2), 1: (1, 2)})
+    mixed = _run(tmp_path / "mixed", "mc", {0: (1, 2), 1: (3, 2)})
+    text = (mixed / "results.csv").read_text()
+    (mixed / "results.csv").write_text(text.replace(",2,planner,", ",2,greedy,"))
+    with pytest.raises(SystemExit) as err:
+        paired.main([str(a), str(mixed)])
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert f"{mixed / 'results.csv'}: seats 3 agents (greedy, mc, planner); a paired run seats one" in message
+    assert message.count("\n") == 1
+
+
 @pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
 def test_a_results_file_that_cannot_be_read_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

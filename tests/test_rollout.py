@@ -26,7 +26,7 @@ pytest.importorskip("numba")
 
 from agents.mexican_train import mc as mc_module
 from agents.mexican_train.chains import ChainSolver
-from agents.mexican_train.mc import MCAgent
+from agents.mexican_train.mc import MAX_THREADS, MCAgent
 from agents.mexican_train.rollout_policies import ChainPolicy
 from mtrain_env.mexican_train.compiled import CompiledMexicanTrain, engine, rollout
 from mtrain_env.mexican_train.core.config import GameConfig
@@ -422,8 +422,9 @@ def test_mc_lookahead_knob() -> None:
 
 def test_mc_threads_knob() -> None:
     assert MCAgent(rollouts=8, threads=2).params()["threads"] == 2
-    with pytest.raises(ValueError, match="threads must be an int >= 1"):
-        MCAgent(threads=0)
+    for threads in (0, MAX_THREADS + 1):  # each thread holds its own scratch states
+        with pytest.raises(ValueError, match=rf"threads must be an int in 1\.\.{MAX_THREADS}, got {threads}"):
+            MCAgent(threads=threads)
     with pytest.raises(ValueError, match="splits the compiled rollouts"):
         MCAgent(engine="python", threads=2)
     from agents.mexican_train.mc_infer import MCInferAgent

@@ -849,3 +849,43 @@ def test_the_bench_cli_refuses_a_damaged_file_in_one_line(
     assert bench(_bench_args(argv)) == 2
     err = capsys.readouterr().err
     assert re.search(r"results.csv:[23]: ", err) and "999999" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_missing_deals_are_the_ids_not_done_in_order(seed: int) -> None:
+    """:class:`MissingDeals` is ``[d for d in range(deals) if d not in done]``, whatever the
+    finished deals (a prefix, gaps, more than ``deals``): length, order, indexing, slices."""
+    from agents.tournament.harness import MissingDeals
+
+    rng = np.random.default_rng(seed)
+    deals = int(rng.integers(0, 30))
+    done = {int(d) for d in rng.choice(40, size=int(rng.integers(0, 25)), replace=False)}
+    expected = [d for d in range(deals) if d not in done]
+    missing = MissingDeals(deals, done)
+    assert list(missing) == expected and len(missing) == len(expected) and bool(missing) == bool(expected)
+    assert [missing[i] for i in range(-len(expected), len(expected))] == expected + expected
+    assert missing[1:-1:2] == expected[1:-1:2]
+    with pytest.raises(IndexError):
+        missing[len(expected)]
+
+
+def test_a_huge_deal_count_starts_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--deals 10**12`` hands the player a lazy sequence of every id (it used to list them
+    first: gigabytes and no progress bar); resumed, the finished deals are skipped."""
+    import agents.tournament as tournament
+
+    seen: list[tuple[int, list[int], int]] = []
+
+    class StopError(Exception):
+        pass
+
+    def first_ids(plan: Any, deal_ids: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append((len(deal_ids), list(deal_ids[:3]), deal_ids[-1]))
+        raise StopError
+
+    out = tmp_path / "run"
+    run_tournament(_config(out, deals=2, plots=False))
+    monkeypatch.setattr(tournament, "play_deals", first_ids)
+    with pytest.raises(StopError):
+        run_tournament(_config(out, deals=10**12, plots=False))
+    assert seen == [(10**12 - 2, [2, 3, 4], 10**12 - 1)]

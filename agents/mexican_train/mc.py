@@ -90,6 +90,9 @@ LEAVES = ("rollout", "policy", "value")
 NETWORK_LEAVES = ("policy", "value")
 #: determinizations per batched network call under a time budget (a network ``leaf``)
 VALUE_CHUNK = 32
+#: the most threads one decision's rollouts are split over (each holds its own scratch
+#: states; the self-play learner's torch threads have the same bound)
+MAX_THREADS = 64
 #: where rollouts run (``MCAgent(engine=...)``)
 ENGINES = ("auto", "compiled", "python")
 #: determinizations per compiled call under a time budget (the clock is read between calls)
@@ -160,9 +163,10 @@ class MCAgent(Agent):
             numba is installed and the policy is ``chain``, else python with a warning.
             The two engines draw different (equally distributed) determinizations, so
             their choices agree in distribution, not decision for decision.
-        threads: threads one decision's compiled rollouts are split over (default 1): the
-            same rollouts, results and choices as on one thread, in less wall time on a
-            machine with idle cores (more budget within an ``ms=``). Compiled engine only.
+        threads: threads one decision's compiled rollouts are split over (default 1, at most
+            ``MAX_THREADS``): the same rollouts, results and choices as on one thread, in
+            less wall time on a machine with idle cores (more budget within an ``ms=``).
+            Compiled engine only.
         leaf: how a candidate is valued on a world: ``"rollout"`` (default: played to the
             round's end by ``policy``), ``"policy"`` (played to the round's end with the
             seat's later choices made by the self-play network ``path``, default the
@@ -227,14 +231,15 @@ class MCAgent(Agent):
     def _check_budget(rollouts: int | None, ms: float | None, sims: int | None) -> int | None:
         """The rollouts per decision (``sims`` is their other name; ``DEFAULT_ROLLOUTS`` when
         no budget is given); ``ValueError`` for both names or a budget out of range."""
+        name = "rollouts"
         if sims is not None:
             if rollouts is not None:
                 raise ValueError("give rollouts or sims (the same budget), not both")
-            rollouts = sims
+            name, rollouts = "sims", sims
         if rollouts is None and ms is None:
             rollouts = DEFAULT_ROLLOUTS
         if rollouts is not None and rollouts < 1:
-            raise ValueError(f"rollouts must be >= 1, got {rollouts}")
+            raise ValueError(f"{name} must be >= 1, got {rollouts}")
         if ms is not None and ms <= 0:
             raise ValueError(f"ms must be > 0, got {ms}")
         return rollouts
@@ -292,7 +297,7 @@ class MCAgent(Agent):
     def _check_threads(threads: int, leaf: str, engine: str) -> None:
         """``ValueError`` for a thread count out of range, or threads or a network leaf
         without the compiled ``engine``."""
-        as_int("threads", threads, low=1, numpy=False, error=ValueError)
+        as_int("threads", threads, low=1, high=MAX_THREADS, numpy=False, error=ValueError)
         if threads > 1 and engine != "compiled":
             raise ValueError(
                 f"threads={threads} splits the compiled rollouts; this mc runs engine={engine!r}"

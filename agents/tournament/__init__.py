@@ -47,6 +47,7 @@ from agents.tournament.harness import (
     AgentFailedError,
     AgentSpec,
     DealResult,
+    MissingDeals,
     Plan,
     TournamentConfig,
     make_plan,
@@ -124,7 +125,7 @@ def _run(config: TournamentConfig, plan: Plan, out: Path | None) -> TournamentRe
     if out is not None:
         rows = prepare_out_dir(out, plan, config.deals, config.overwrite)
     done = {r.deal for r in rows}
-    missing = [d for d in range(config.deals) if d not in done]
+    missing = MissingDeals(config.deals, done)  # lazy: --deals 10**12 starts at once
     if out is not None and missing:
         remove_report(out)  # it describes results that are about to change: none beats a stale one
     progress = _progress_bar(config, len(done)) if config.progress else None

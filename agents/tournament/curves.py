@@ -46,6 +46,9 @@ from mtrain_env.tilegame.argtypes import OneLineErrorParser
 from mtrain_env.tilegame.files import atomic_write
 from mtrain_env.tilegame.interrupts import run_main
 
+#: the agent every point is measured against, in the other P - 1 seats
+BASELINE = "planner"
+
 FIELDS = (
     "label",
     "agent",
@@ -80,11 +83,11 @@ def run_point(
     if cached is not None and point_mismatch(cached, label, deals, seed, players) is None:
         return _row(spec, label, cached)
     config = TournamentConfig(
-        agents=[spec, AgentSpec("planner")],
+        agents=[spec, AgentSpec(BASELINE)],
         game=GameConfig.make(num_players=players),
         deals=deals,
         seed=seed,
-        lineup=[label] + ["planner"] * (players - 1),
+        lineup=[label] + [BASELINE] * (players - 1),
         workers=workers,
         out_dir=out / label,
         plots=False,
@@ -123,8 +126,8 @@ def point_mismatch(summary: dict[str, Any], label: str, deals: int, seed: int, p
             f"played with seed {facts[0]}, {facts[1]} players, {facts[2]} deals (or other rules); these "
             f"curves need seed {seed}, {players} players (default double-12 rules), >= {deals} deals"
         )
-    if lineups != [[label] + ["planner"] * (players - 1)]:
-        point = f"{label} + {players - 1} x planner"
+    if lineups != [[label] + [BASELINE] * (players - 1)]:
+        point = f"{label} + {players - 1} x {BASELINE}"
         return f"that tournament seats {', '.join(seated)} as {lineups}; a point is {point}"
     return None
 
@@ -165,7 +168,7 @@ def parse_runs(texts: Sequence[str], labels: Sequence[str]) -> dict[str, Path]:
 def _row(spec: AgentSpec, label: str, summary: dict[str, Any]) -> dict[str, Any]:
     """The point's row of ``curves.csv`` from its tournament's summary (ms: timed later)."""
     me = next(a for a in summary["agents"] if a["agent"] == label)
-    pair = next(p for p in summary["pairwise"] if {p["a"], p["b"]} == {label, "planner"})
+    pair = next(p for p in summary["pairwise"] if {p["a"], p["b"]} == {label, BASELINE})
     sign = -1.0 if pair["a"] == label else 1.0  # gain = planner's penalty - the point's
     diff = pair["mean_diff"]
     gain = sign * diff["mean"]
@@ -269,6 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         parser.error(f"--points: {err}")
     labels = [s.default_label() for s in specs]
+    if BASELINE in labels:  # its tournament would seat planner against itself under one label
+        parser.error(
+            f"--points: {BASELINE} is the baseline every point is measured against  (0 by definition)"
+        )
     try:
         played = {
             label: played_run(run_dir, label, args.deals, args.seed, args.players)

@@ -41,10 +41,10 @@ import multiprocessing as mp
 import os
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -277,11 +277,11 @@ def checked_agent(spec: AgentSpec, config: Any, label: str | None = None) -> Any
     entrants before the first deal: its parameters against its constructor's signature
     (:func:`~agents.registry.check_params`) and what it reads against the table
     (:meth:`~agents.base.BaseAgent.check_game`). ``ValueError`` in words, the table's
-    errors prefixed with ``label`` (default: the spec's)."""
+    constructor's and the table's errors prefixed with ``label`` (default: the spec's)."""
     cls = agent_class(spec.name, game_of(config).name)
     check_params(cls, spec.params)
-    agent = cls(seed=0, **dict(spec.params))
     try:
+        agent = cls(seed=0, **dict(spec.params))
         agent.check_game(config)
     except ValueError as err:
         raise ValueError(f"{label or spec.default_label()}: {err}") from None
@@ -560,6 +560,35 @@ class PlayStats:
     @property
     def actions_per_second(self) -> float:
         return self.actions / self.seconds if self.seconds > 0 else math.nan
+
+
+class MissingDeals(Sequence[int]):
+    """The deal ids of ``range(deals)`` not in ``done``, in order, without listing them: the
+    ids below the highest finished one are kept (at most as many as the finished deals), the
+    rest is a ``range``, so a run of 10**12 deals starts at once and a resumed one costs what
+    its finished deals did."""
+
+    def __init__(self, deals: int, done: set[int]) -> None:
+        top = max(done, default=-1) + 1
+        self._gaps = tuple(d for d in range(min(top, deals)) if d not in done)
+        self._rest = range(max(top, 0), deals)
+
+    def __len__(self) -> int:
+        return len(self._gaps) + len(self._rest)
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self._gaps
+        yield from self._rest
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[int]: ...
+    def __getitem__(self, index: int | slice) -> int | Sequence[int]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        i = range(len(self))[index]  # IndexError as a list gives it, negative ids count back
+        return self._gaps[i] if i < len(self._gaps) else self._rest[i - len(self._gaps)]
 
 
 def worker_processes(workers: int, deals: int, cores: int | None = None) -> int:

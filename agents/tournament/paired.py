@@ -64,6 +64,12 @@ def deal_gains(run: Path) -> tuple[str, dict[tuple[int, str], float]]:
     counts: dict[str, int] = defaultdict(int)
     for r in rows:
         counts[r["agent"]] += 1
+    if len(counts) > 2:  # the gain would be on an unnamed mix of the others
+        seated = ", ".join(sorted(counts))
+        raise ValueError(
+            f"{path}: seats {len(counts)} agents ({seated}); a paired run seats one agent "
+            "against copies of one baseline"
+        )
     agent = lone_agent(run, counts)
     mine: dict[tuple[int, str], list[float]] = defaultdict(list)
     others: dict[tuple[int, str], list[float]] = defaultdict(list)

@@ -18,6 +18,7 @@ of the cluster. Ray is imported only in this module and in :mod:`training.rllib`
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import socket
@@ -117,7 +118,13 @@ def play_deals_on_ray(
         actors = [actor.remote(make_player, plan_ref) for _ in range(workers)]
         pool = ActorPool(actors)
         play: Callable[[Any, int], Any] = lambda a, deal: a.play_deal.remote(deal)  # noqa: E731
-        yield from pool.map(play, list(deal_ids))
+        deals = iter(deal_ids)
+        for deal in itertools.islice(deals, 2 * workers):  # a window, not every deal queued at once
+            pool.submit(play, deal)
+        while pool.has_next():
+            yield pool.get_next()  # in the order submitted: deal-id order
+            for deal in itertools.islice(deals, 1):
+                pool.submit(play, deal)
         for a in actors:
             ray.kill(a)
     finally:
