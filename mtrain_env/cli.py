@@ -89,16 +89,21 @@ def replay_files(paths: list[str]) -> list[Path]:
     return out
 
 
-def _load(path: Path) -> Any:
+def _refuse(args: argparse.Namespace, message: str) -> None:
+    """``message`` on stderr after the command's name (``mtrain replay show: ...``)."""
+    print(f"mtrain replay {args.replay_command}: {message}", file=sys.stderr)
+
+
+def _load(args: argparse.Namespace, path: Path) -> Any:
     """The replay at ``path``, or ``None`` after one line on stderr (unreadable or malformed)."""
     from mtrain_env.replay import DamagedReplayError, read_replay
 
     try:
         return read_replay(path)
     except DamagedReplayError as err:
-        print(f"damaged replay: {err}", file=sys.stderr)
+        _refuse(args, f"damaged replay: {err}")
     except OSError as err:
-        print(f"cannot read {path}: {err.strerror or err}", file=sys.stderr)
+        _refuse(args, f"cannot read {path}: {err.strerror or err}")
     return None
 
 
@@ -110,18 +115,18 @@ def replay_check(args: argparse.Namespace) -> int:
 
     files = replay_files(args.files)
     if not files:
-        print("no replay files found", file=sys.stderr)
+        _refuse(args, "no replay files found (a directory stands for the *.jsonl files in it)")
         return 2
     damaged = mismatched = steps = 0
     for path in tqdm(files, desc="replays", unit="file", disable=len(files) < 20 or args.quiet):
-        replay = _load(path)
+        replay = _load(args, path)
         if replay is None:
             damaged += 1
             continue
         try:
             check_replay(replay, backend=args.backend)
         except ReplayMismatchError as err:
-            print(f"MISMATCH {path}: {err}", file=sys.stderr)
+            _refuse(args, f"MISMATCH {path}: {err}")
             mismatched += 1
             continue
         steps += len(replay.steps)
@@ -131,18 +136,24 @@ def replay_check(args: argparse.Namespace) -> int:
     return 2 if damaged else 1 if mismatched else 0
 
 
-def _checked(path: str) -> Any:
-    """A replay that reads and re-simulates, or the exit status (after one line on stderr)."""
+def _checked(args: argparse.Namespace) -> Any:
+    """The replay ``args.file`` if it reads and re-simulates and ``args.seat`` is one of its
+    seats, else the exit status (after one line on stderr)."""
     from mtrain_env.replay import ReplayMismatchError, check_replay
 
-    replay = _load(Path(path))
+    replay = _load(args, Path(args.file))
     if replay is None:
         return 2
     try:
         check_replay(replay)
     except ReplayMismatchError as err:
-        print(f"MISMATCH {path}: {err}", file=sys.stderr)
+        _refuse(args, f"MISMATCH {args.file}: {err}")
         return 1
+    if args.seat is not None and args.seat >= replay.num_players:
+        # the option's name, not write_gif's / playthrough's parameter (seat)
+        n = replay.num_players
+        _refuse(args, f"--seat: must be in 0..{n - 1} (a {n}-player replay), got {args.seat}")
+        return 2
     return replay
 
 
@@ -150,12 +161,9 @@ def replay_show(args: argparse.Namespace) -> int:
     """Print a replay as a text playthrough."""
     from mtrain_env.replay_view import playthrough
 
-    replay = _checked(args.file)
+    replay = _checked(args)
     if isinstance(replay, int):
         return replay
-    if args.seat is not None and args.seat >= replay.num_players:
-        print(f"--seat must be in 0..{replay.num_players - 1}, got {args.seat}", file=sys.stderr)
-        return 2
     try:
         for line in playthrough(replay, args.seat, args.all_hands, tables=not args.moves_only):
             print(line)
@@ -168,14 +176,16 @@ def replay_gif(args: argparse.Namespace) -> int:
     """Write a replay as an animated GIF."""
     from mtrain_env.replay_view import write_gif
 
-    replay = _checked(args.file)
-    if isinstance(replay, int):
-        return replay
     out = args.out if args.out is not None else str(Path(args.file).with_suffix(".gif"))
     problem = output_problem(out)
+    if problem is None and Path(out).suffix.lower() != ".gif":  # a.png would be a GIF all the same
+        problem = f"must end in .gif (the file is written as a GIF), got {out}"
     if problem is not None:
-        print(f"mtrain replay gif: --out: {problem}", file=sys.stderr)
+        _refuse(args, f"--out: {problem}")
         return 2
+    replay = _checked(args)
+    if isinstance(replay, int):
+        return replay
     try:
         frames = write_gif(replay, out, args.seat, args.all_hands, args.fps, args.scale, progress=True)
     except ValueError as err:
@@ -186,11 +196,25 @@ def replay_gif(args: argparse.Namespace) -> int:
     return 0
 
 
-def scale_fraction(text: str) -> float:
-    """An argparse ``type``: a number in (0, 1]."""
+def gif_scale(text: str) -> float:
+    """An argparse ``type``: a GIF's frame scale (:func:`mtrain_env.replay_view.scale_problem`)."""
+    from mtrain_env.replay_view import scale_problem
+
     value = positive_float(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    problem = scale_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{problem}, got {text}")
+    return value
+
+
+def gif_fps(text: str) -> float:
+    """An argparse ``type``: a GIF's frame rate (:func:`mtrain_env.replay_view.fps_problem`)."""
+    from mtrain_env.replay_view import fps_problem
+
+    value = positive_float(text)
+    problem = fps_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{problem}, got {text}")
     return value
 
 
@@ -222,9 +246,9 @@ def _register_replay(subparsers: Any) -> None:
         if name == "show":
             v.add_argument("--moves-only", action="store_true", help="decisions and results, no tables")
         else:
-            v.add_argument("--out", default=None, help="the GIF to write (default: FILE with .gif)")
-            v.add_argument("--fps", type=positive_float, default=2.0, help="positions per second")
-            v.add_argument("--scale", type=scale_fraction, default=0.5, help="size of the 1280 px frames")
+            v.add_argument("--out", default=None, help="the .gif file to write (default: FILE with .gif)")
+            v.add_argument("--fps", type=gif_fps, default=2.0, help="positions per second")
+            v.add_argument("--scale", type=gif_scale, default=0.5, help="size of the 1280 px frames")
 
 
 def backend_diff(args: argparse.Namespace) -> int:

@@ -26,10 +26,15 @@ from mtrain_env.tilegame.files import atomic_path
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = [
+    "MAX_FPS",
+    "MIN_FPS",
+    "MIN_SCALE",
     "annotation_text",
+    "fps_problem",
     "hands_text",
     "playthrough",
     "round_lines",
+    "scale_problem",
     "table_image",
     "table_text",
     "write_gif",
@@ -167,6 +172,39 @@ def playthrough(
 
 
 # ------------------------------------------------------------------- pictures
+#: the end of a round and the final position stay on screen this many frames
+HOLD = 4
+#: a GIF frame's delay is a 16-bit count of centiseconds: 655.35 s at most
+GIF_MAX_DELAY_MS = 65535 * 10
+#: the slowest frame rate whose held frames (``HOLD`` steps of ``round(1000 / fps)`` ms)
+#: still fit a GIF delay (about 0.0061 fps); below it Pillow cannot write the delay
+#: (``OverflowError``)
+MIN_FPS = 1000 / (GIF_MAX_DELAY_MS // HOLD)
+#: a 2 cs delay: browsers show shorter GIF delays as 10 cs, slower than asked
+MAX_FPS = 50.0
+#: 1/8 of the 1280 px frame (1/4 of the default 0.5): a 160 px thumbnail whose tiles are
+#: 6 x 3 px (a tile half is 24 px at full size, render_image.HALF), still tiles on trains;
+#: any smaller and a tile is a dot, and a small table rounds to a 0-pixel side
+MIN_SCALE = 0.125
+
+
+def fps_problem(fps: float) -> str | None:
+    """Why ``fps`` cannot be a GIF's frame rate (``"must be in ..."``), or None."""
+    if MIN_FPS <= fps <= MAX_FPS:
+        return None
+    return (
+        f"must be in [{MIN_FPS:.4g}, {MAX_FPS:g}] (a GIF frame shows for at most "
+        f"{GIF_MAX_DELAY_MS / 1000:g} s, and a round's end is held {HOLD} frames)"
+    )
+
+
+def scale_problem(scale: float) -> str | None:
+    """Why ``scale`` cannot size a GIF's frames (``"must be in ..."``), or None."""
+    if MIN_SCALE <= scale <= 1:
+        return None
+    return f"must be in [{MIN_SCALE:g}, 1] (smaller frames draw a tile as a dot)"
+
+
 def table_image(env: Any, seat: int | None = None, all_hands: bool = False) -> np.ndarray:
     """The env's ``rgb_array`` picture of the table with the hand of ``seat`` (default: on
     turn), or with every hand in a strip below it (Mexican Train only)."""
@@ -188,16 +226,21 @@ def write_gif(
     progress: bool = False,
 ) -> int:
     """Write the replay as an animated GIF (one frame per position, the end of each round
-    and the final position held longer); the number of frames. Pillow only."""
+    and the final position held ``HOLD`` times as long); the number of frames. Pillow only.
+
+    ``fps`` in [``MIN_FPS``, ``MAX_FPS``], ``scale`` (of the 1280 px frames) in
+    [``MIN_SCALE``, 1]; a ``ValueError`` names the parameter otherwise, before any work."""
     from PIL import Image
 
     _check_seat(replay, seat)
     if seat is not None and all_hands:
         raise ValueError("seat and all_hands exclude each other: a seat's view shows its own hand only")
-    if not 0 < scale <= 1:
-        raise ValueError(f"scale must be in (0, 1], got {scale}")
-    if not 0 < fps <= 50:
-        raise ValueError(f"fps must be in (0, 50], got {fps}")
+    problem = scale_problem(scale)
+    if problem is not None:
+        raise ValueError(f"scale {problem}, got {scale}")
+    problem = fps_problem(fps)
+    if problem is not None:
+        raise ValueError(f"fps {problem}, got {fps}")
     if replay.game != "mexican_train":
         raise ValueError(NO_PICTURE)
     images: list[Image.Image] = []
@@ -217,7 +260,7 @@ def write_gif(
             palette = img.quantize(colors=128, method=Image.Quantize.MEDIANCUT)
         images.append(img.quantize(palette=palette, dither=Image.Dither.NONE))
         held = frame.round_result is not None or frame.index == len(replay.steps)
-        durations.append(step_ms * 4 if held else step_ms)
+        durations.append(step_ms * HOLD if held else step_ms)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as tmp:

@@ -261,6 +261,37 @@ def test_bad_reset_options(options: Any, error: type[Exception]) -> None:
     assert env.state_dict() == before
 
 
+@pytest.mark.parametrize("game", ["mexican_train", "block"])
+@pytest.mark.parametrize(
+    ("seed", "error", "says"),
+    [
+        pytest.param(-1, ValueError, "got -1", id="negative"),  # was numpy's "expected non-negative integer"
+        pytest.param(np.int64(-5), ValueError, "got -5", id="np-negative"),
+        pytest.param(1.5, TypeError, "got 1.5 (float)", id="float"),  # was a SeedSequence TypeError
+        pytest.param(3.0, TypeError, "got 3.0 (float)", id="integral-float"),
+        pytest.param("3", TypeError, "got '3' (str)", id="str"),
+        pytest.param(True, TypeError, "got True (bool)", id="bool"),  # was seed 1
+    ],
+)
+def test_a_bad_seed_is_refused_naming_seed(game: str, seed: Any, error: type[Exception], says: str) -> None:
+    """Gymnasium and PettingZoo seeds are non-negative ints (numpy ints too, and None);
+    anything else is refused naming ``seed``, before any change, by both games' envs (and
+    their wrapped ``env()``: one ``reset`` in tilegame)."""
+    from mtrain_env.block import env as block_env
+
+    make = mtrain_env.env if game == "mexican_train" else block_env
+    e = make()
+    e.reset(seed=3)
+    before = e.unwrapped.state_dict()
+    with pytest.raises(error, match=r"^seed must be a non-negative int or None, " + re.escape(says) + "$"):
+        e.reset(seed=seed)
+    assert e.unwrapped.state_dict() == before
+    for good in (np.int64(3), np.uint8(3), 3):  # numpy ints deal as the same int
+        e.reset(seed=good)
+        assert e.unwrapped.state_dict() == before
+    e.reset(seed=None)
+
+
 # ----------------------------------------------------------------------------- actions
 LEGAL_RE = re.compile(r"legal actions \(relative encoding\): \[([\d, ]*)\]")
 RULE_RE = re.compile(r"\bR\d{1,2}\b|" + "|".join(VARIANT_FLAGS))

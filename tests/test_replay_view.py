@@ -134,3 +134,46 @@ def test_replay_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     err = capsys.readouterr().err
     assert "damaged replay" in err and "no picture render" in err
     assert main(["replay", "check", str(GOLDEN)]) == 0
+
+
+SMALL = str(GOLDEN / "mt_2p_double6_pagat.jsonl")  # 2 players
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        # a GIF delay is 16-bit centiseconds: below 0.0061 fps Pillow's OverflowError (a traceback)
+        (["gif", SMALL, "--fps", "0.0001"], "gif: argument --fps: must be in [0.006104, 50] (a GIF"),
+        (["gif", SMALL, "--fps", "1e9"], "gif: argument --fps: must be in [0.006104, 50]"),  # "fps must"
+        (["gif", SMALL, "--scale", "0.001"], "gif: argument --scale: must be in [0.125, 1]"),  # 1-px frames
+        (["gif", SMALL, "--seat", "9"], "gif: --seat: must be in 0..1 (a 2-player replay), got 9"),
+        (["show", SMALL, "--seat", "9"], "show: --seat: must be in 0..1 (a 2-player replay), got 9"),
+        (["gif", SMALL, "--out", "{tmp}/a.png"], "gif: --out: must end in .gif (the file is written as"),
+        (["gif", SMALL, "--out", "{tmp}/a"], "gif: --out: must end in .gif"),
+        (["show", "{tmp}"], "show: cannot read {tmp}: Is a directory"),
+        (["check", "{tmp}"], "check: no replay files found"),
+    ],
+)
+def test_replay_commands_refuse_in_one_line_naming_the_command_and_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    """Every refusal of ``mtrain replay`` is one line, exit 2, nothing written, prefixed
+    ``mtrain replay <sub>: `` and naming the option (``--fps``, ``--seat``), not the Python
+    parameter of ``write_gif`` / ``playthrough``."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    try:
+        status = main(["replay", *argv])
+    except SystemExit as exit_:  # argparse's refusals
+        status = exit_.code
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith("mtrain replay " + says.replace("{tmp}", str(tmp_path))), err
+    assert len(err.strip().splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_replay_gif_takes_an_upper_case_gif_suffix(tmp_path: Path) -> None:
+    out = tmp_path / "A.GIF"
+    assert main(["replay", "gif", SMALL, "--out", str(out), "--scale", "0.125", "--fps", "0.006104"]) == 0
+    with Image.open(out) as im:
+        assert im.format == "GIF" and im.width == 160

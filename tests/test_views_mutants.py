@@ -238,7 +238,7 @@ def test_gif_frame_times_and_bounds(
     tmp_path: Path, spy_frames: list[Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """One frame per position, ``1000 / fps`` ms each (2 fps by default), the last position
-    held 4 times as long; ``fps`` in (0, 50], ``scale`` in (0, 1]; no progress bar unless asked."""
+    held 4 times as long; ``fps`` in [0.006104, 50], ``scale`` in [0.125, 1]; no progress bar unless asked."""
     replay = _short_replay(2)
     durations = _saved_durations(monkeypatch)
     write_gif(replay, tmp_path / "a.gif", scale=1)
@@ -252,15 +252,42 @@ def test_gif_frame_times_and_bounds(
         assert im.size == (20, 10)
     assert capsys.readouterr().err == ""
     for bad in (0, 1.5, -1):
-        with pytest.raises(ValueError, match=re.escape(f"scale must be in (0, 1], got {bad}")):
+        says = r"^scale must be in \[0\.125, 1\] .*, got " + re.escape(str(bad)) + "$"
+        with pytest.raises(ValueError, match=says):
             write_gif(replay, tmp_path / "x.gif", scale=bad)
     for bad in (0, 50.5):
-        with pytest.raises(ValueError, match=re.escape(f"fps must be in (0, 50], got {bad}")):
+        says = r"^fps must be in \[0\.006104, 50\] .*, got " + re.escape(str(bad)) + "$"
+        with pytest.raises(ValueError, match=says):
             write_gif(replay, tmp_path / "x.gif", fps=bad)
     write_gif(replay, tmp_path / "p.gif", progress=True)
     err = capsys.readouterr().err
     assert "frames: 100%" in err and "3/3" in err
     assert re.search(r"[\d?](frame/s|s/frame)\]", err), err
+
+
+def test_gif_fps_and_scale_stop_where_a_gif_and_its_tiles_do(
+    tmp_path: Path, spy_frames: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GIF delay is a 16-bit count of centiseconds (655.35 s): at the lowest ``fps`` the
+    held last frame (4 steps) still fits and the file is written; below it, a one-line
+    ``ValueError`` before any work (was Pillow's OverflowError at save). A scale under 1/8
+    (a tile a dot, a small table 0 pixels high) is refused (was 1-pixel frames)."""
+    replay = _short_replay(1)
+    durations = _saved_durations(monkeypatch)
+    write_gif(replay, tmp_path / "slow.gif", fps=replay_view.MIN_FPS, scale=replay_view.MIN_SCALE)
+    assert durations[0][-1] == 4 * durations[0][0] and durations[0][-1] <= 655_350
+    with Image.open(tmp_path / "slow.gif") as im:
+        im.seek(1)
+        assert im.info["duration"] == durations[0][-1] // 10 * 10
+    spy_frames.clear()
+    # 100/65535 fps: a one-step frame fits a GIF delay, the 4-step held last frame does not
+    for fps in (0.0001, 100 / 65535, replay_view.MIN_FPS * 0.999):
+        with pytest.raises(ValueError, match=r"^fps must be in \[0\.006104, 50\] \(a GIF frame shows for"):
+            write_gif(replay, tmp_path / "x.gif", fps=fps)
+    for scale in (0.001, 0.12):
+        with pytest.raises(ValueError, match=r"^scale must be in \[0\.125, 1\]"):
+            write_gif(replay, tmp_path / "x.gif", scale=scale)
+    assert spy_frames == [] and not (tmp_path / "x.gif").exists()
 
 
 def test_gif_frames_share_one_palette_of_128_colours_undithered(

@@ -46,9 +46,9 @@ from agents.web.games import (
 )
 from agents.web.limits import BodyLimit
 from agents.web.replays import ReplayRefusedError, list_replays, load_replay, parse_replay, replay_json
-from agents.web.schemas import MoveRequest, NewGameRequest
+from agents.web.schemas import MAX_WEB_PLAYERS, MoveRequest, NewGameRequest
 from mtrain_env.mexican_train import GameConfig
-from mtrain_env.mexican_train.core.config import PRESETS
+from mtrain_env.mexican_train.core.config import MIN_PLAYERS, PRESETS
 
 __all__ = ["create_app"]
 
@@ -128,7 +128,7 @@ def create_app(
     # ------------------------------------------------------------------ games
     @app.get("/api/options")
     def options(
-        num_players: Annotated[int | None, Query(ge=2, le=8)] = None,
+        num_players: Annotated[int | None, Query(ge=MIN_PLAYERS, le=MAX_WEB_PLAYERS)] = None,
         max_pips: Annotated[int | None, Query(ge=6, le=18)] = None,
         rules: Annotated[str | None, Query(max_length=32)] = None,
     ) -> dict[str, Any]:
@@ -145,7 +145,7 @@ def create_app(
             "agents": agents,
             "refused": refused,
             "presets": sorted(PRESETS),
-            "players": [2, 8],
+            "players": [MIN_PLAYERS, MAX_WEB_PLAYERS],
             "max_pips": [6, 18],
             "max_games": store.max_games,
         }

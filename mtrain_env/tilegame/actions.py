@@ -1,7 +1,7 @@
-"""What counts as an integer where the package reads one from its user: actions and pips.
+"""What counts as an integer where the package reads one from its user: actions, pips and seeds.
 
 One definition, shared by ``step``, the action space's ``contains``, the wrappers, the
-codecs and the deal parser, so they all accept and refuse exactly the same values:
+codecs, the deal parser and ``reset(seed)``, so they all accept and refuse exactly the same values:
 
 * accepted: a Python ``int`` (or a subclass such as an ``IntEnum`` member), a numpy integer
   scalar of any dtype (``int8`` .. ``int64``, ``uint8`` .. ``uint64``) and a 0-d array of one;
@@ -36,6 +36,7 @@ __all__ = [
     "ActionTypeError",
     "IllegalMoveError",
     "RefusedActionError",
+    "check_seed",
     "coerce_action",
     "integer_value",
     "short_repr",
@@ -74,6 +75,21 @@ def integer_value(x: Any) -> int | None:
     if isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu":
         return int(x)
     return None
+
+
+def check_seed(seed: Any) -> int:
+    """A ``reset`` seed as a Python int: an accepted integer (see the module) ``>= 0``, as
+    Gymnasium and PettingZoo ask. ``TypeError`` for anything else (``1.5``, ``"3"``,
+    ``True``), ``ValueError`` for a negative int; both name ``seed`` (numpy's own errors
+    say "expected non-negative integer" or name ``SeedSequence``). ``None`` is the
+    caller's to handle (fresh entropy)."""
+    value = integer_value(seed)
+    if value is None:
+        kind = type(seed).__name__
+        raise TypeError(f"seed must be a non-negative int or None, got {short_repr(seed)} ({kind})")
+    if value < 0:
+        raise ValueError(f"seed must be a non-negative int or None, got {value}")
+    return value
 
 
 def short_repr(x: Any) -> str:

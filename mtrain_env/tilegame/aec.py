@@ -27,7 +27,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from mtrain_env.tilegame.actions import IllegalMoveError, coerce_action, integer_value, short_repr
+from mtrain_env.tilegame.actions import IllegalMoveError, check_seed, coerce_action, integer_value, short_repr
 from mtrain_env.tilegame.layout import FlatLayout, View
 from mtrain_env.tilegame.snapshot import (
     bad_type,
@@ -360,11 +360,12 @@ class TileGameEnv(AECEnv, EzPickle):
 
     # --------------------------------------------------------------- AEC API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        # unknown keys warn, not raise: pettingzoo.test.api_test passes arbitrary options
+        # unknown keys warn, not raise: pettingzoo.test.api_test passes options={"options": 1};
+        # not silent either: a misspelt key ("first_playr") would deal as if it were not given
         opts = check_options(options, self.option_keys)
         rng = self._rng
         if seed is not None:
-            rng = np.random.default_rng(seed)
+            rng = np.random.default_rng(check_seed(seed))  # refused before any change
         elif rng is None:
             rng = np.random.default_rng()
         state = self._new_state(rng, opts)  # validates the options before any change

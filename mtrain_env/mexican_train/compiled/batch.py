@@ -59,6 +59,7 @@ from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.mexican_train.observation import ObservationLayout
 from mtrain_env.mexican_train.rewards import REWARD_MODES
+from mtrain_env.tilegame.actions import check_seed
 
 __all__ = ["SNAPSHOT_ARRAYS", "BatchedMexicanTrain", "derived_seed"]
 
@@ -77,14 +78,6 @@ _MODE_CODES = {
 def derived_seed(seed: int, index: int) -> int:
     """The ``raw_env.reset`` seed of game ``index`` in a batch reset with ``seed``."""
     return int(np.random.SeedSequence([seed, index]).generate_state(1, np.uint64)[0])
-
-
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be a non-negative int or None, got {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed must be a non-negative int or None, got {seed}")
-    return int(seed)
 
 
 class BatchedMexicanTrain:
@@ -145,7 +138,7 @@ class BatchedMexicanTrain:
         ``seed=None`` draws fresh entropy (``self.seed`` tells which); game ``i`` is seeded
         ``derived_seed(seed, i)``.
         """
-        seed = int(np.random.SeedSequence().entropy) if seed is None else _check_seed(seed)  # type: ignore[arg-type]
+        seed = int(np.random.SeedSequence().entropy) if seed is None else check_seed(seed)  # type: ignore[arg-type]
         self.seed = seed
         self._rngs = [np.random.default_rng(derived_seed(seed, i)) for i in range(self.num_games)]
         self._draw_permutations(range(self.num_games))
