@@ -109,6 +109,15 @@ def test_classic_blocks_the_next_player_first() -> None:
     assert _choice(env, block=1.0) == "2-5 L"  # leaves 5 (next player's void) rather than 6
 
 
+def test_bench_shows_its_progress_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    """``mtrain block-bench`` draws a bar over every meeting's hands (capped at the budget:
+    a match's last hands overshoot it) and prints nothing else while it plays."""
+    result = bench(["random", "greedy"], hands=12, seed=1, progress=True)
+    captured = capsys.readouterr()
+    assert result.meetings[0].hands >= 12 and captured.out == ""
+    assert "12/12 [" in captured.err
+
+
 def test_bench_ranks_and_cis() -> None:
     """The mini tournament: every meeting played in duplicate; classic beats random (seeded)."""
     result = bench(["random", "greedy", "classic"], hands=150, seed=3)

@@ -19,6 +19,12 @@ from mtrain_env.block import raw_env
 from mtrain_env.block.crosscheck import crosscheck, main, openspiel_rule_returns
 
 
+def test_the_crosscheck_shows_its_progress_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    assert crosscheck(7, seed=1, progress=True).hands == 7
+    captured = capsys.readouterr()
+    assert captured.out == "" and "7/7 [" in captured.err
+
+
 @pytest.mark.parametrize(("players", "hands"), [(4, 5000), (2, 2000)])
 def test_agrees_with_openspiel_on_every_legal_set_and_pip_count(players: int, hands: int) -> None:
     report = crosscheck(hands, seed=2024, players=players)

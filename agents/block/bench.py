@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tqdm import tqdm
+
 from agents.block import make_agent
 from agents.block.base import BlockAgent
 from agents.play import play_game
@@ -103,13 +105,18 @@ class BenchResult:
         return "\n".join(lines)
 
 
-def bench(names: Sequence[str], hands: int, seed: int = 0, **config: Any) -> BenchResult:
-    """Every pair of ``names`` plays duplicate matches until ``hands`` hands per meeting."""
+def bench(
+    names: Sequence[str], hands: int, seed: int = 0, progress: bool = False, **config: Any
+) -> BenchResult:
+    """Every pair of ``names`` plays duplicate matches until ``hands`` hands per meeting;
+    ``progress``: a bar on stderr (hands of every meeting)."""
     config = {"match": True, **config}
     env = raw_env(**config)
     n = env.config.num_players
     meetings = []
-    for a, b in itertools.combinations(names, 2):
+    pairs = list(itertools.combinations(names, 2))
+    bar = tqdm(total=hands * len(pairs), unit="hand", file=sys.stderr, disable=not progress, mininterval=1.0)
+    for a, b in pairs:
         meeting = Meeting(a, b)
         unit = 0
         while meeting.hands < hands:
@@ -123,11 +130,13 @@ def bench(names: Sequence[str], hands: int, seed: int = 0, **config: Any) -> Ben
                 unit_hands += len(results)
                 wins += 0.5 if loser != a_pair else 0.0
                 meeting.matches += 1
+            bar.update(min(unit_hands, hands - meeting.hands))  # a match's last hands overshoot
             meeting.hands += unit_hands
             meeting.net.append(net_sum / unit_hands)
             meeting.wins.append(wins)
             unit += 1
         meetings.append(meeting)
+    bar.close()
     return BenchResult(meetings)
 
 
@@ -153,7 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             GameConfig.make(target=args.target)
         except ValueError as err:
             parser.error(f"--target: {err}")
-    result = bench(args.agents, args.hands, args.seed, num_players=args.players, target=args.target)
+    result = bench(
+        args.agents, args.hands, args.seed, progress=True, num_players=args.players, target=args.target
+    )
     print(result.table())
     return 0
 

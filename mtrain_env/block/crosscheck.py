@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from mtrain_env.block.core.config import GameConfig
 from mtrain_env.block.core.dealing import Deal
@@ -173,15 +174,19 @@ def _ours_as_keys(game: BlockDominoes, s: GameState, moves: list[int]) -> set[tu
     return out
 
 
-def crosscheck(hands: int, seed: int = 0, players: int = 4, max_mismatches: int = 20) -> CrossCheckReport:
-    """Play ``hands`` random hands in both engines and count agreements (see module doc)."""
+def crosscheck(
+    hands: int, seed: int = 0, players: int = 4, max_mismatches: int = 20, progress: bool = False
+) -> CrossCheckReport:
+    """Play ``hands`` random hands in both engines and count agreements (see module doc);
+    ``progress``: a bar on stderr."""
     start = time.perf_counter()
     os_tables = _OpenSpielTables(players)
     config = GameConfig.make(rules="openspiel", num_players=players)
     game = BlockDominoes(config)
     rng = np.random.default_rng(seed)
     report = CrossCheckReport(players=players)
-    for h in range(hands):
+    bar = tqdm(range(hands), unit="hand", file=sys.stderr, disable=not progress, mininterval=1.0)
+    for h in bar:
         order = rng.permutation(config.num_tiles)
         seat_tiles = [sorted(int(t) for t in order[p * 7 : (p + 1) * 7]) for p in range(players)]
         # shuffle within each hand so OpenSpiel sees the tiles in a random deal order
@@ -274,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = missing_extra("openspiel", "the block cross-check")
     if missing:
         parser.error(missing)
-    report = crosscheck(args.hands, args.seed, args.players)
+    report = crosscheck(args.hands, args.seed, args.players, progress=True)
     print(report.summary())
     return 0 if report.all_agree else 1
 
