@@ -8,7 +8,9 @@ RLlibConfig.validate once re-implemented the checks by hand and drifted: every v
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,8 @@ BAD: list[tuple[str, Any]] = [
     ("eval_seed", "x"),
     ("heuristics", {"greedy": -1.0}),
     ("net_arch", [True, 64]),
+    ("net_arch", [2049]),  # wider than MAX_WIDTH
+    ("net_arch", [8] * 9),  # deeper than MAX_LAYERS
     ("progress", "yes"),
     ("p_latest", False),
     ("eval_opponents", ["random", "random"]),
@@ -83,4 +87,62 @@ def test_a_saved_selfplay_setting_reads_as_before(tmp_path: Path) -> None:
     path = tmp_path / "selfplay.json"
     path.write_text(json.dumps({**config_to_json(SelfPlayConfig()), "hidden": 4}))
     with pytest.raises(ValueError, match=r"selfplay.json: hidden must be an int in 8..4096, got 4$"):
+        read_config_file(path)
+
+
+def test_the_largest_network_the_bounds_allow_fits_a_policy_file() -> None:
+    """``MAX_WIDTH`` x ``MAX_LAYERS`` on the largest table with the planner features stays within
+    the parameters a policy file may hold: a run's snapshots and checkpoints read back."""
+    from agents.mexican_train.features import feature_size
+    from agents.policy_net import MAX_PARAMETERS, PolicySpec
+    from mtrain_env.mexican_train.core.config import GameConfig
+    from mtrain_env.mexican_train.observation import ObservationLayout
+    from training.checks import MAX_LAYERS, MAX_WIDTH
+
+    tables = []
+    for max_pips in range(6, 19):
+        for players in range(2, 20):
+            with contextlib.suppress(ValueError):  # too many players for the set (R3)
+                tables.append(GameConfig.make(num_players=players, max_pips=max_pips))
+    game = max(tables, key=lambda g: (ObservationLayout(g).size, g.num_actions))
+    assert (game.num_players, game.max_pips) == (17, 18)
+    sizes = (MAX_WIDTH,) * MAX_LAYERS
+    spec = PolicySpec(
+        observation_size=feature_size("planner", game, ObservationLayout(game).size),
+        action_count=game.num_actions,
+        pi=sizes,
+        vf=sizes,
+        features="planner",
+    )
+    count = sum(math.prod(shape) for shape in spec.parameter_shapes().values())
+    assert 80_000_000 < count <= MAX_PARAMETERS
+    wider = (2 * MAX_WIDTH,) * MAX_LAYERS
+    with pytest.raises(ValueError, match="parameters"):  # twice as wide would not
+        PolicySpec(spec.observation_size, spec.action_count, wider, wider, features="planner")
+
+
+def test_selfplay_bounds_its_rollout_and_names_the_seat_book() -> None:
+    """``num_games x steps`` is bounded (F3 of audit s31: each alone in range, the seat book
+    of their product was a MemoryError); the product at the bound passes."""
+    for make in (
+        lambda: SelfPlayConfig(num_games=2048, steps=513),
+        lambda: DMCConfig(num_games=65536, steps=65536),
+    ):
+        with pytest.raises(ConfigError) as err:
+            make()
+        assert err.value.field == "num_games x steps"
+        assert err.value.message.startswith("must be at most 1,048,576 decisions a rollout, got ")
+    with pytest.raises(ConfigError) as err:
+        SelfPlayConfig(num_games=65536, steps=65536)
+    assert err.value.message.endswith("got 65536 x 65536 = 4,294,967,296 (a seat book of 7.2 TiB)")
+    from training.checks import MAX_ROLLOUT
+
+    assert SelfPlayConfig(num_games=512, steps=2048).num_games * 2048 == MAX_ROLLOUT == 1 << 20
+
+
+def test_a_saved_selfplay_rollout_past_the_bound_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "selfplay.json"
+    path.write_text(json.dumps({**config_to_json(SelfPlayConfig()), "num_games": 4096, "steps": 4096}))
+    says = "num_games x steps must be at most 1,048,576 decisions a rollout, got 4096 x 4096 = 16,777,216"
+    with pytest.raises(ValueError, match=rf"selfplay.json: {says} \(a seat book of 28.8 GiB\)$"):
         read_config_file(path)

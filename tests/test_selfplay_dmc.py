@@ -265,6 +265,30 @@ def test_bench_measures_the_dmc_and_graph_paths(capsys) -> None:
     assert "unknown path 'selfplay/a3c'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--games", "1000000000000"], "--games: must be an int in 1..65536, got 1000000000000"),
+        (["--steps", "100000", "--paths", "selfplay/mlp"], "--steps: must be an int in 1..65536, got 100000"),
+        (["--threads", "65"], "--threads: must be an int in 1..64, got 65"),
+        (["--games", "0"], "--games: must be an int in 1..65536, got 0"),
+        (["--rounds", "0"], "--rounds: must be an int >= 1, got 0"),
+        (
+            ["--games", "2048", "--steps", "513"],
+            "--games x --steps: must be at most 1,048,576 decisions a rollout, got 2048 x 513 = 1,050,624 "
+            "(a seat book of 1.8 GiB)",
+        ),
+    ],
+)
+def test_bench_refuses_what_the_learner_refuses_in_one_line(capsys, argv: list[str], says: str) -> None:
+    """``mtrain bench-selfplay`` checks its counts against the learners' bounds (INT_BOUNDS,
+    MAX_ROLLOUT) before building a path: a value above one was a ConfigError traceback after
+    seconds of start-up (audit s31 F4)."""
+    assert mtrain(["bench-selfplay", "--rounds", "1", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"mtrain bench-selfplay: {says}\n" and captured.out == ""
+
+
 def test_bench_sb3_path_leaves_no_log_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The MaskablePPO path logs nowhere: SB3's default logger would make a folder per learn()."""
     monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))

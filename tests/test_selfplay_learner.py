@@ -169,6 +169,12 @@ def test_config_errors_name_the_field() -> None:
     ("argv", "message"),
     [
         (["--games", "0"], "mtrain selfplay: --games: num_games must be an int in 1..65536, got 0"),
+        # each alone in range, their seat book 7.2 TiB: a MemoryError that left --out/.lock (audit s31 F3)
+        (
+            ["--games", "65536", "--rollout-steps", "65536", "--steps", "10"],
+            "mtrain selfplay: --games x --rollout-steps: num_games x steps must be at most 1,048,576 "
+            "decisions a rollout, got 65536 x 65536 = 4,294,967,296 (a seat book of 7.2 TiB)\n",
+        ),
         (["--net", "cnn"], "mtrain selfplay: --net: net must be one of tile, graph, mlp, got 'cnn'"),
         (["--minutes", "-1"], "mtrain selfplay: --minutes: max_minutes must be >= 0, got -1.0"),
         (["--eval-opponents", "nobody"], "mtrain selfplay: --eval-opponents: unknown agent 'nobody'"),
@@ -211,6 +217,7 @@ def test_bad_options_are_refused_before_torch_is_imported(tmp_path) -> None:
     cases += [["--out", out, "--init", str(path)], ["--out", out, "--resume"]]  # another shape; no run
     cases += [["--out", out, "--players", "3", "--eval-opponents", "ppo"]]  # a 4-player network
     cases += [["--out", out, "--init", "."], ["--out", "", "--games", "0"]]
+    cases += [["--out", out, "--games", "65536", "--rollout-steps", "65536"]]  # the seat book's size
     bad = [["--eval-seed", "-1"], ["--eval-deals", "0"], ["--clip", "0"], ["--steps", "0"]]
     cases += [["--out", out, *TINY_RUN, *b] for b in bad]
     assert imported_by_refusals("selfplay", cases, ["torch", "numba"], tmp_path) is None
@@ -310,6 +317,11 @@ GLANCE = {
     "json-list": ([1, 2], None, "selfplay.json: must hold a JSON object of self-play settings, got a list"),
     "json-missing": (_without("clip"), None, "selfplay.json: missing self-play settings ['clip']"),
     "json-type": ({**_tiny_json(), "hidden": "16"}, None, "selfplay.json: hidden must be an int in 8..4096"),
+    "json-rollout": (
+        {**_tiny_json(), "num_games": 65536, "steps": 65536},
+        None,
+        "selfplay.json: num_games x steps must be at most 1,048,576 decisions a rollout, got 65536 x 65536",
+    ),
     "json-algo": ({**_tiny_json(), "algo": []}, None, "selfplay.json: algo must be one of ppo, dmc, got []"),
     "ckpt-bytes": (None, bytes(range(256)), "checkpoint.pt: not a self-play checkpoint (not the zip archive"),
     "ckpt-empty": (None, b"", "checkpoint.pt: not a self-play checkpoint (not the zip archive"),

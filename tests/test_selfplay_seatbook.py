@@ -157,3 +157,13 @@ def test_book_matches_slow_reference_on_real_games(players: int, seed: int) -> N
             assert got[key] == pytest.approx((a, r), abs=1e-5)
         checked += len(got)
     assert checked > 100  # rounds ended and chains were carried across rollouts
+
+
+@pytest.mark.parametrize(("players", "pips"), [(2, 6), (4, 12), (8, 18)])
+def test_row_bytes_is_what_a_book_holds(players: int, pips: int) -> None:
+    """:meth:`SeatBook.row_bytes` (what a refused ``num_games x steps`` says the book would
+    take) is the size of the book's arrays per decision."""
+    env = BatchedMexicanTrain(1, num_players=players, max_pips=pips)
+    book = SeatBook(3, players, env.obs_size, env.num_actions, capacity=5)
+    rows = [v.nbytes for k, v in vars(book).items() if isinstance(v, np.ndarray) and k != "last"]
+    assert sum(rows) == book.capacity * SeatBook.row_bytes(env.obs_size, env.num_actions)

@@ -65,6 +65,8 @@ BAD = [
     _bad(["--seed", "x"], "--seed", "integer"),
     _bad(["--envs", "0"], "--envs", ">= 1"),
     _bad(["--envs", "-2"], "--envs"),
+    _bad(["--envs", "4097"], "--envs", "0..4096"),  # each env a Python object (run_config.MAX_ENVS)
+    _bad(["--envs", "1000000000000"], "--envs", "0..4096"),
     _bad(["--workers", "0"], "--workers"),
     _bad(["--workers", "two"], "--workers"),
     _bad(["--vec", "x"], "--vec", "sharded, subproc, dummy"),
@@ -99,6 +101,11 @@ BAD = [
     # PPO
     _bad(["--n-steps", "0"], "--n-steps"),
     _bad(["--n-steps", "1"], "--n-steps", "at least 2"),
+    _bad(["--n-steps", "65537"], "--n-steps", "0..65536"),
+    _bad(["--n-steps", "1000000000000"], "--n-steps", "0..65536"),
+    # each alone in range, together a rollout buffer of hundreds of GiB (training.checks.MAX_ROLLOUT)
+    _bad(["--envs", "4096", "--n-steps", "65536"], "--envs x --n-steps", "at most 1,048,576 env steps"),
+    _bad(["--envs", "2048", "--n-steps", "513"], "--envs x --n-steps", "= 1,050,624 (a rollout buffer of"),
     _bad(["--batch-size", "1"], "--batch-size", ">= 2"),
     _bad(["--batch-size", "65"], "--batch-size", "fit in a rollout (n_steps x n_envs = 64)"),
     _bad(["--epochs", "0"], "--epochs"),
@@ -117,7 +124,10 @@ BAD = [
     _bad(["--max-grad-norm", "0"], "--max-grad-norm"),
     _bad(["--target-kl", "-1"], "--target-kl", "0 = off"),
     _bad(["--net-arch", "0,a"], "--net-arch", "256,256"),
-    _bad(["--net-arch", "0"], "--net-arch", ">= 1"),
+    _bad(["--net-arch", "0"], "--net-arch", "1..2048"),
+    _bad(["--net-arch", "2049"], "--net-arch", "each an int in 1..2048"),
+    _bad(["--net-arch", "1000000000000"], "--net-arch", "1..2048"),
+    _bad(["--net-arch", "8,8,8,8,8,8,8,8,8"], "--net-arch", "1..8 hidden layer sizes"),
     _bad(["--net-arch", ""], "--net-arch"),
     _bad(["--net-arch", "64,-5"], "--net-arch"),
     _bad(["--logit-bound", "0"], "--logit-bound"),
@@ -313,6 +323,89 @@ def test_the_python_api_refuses_an_existing_run_before_writing(tmp_path: Path) -
         Trainer(TrainConfig(out=str(tmp_path / "new"), eval_deals=0))
     assert err.value.field == "eval_deals"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+# ------------------------------------------------------------ the bounds of a rollout
+def test_the_rollout_bounds_refuse_in_the_python_api_and_take_their_edges() -> None:
+    """``n_envs``, ``n_steps``, ``net_arch`` and ``n_envs x n_steps`` have upper bounds (F2 of
+    audit s31: a huge value hung or crashed after config.json was written); the shipped
+    configurations and every value at a bound pass."""
+    from training.run_config import ConfigError, TrainConfig
+
+    for fields, field in [
+        ({"n_envs": 4097}, "n_envs"),
+        ({"n_steps": 65537}, "n_steps"),
+        ({"net_arch": [2049]}, "net_arch"),
+        ({"net_arch": [8] * 9}, "net_arch"),
+        ({"n_envs": 2048, "n_steps": 513}, "n_envs x n_steps"),
+    ]:
+        with pytest.raises(ConfigError) as err:
+            TrainConfig(**fields).resolved()  # type: ignore[arg-type]
+        assert err.value.field == field, err.value
+    from training.checks import MAX_LAYERS, MAX_ROLLOUT, MAX_WIDTH
+    from training.run_config import MAX_ENVS, MAX_N_STEPS, rollout_row_bytes
+
+    with pytest.raises(ConfigError) as err:
+        TrainConfig(n_envs=MAX_ENVS, n_steps=MAX_N_STEPS).validate()
+    size = MAX_ENVS * MAX_N_STEPS * rollout_row_bytes(GameConfig.make(), "env") / 2**30  # 803.0
+    assert str(err.value) == (
+        f"n_envs x n_steps: must be at most {MAX_ROLLOUT:,} env steps a rollout, "
+        f"got 4096 x 65536 = 268,435,456 (a rollout buffer of {size:.1f} GiB)"
+    )
+    assert MAX_ROLLOUT == MAX_ENVS * 256 == 16 * MAX_N_STEPS
+    for ok in (
+        TrainConfig(n_envs=8, n_steps=2000, net_arch=[128, 128]),  # the README's runs
+        TrainConfig(n_envs=MAX_ENVS, n_steps=256, net_arch=[MAX_WIDTH] * MAX_LAYERS),
+        TrainConfig(n_envs=16, n_steps=MAX_N_STEPS, batch_size=MAX_ROLLOUT),
+        TrainConfig(workers=1000),  # the default envs, 8 a worker, are capped to MAX_ENVS
+    ):
+        resolved = ok.resolved()
+        assert TrainConfig.from_json(json.loads(json.dumps(resolved.to_json()))).resolved() == resolved
+    assert TrainConfig(workers=1000).resolved().n_envs == MAX_ENVS
+
+
+def test_the_rollout_row_is_what_the_buffer_holds() -> None:
+    """:func:`rollout_row_bytes` (the size a refusal names) is sb3-contrib's buffer per env step."""
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+
+    from training.run_config import rollout_row_bytes
+    from training.single_agent import SingleAgentEnv
+
+    for game, features in ((GameConfig.make(), "env"), (GameConfig.make(3, 6), "planner")):
+        env = SingleAgentEnv(env_kwargs=game.to_dict(), features=features)
+        n_envs, n_steps = 3, 5
+        buffer = MaskableRolloutBuffer(
+            n_steps, env.observation_space, spaces.Discrete(game.num_actions), n_envs=n_envs
+        )
+        held = sum(v.nbytes for v in vars(buffer).values() if isinstance(v, np.ndarray))
+        assert held == n_envs * n_steps * rollout_row_bytes(game, features)
+
+
+def test_resume_refuses_a_saved_config_past_a_bound(tmp_path: Path) -> None:
+    """A config.json past a bound (written before the bounds, or by hand) is refused on
+    --resume in one line naming the file, the run left as it was; one within them resumes
+    (the tiny runs below, and the README's: ``test_the_rollout_bounds_...``)."""
+    from training.run_config import TrainConfig
+    from training.run_dir import run_config_json
+
+    small = {"game": GameConfig.make(3, 6), "vec": "dummy", "net_arch": [8], "batch_size": 64}
+    for fields, says in [
+        ({"n_envs": 4097, "n_steps": 64}, "n_envs: must be an int in 0..4096 (0 = the default), got 4097"),
+        ({"n_envs": 1, "n_steps": 10**12}, "n_steps: must be an int in 0..65536 (0 = the default), got"),
+        ({"n_envs": 1, "n_steps": 64, "net_arch": [10**12]}, "net_arch: needs 1..8 hidden layer sizes"),
+        ({"n_envs": 4096, "n_steps": 65536}, "n_envs x n_steps: must be at most 1,048,576 env steps"),
+    ]:
+        run = tmp_path / "run"
+        run.mkdir()
+        config = TrainConfig(**{**small, **fields})  # type: ignore[arg-type]
+        (run / "config.json").write_text(json.dumps(run_config_json(config)))
+        before = _listing(run)
+        code, stdout, err = _run(["--steps", "64", "--out", str(run), "--resume", "--no-progress"])
+        assert code == 2 and stdout == "", err
+        assert _one_line(err).startswith(f"mtrain train: --resume: {run / 'config.json'}: {says}"), err
+        assert _listing(run) == before and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+        shutil.rmtree(run)
 
 
 # ---------------------------------------------------------------- the game config

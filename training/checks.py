@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,11 @@ from agents.registry import check_params, parse_spec
 from mtrain_env.mexican_train.core.config import GameConfig
 
 __all__ = [
+    "MAX_LAYERS",
+    "MAX_ROLLOUT",
+    "MAX_WIDTH",
     "ConfigError",
+    "byte_text",
     "check_agent",
     "check_agent_list",
     "check_bool",
@@ -29,6 +33,7 @@ __all__ = [
     "check_int",
     "check_path",
     "check_real",
+    "check_rollout",
     "check_seat",
     "check_sizes",
     "check_weights",
@@ -38,6 +43,22 @@ __all__ = [
 
 #: the largest seed numpy's legacy seeding (and SB3's) takes
 MAX_SEED = 2**32 - 1
+#: the widest hidden layer (``net_arch``) and the most hidden layers of a trainer's network:
+#: 8x the default width (256) and 4x its depth (2), and still within the parameters a policy
+#: file may hold (``agents.policy_net.MAX_PARAMETERS``, 100M) on the largest table with the
+#: planner features (17 players, double-18: 85M). A larger network would train, but its
+#: snapshots and checkpoints would not be read back (a test holds the two bounds together)
+MAX_WIDTH = 2048
+MAX_LAYERS = 8
+#: the most rows one rollout may hold: ``n_envs x n_steps`` env steps in MaskablePPO's rollout
+#: buffer (``mtrain train``), ``num_games x steps`` decisions in the self-play seat book
+#: (``mtrain selfplay``, ``mtrain bench-selfplay``). 2**20 is 16x the largest rollout of a
+#: command the repository ships (``mtrain selfplay --games 512 --rollout-steps 128``: 65,536
+#: decisions; the README's ``mtrain train`` runs hold 8 x 2000), 64x self-play's default
+#: (256 x 64) and 512x ``mtrain train``'s (2048); on the default table (4 players, double-12)
+#: it is 3.1 GiB of rollout buffer or 1.8 GiB of seat book. A fixed number, not a share of
+#: this machine's memory: a run's configuration is valid, and resumes, on every machine
+MAX_ROLLOUT = 1 << 20
 
 
 class ConfigError(ValueError):
@@ -119,9 +140,34 @@ def check_seat(field: str, seat: Any, num_players: int, modes: Sequence[str]) ->
 
 
 def check_sizes(field: str, value: Any) -> None:
-    """``value`` is a non-empty list of hidden layer sizes, each an int >= 1."""
-    if not isinstance(value, (list, tuple)) or not value or not all(is_int(x) and x >= 1 for x in value):
-        raise ConfigError(field, f"needs hidden layer sizes >= 1, e.g. [256, 256], got {value!r}")
+    """``value`` is a list of 1..:data:`MAX_LAYERS` hidden layer sizes, each an int in
+    1..:data:`MAX_WIDTH`."""
+    ok = isinstance(value, (list, tuple)) and 1 <= len(value) <= MAX_LAYERS
+    if not ok or not all(is_int(x) and 1 <= x <= MAX_WIDTH for x in value):
+        text = f"needs 1..{MAX_LAYERS} hidden layer sizes, each an int in 1..{MAX_WIDTH} (e.g. [256, 256])"
+        raise ConfigError(field, f"{text}, got {value!r}")
+
+
+def byte_text(n: float) -> str:
+    """A number of bytes for a message: ``"801.8 GiB"``."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024:
+            return f"{n:.0f} bytes" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} PiB"
+
+
+def check_rollout(
+    field: str, counts: tuple[int, int], unit: str, store: str, nbytes: Callable[[], int]
+) -> None:
+    """The product of ``counts`` (the rows of one rollout, two checked ints) is at most
+    :data:`MAX_ROLLOUT`; the refusal says how much memory ``store`` would take
+    (``nbytes()``, called only then): ``field`` names both factors (``"n_envs x n_steps"``)."""
+    a, b = counts
+    if a * b > MAX_ROLLOUT:
+        size = byte_text(nbytes())
+        text = f"must be at most {MAX_ROLLOUT:,} {unit}, got {a} x {b} = {a * b:,} ({store} of {size})"
+        raise ConfigError(field, text)
 
 
 def check_agent(

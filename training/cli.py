@@ -191,7 +191,10 @@ _PREFIX = "mtrain train"
 
 
 def _flag(field: str) -> str:
-    """The command-line option of a TrainConfig field (``game.hand_size`` follows ``--players``)."""
+    """The command-line option of a TrainConfig field (``game.hand_size`` follows ``--players``);
+    of each factor of a product (``n_envs x n_steps``)."""
+    if " x " in field:
+        return " x ".join(_flag(part) for part in field.split(" x "))
     for flag, (dest, *_rest) in _OPTIONS.items():
         if dest == field:
             return flag

@@ -27,6 +27,7 @@ from training.checks import (
     check_int,
     check_path,
     check_real,
+    check_rollout,
     check_seat,
     check_sizes,
     check_weights,
@@ -37,6 +38,8 @@ __all__ = [
     "DEFAULT_HEURISTICS",
     "ENVS_PER_WORKER",
     "LR_SCHEDULES",
+    "MAX_ENVS",
+    "MAX_N_STEPS",
     "RESUME_OVERRIDES",
     "ROLLOUT_STEPS",
     "SEAT_MODES",
@@ -44,6 +47,7 @@ __all__ = [
     "ConfigError",
     "TrainConfig",
     "make_game",
+    "rollout_row_bytes",
 ]
 
 VEC_KINDS = ("sharded", "subproc", "dummy")
@@ -58,6 +62,13 @@ RESUME_OVERRIDES = ("steps", "out", "progress", "verbose", "vec", "workers")
 ENVS_PER_WORKER = 8
 #: default rollout size per PPO update (all envs together)
 ROLLOUT_STEPS = 2048
+#: the most envs of a run (``n_envs``; the default is capped to it): 512 worker processes of
+#: ENVS_PER_WORKER. An env is a Python object of about 0.15 MiB that takes about 12 ms to
+#: build (4 players, double-12), so 4096 of them are 0.6 GiB and under a minute of set-up
+MAX_ENVS = 4096
+#: the longest rollout of one env (``n_steps``), as self-play's rollouts (``steps``); the
+#: rollout of all envs together is bounded by ``training.checks.MAX_ROLLOUT``
+MAX_N_STEPS = 1 << 16
 
 #: the default league and evaluation opponents
 DEFAULT_HEURISTICS: dict[str, float] = {"greedy": 2.0, "planner": 1.0, "random": 1.0}
@@ -182,7 +193,7 @@ class TrainConfig:
         if c.workers <= 0:
             c.workers = os.cpu_count() or 1
         if c.n_envs <= 0:  # subproc: one process per env; otherwise envs are batched
-            c.n_envs = c.workers if c.vec == "subproc" else c.workers * ENVS_PER_WORKER
+            c.n_envs = min(c.workers if c.vec == "subproc" else c.workers * ENVS_PER_WORKER, MAX_ENVS)
         if c.n_steps <= 0:
             c.n_steps = max(16, ROLLOUT_STEPS // c.n_envs)
         if not c.heuristics:
@@ -203,14 +214,14 @@ class TrainConfig:
         check_int("steps", self.steps, 1)
         check_int("seed", self.seed, 0, MAX_SEED)
         check_path("out", self.out)
-        check_int("n_envs", self.n_envs, 0, note="0 = the default")
+        check_int("n_envs", self.n_envs, 0, MAX_ENVS, note="0 = the default")
         check_choice("vec", self.vec, VEC_KINDS)
         check_int("workers", self.workers, 0, note="0 = one per CPU core")
         if not isinstance(self.game, GameConfig):
             raise ConfigError("game", f"must be a GameConfig, got {type(self.game).__name__}")
         check_choice("reward", self.reward, REWARD_MODES)
         check_seat("seat", self.seat, self.game.num_players, SEAT_MODES)
-        check_int("n_steps", self.n_steps, 0, note="0 = the default")
+        check_int("n_steps", self.n_steps, 0, MAX_N_STEPS, note="0 = the default")
         if self.n_steps > 0 and self.n_envs > 0 and self.n_steps * self.n_envs < 2:
             raise ConfigError("n_steps", "a rollout (n_steps x n_envs) needs at least 2 steps")
         check_int("batch_size", self.batch_size, 2)
@@ -232,6 +243,14 @@ class TrainConfig:
         check_sizes("net_arch", self.net_arch)
         check_real("logit_bound", self.logit_bound, 0.0, low_open=True)
         check_choice("features", self.features, FEATURE_SETS)
+        if self.n_steps > 0 and self.n_envs > 0:  # the buffer's size: its rows, of the learner's input
+            check_rollout(
+                "n_envs x n_steps",
+                (self.n_envs, self.n_steps),
+                "env steps a rollout",
+                "a rollout buffer",
+                lambda: self.n_envs * self.n_steps * rollout_row_bytes(self.game, self.features),
+            )
         check_real("shaping", self.shaping, 0.0, note="0 = none")
         check_weights("heuristics", self.heuristics, self.game)
         check_real("p_heuristic", self.p_heuristic, 0.0, 1.0, low_open=True)
@@ -292,3 +311,15 @@ class TrainConfig:
             d["game"] = {**flat, "flags": d.pop("flags", None) or {}}
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def rollout_row_bytes(game: GameConfig, features: str) -> int:
+    """Bytes of one row (one env step) of MaskablePPO's rollout buffer on ``game`` with the
+    learner's input ``features``: the observation and the action mask (float32 each, sb3-contrib's
+    ``MaskableRolloutBuffer``), the action (int64) and six float32 scalars (reward, return,
+    episode start, value, log-probability, advantage)."""
+    from agents.mexican_train.features import feature_size
+    from mtrain_env.mexican_train.observation import ObservationLayout
+
+    observation = feature_size(features, game, ObservationLayout(game).size)
+    return 4 * (observation + game.num_actions) + 8 + 6 * 4

@@ -48,6 +48,7 @@ from mtrain_env.mexican_train import GameConfig
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.files import atomic_write, run_lock
 from training.checks import (
+    MAX_ROLLOUT,
     MAX_SEED,
     ConfigError,
     check_agent_list,
@@ -62,7 +63,7 @@ from training.checks import (
 from training.evaluate import evaluate
 from training.rllib.league import MAIN, SnapshotMapping, push_weights, snapshot_ids, take_snapshot
 from training.rllib.trainer_file import read_trainer_state
-from training.run_config import DEFAULT_HEURISTICS, make_game
+from training.run_config import DEFAULT_HEURISTICS, MAX_ENVS, make_game
 from training.run_dir import (
     CHECKPOINTS,
     CONFIG_FILE,
@@ -146,10 +147,10 @@ class RLlibConfig:
         check_int("seed", self.seed, 0, MAX_SEED)
         # address: checked (format, then reachability) by the command line before Ray starts
         check_int("env_runners", self.env_runners, 0)
-        check_int("envs_per_runner", self.envs_per_runner, 1)
+        check_int("envs_per_runner", self.envs_per_runner, 1, MAX_ENVS)  # the bounds of the SB3 trainer's
         self.game = make_game(self.game)
         check_choice("reward", self.reward, REWARD_MODES)
-        check_int("train_batch", self.train_batch, 1)
+        check_int("train_batch", self.train_batch, 1, MAX_ROLLOUT)  # n_envs x n_steps
         check_int("minibatch_size", self.minibatch_size, 1)
         if self.minibatch_size > self.train_batch:
             raise ConfigError("minibatch_size", f"must be <= the train batch {self.train_batch}")

@@ -120,6 +120,32 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=main)
 
 
+def _option_problem(args: argparse.Namespace) -> str | None:
+    """``"--option: what is wrong"`` for a count out of range: ``--games``, ``--steps`` and
+    ``--threads`` in the ranges of the learners' configuration (:data:`~training.selfplay.config.INT_BOUNDS`,
+    and at most :data:`~training.checks.MAX_ROLLOUT` decisions a rollout: the MaskablePPO path's
+    buffer holds as many), before any path is built; ``None`` if all are fine."""
+    from training.checks import ConfigError
+    from training.selfplay.config import INT_BOUNDS, SelfPlayConfig, check_seat_book
+
+    if args.rounds < 1:
+        return f"--rounds: must be an int >= 1, got {args.rounds}"
+    for flag, field, value in (
+        ("--games", "num_games", args.games),
+        ("--steps", "steps", args.steps),
+        ("--threads", "threads", args.threads),
+    ):
+        lo, hi = INT_BOUNDS[field]
+        if not lo <= value <= hi:
+            return f"{flag}: must be an int in {lo}..{hi}, got {value}"
+    game = SelfPlayConfig()  # the table of every path: the learners' default
+    try:
+        check_seat_book(args.games, args.steps, game.num_players, game.max_pips)
+    except ConfigError as err:
+        return f"--games x --steps: {err.message}"
+    return None
+
+
 def main(args: argparse.Namespace) -> int:
     known = ("selfplay/tile", "selfplay/graph", "selfplay/mlp", "selfplay/dmc", "sb3/maskable")
     for name in args.paths:
@@ -129,15 +155,10 @@ def main(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-    for flag, value, lo in (
-        ("--rounds", args.rounds, 1),
-        ("--games", args.games, 1),
-        ("--steps", args.steps, 1),
-        ("--threads", args.threads, 1),
-    ):
-        if value < lo:
-            print(f"mtrain bench-selfplay: {flag}: must be at least {lo}, got {value}", file=sys.stderr)
-            return 2
+    problem = _option_problem(args)
+    if problem is not None:
+        print(f"mtrain bench-selfplay: {problem}", file=sys.stderr)
+        return 2
     rates = measure(args.rounds, args.games, args.steps, args.threads, list(args.paths))
     print(
         f"4 players, double-12; {args.games} games x {args.steps} steps a rollout, 3 PPO epochs (dmc: 1), "

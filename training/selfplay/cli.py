@@ -140,6 +140,9 @@ def register(subparsers: Any) -> None:
 
 
 def _flag_of(field: str) -> str:
+    """The option of a setting; of each factor of a product (``num_games x steps``)."""
+    if " x " in field:
+        return " x ".join(_flag_of(part) for part in field.split(" x "))
     for flag, (dest, _t, _h) in {**_LEARNER, **_RUN}.items():
         if dest == field:
             return flag

@@ -18,17 +18,21 @@ from typing import Any
 
 from agents.mexican_train.selfplay_file import NET_KINDS
 from mtrain_env.tilegame import json_text
-from training.checks import ConfigError
+from training.checks import MAX_ROLLOUT, ConfigError, check_rollout
+from training.selfplay.seatbook import SeatBook
 
 __all__ = [
     "ALGOS",
     "CHECKPOINT_FILE",
     "CONFIG_FILE",
+    "INT_BOUNDS",
+    "MAX_ROLLOUT",
     "OPPONENTS",
     "DMCConfig",
     "RunOptions",
     "SelfPlayConfig",
     "algo_of",
+    "check_seat_book",
     "checkpoint_fault",
     "config_from_json",
     "config_to_json",
@@ -41,6 +45,20 @@ OPPONENTS = ("none", "planner")
 #: settings added after the first runs were written: a ``selfplay.json`` without them is a
 #: run of their default (no --init, no league); every other setting must be in the file
 _LATER_SETTINGS = frozenset({"init", "opponents", "opponent_share", "opponent_seats"})
+#: the range of each int setting of :class:`SelfPlayConfig` (``mtrain bench-selfplay`` checks
+#: its options against these too); ``num_games x steps`` is bounded by :data:`MAX_ROLLOUT`
+INT_BOUNDS: dict[str, tuple[int, int]] = {
+    "num_players": (2, 8),
+    "max_pips": (6, 18),
+    "hidden": (8, 4096),
+    "pair_hidden": (8, 4096),
+    "num_games": (1, 1 << 16),
+    "steps": (1, 1 << 16),
+    "epochs": (1, 100),
+    "minibatch": (16, 1 << 20),
+    "threads": (1, 64),
+    "seed": (0, 2**63 - 1),
+}
 
 
 @dataclass(frozen=True)
@@ -77,20 +95,9 @@ class SelfPlayConfig:
     opponent_seats: int = 0
 
     def __post_init__(self) -> None:
-        ints = {
-            "num_players": (2, 8),
-            "max_pips": (6, 18),
-            "hidden": (8, 4096),
-            "pair_hidden": (8, 4096),
-            "num_games": (1, 1 << 16),
-            "steps": (1, 1 << 16),
-            "epochs": (1, 100),
-            "minibatch": (16, 1 << 20),
-            "threads": (1, 64),
-            "seed": (0, 2**63 - 1),
-        }
-        for name, (lo, hi) in ints.items():
+        for name, (lo, hi) in INT_BOUNDS.items():
             _check_int(name, getattr(self, name), lo, hi)
+        check_seat_book(self.num_games, self.steps, self.num_players, self.max_pips)
         floats: dict[str, tuple[float, float]] = {
             "lr": (0.0, 1.0),
             "gamma": (0.0, 1.0),
@@ -203,6 +210,21 @@ class RunOptions:
         m = self.max_minutes
         if not _is_number(m) or not m >= 0:
             raise ConfigError("max_minutes", f"must be >= 0, got {m!r}")
+
+
+def check_seat_book(num_games: int, steps: int, num_players: int, max_pips: int) -> None:
+    """``ConfigError("num_games x steps", ...)`` for a rollout of more than
+    :data:`MAX_ROLLOUT` decisions, naming the memory its seat book would take on the table."""
+
+    def nbytes() -> int:
+        from mtrain_env.mexican_train.core.config import GameConfig
+        from mtrain_env.mexican_train.observation import ObservationLayout
+
+        game = GameConfig.make(num_players=num_players, max_pips=max_pips)
+        rows = num_games * steps + num_games * num_players  # as SeatBook's capacity
+        return rows * SeatBook.row_bytes(ObservationLayout(game).size, game.num_actions)
+
+    check_rollout("num_games x steps", (num_games, steps), "decisions a rollout", "a seat book", nbytes)
 
 
 # Python ints and floats only (not numpy's, unlike training.checks): the settings are

@@ -76,6 +76,12 @@ class SeatBook:
         #: the first index of each recorded step (chunks are chronological)
         self._chunks: list[int] = []
 
+    @staticmethod
+    def row_bytes(obs_size: int, num_actions: int) -> int:
+        """Bytes of one decision in the arrays above: ``obs`` (float32) and ``mask`` (bool)
+        rows, then ``action``, ``logp``, ``value``, ``reward``, ``done`` and ``next``."""
+        return 4 * obs_size + num_actions + 8 + 4 + 4 + 8 + 1 + 8
+
     # ----------------------------------------------------------- recording
     def begin(self) -> None:
         """Start a rollout: the chains' tails move to the front, everything else is dropped."""
