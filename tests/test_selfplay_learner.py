@@ -187,7 +187,11 @@ def test_config_errors_name_the_field() -> None:
         ),
         (
             [*TINY_RUN, "--eval-deals", "0"],
-            "mtrain selfplay: --eval-deals: eval_deals must be an int >= 1, got 0",
+            "mtrain selfplay: --eval-deals: eval_deals must be an int in 1..100000, got 0",
+        ),
+        (  # training.checks.MAX_EVAL_DEALS: each evaluation holds its rows and stops training
+            [*TINY_RUN, "--eval-deals", "1000000000000"],
+            "mtrain selfplay: --eval-deals: eval_deals must be an int in 1..100000, got 1000000000000",
         ),
         ([*TINY_RUN, "--clip", "0"], "mtrain selfplay: --clip: clip must be > 0, got 0.0"),
         ([*SMALL_RUN, "--steps", "0"], "mtrain selfplay: --steps: total_steps must be an int >= 1, got 0"),

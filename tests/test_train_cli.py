@@ -152,8 +152,10 @@ BAD = [
     _bad(["--max-snapshots", "0"], "--max-snapshots"),
     # evaluation
     _bad(["--eval-every", "-1"], "--eval-every"),
-    _bad(["--eval-deals", "0"], "--eval-deals", ">= 1"),
+    _bad(["--eval-deals", "0"], "--eval-deals", "1..100000"),
     _bad(["--eval-deals", "-3"], "--eval-deals"),
+    _bad(["--eval-deals", "100001"], "--eval-deals", "1..100000"),  # run_config.MAX_EVAL_DEALS
+    _bad(["--eval-deals", "1000000000000"], "--eval-deals", "1..100000"),  # was a silent hang
     _bad(["--eval-opponents", "greedyy"], "--eval-opponents", "greedy"),
     _bad(["--eval-opponents", "champion_policy"], "--eval-opponents", "champion's networks ship for"),
     _bad(["--eval-opponents", ","], "--eval-opponents"),
@@ -696,7 +698,7 @@ def test_resume_names_a_bad_value_in_the_saved_config(finished_run: tuple[Path, 
     assert code == 2
     assert (
         _one_line(err)
-        == f"mtrain train: --resume: {run / 'config.json'}: eval_deals: must be an int >= 1, got 0"
+        == f"mtrain train: --resume: {run / 'config.json'}: eval_deals: must be an int in 1..100000, got 0"
     )
     (run / "config.json").write_text("{not json")
     code, _stdout, err = _run(["--steps", "512", "--out", str(run), "--resume"])

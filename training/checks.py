@@ -21,6 +21,7 @@ from agents.registry import check_params, parse_spec
 from mtrain_env.mexican_train.core.config import GameConfig
 
 __all__ = [
+    "MAX_EVAL_DEALS",
     "MAX_LAYERS",
     "MAX_ROLLOUT",
     "MAX_WIDTH",
@@ -59,6 +60,11 @@ MAX_LAYERS = 8
 #: it is 3.1 GiB of rollout buffer or 1.8 GiB of seat book. A fixed number, not a share of
 #: this machine's memory: a run's configuration is valid, and resumes, on every machine
 MAX_ROLLOUT = 1 << 20
+#: the most duplicate deals per opponent of one evaluation (``eval_deals`` of ``mtrain train``
+#: and ``mtrain selfplay``): an evaluation holds its rows in memory and stops the training
+#: while it plays; 100,000 deals are 400,000 rounds at 4 players, hours of the fastest
+#: opponent, against the defaults' 10 and 100
+MAX_EVAL_DEALS = 100_000
 
 
 class ConfigError(ValueError):

@@ -18,6 +18,7 @@ from typing import Any
 
 from mtrain_env.mexican_train.core.config import VARIANT_FLAGS, GameConfig
 from training.checks import (
+    MAX_EVAL_DEALS,
     MAX_SEED,
     ConfigError,
     check_agent,
@@ -260,7 +261,7 @@ class TrainConfig:
         check_int("max_snapshots", self.max_snapshots, 1)
         check_bool("snapshot_deterministic", self.snapshot_deterministic)
         check_int("eval_every", self.eval_every, 0, note="0 = never")
-        check_int("eval_deals", self.eval_deals, 1)
+        check_int("eval_deals", self.eval_deals, 1, MAX_EVAL_DEALS)
         check_agent_list("eval_opponents", self.eval_opponents, self.game)
         check_int("eval_seed", self.eval_seed, 0, MAX_SEED)
         check_int("checkpoint_every", self.checkpoint_every, 0, note="0 = at the start and the end only")

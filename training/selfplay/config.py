@@ -18,7 +18,7 @@ from typing import Any
 
 from agents.mexican_train.selfplay_file import NET_KINDS
 from mtrain_env.tilegame import json_text
-from training.checks import MAX_ROLLOUT, ConfigError, check_rollout
+from training.checks import MAX_EVAL_DEALS, MAX_ROLLOUT, ConfigError, check_rollout
 from training.selfplay.seatbook import SeatBook
 
 __all__ = [
@@ -206,7 +206,7 @@ class RunOptions:
         # checkpoint_every; a run of 0 steps or evaluations of 0 deals would do nothing
         lows = {"total_steps": 1, "eval_every": 0, "eval_deals": 1, "eval_seed": 0, "checkpoint_every": 0}
         for name, low in lows.items():
-            _check_int(name, getattr(self, name), low)
+            _check_int(name, getattr(self, name), low, MAX_EVAL_DEALS if name == "eval_deals" else None)
         m = self.max_minutes
         if not _is_number(m) or not m >= 0:
             raise ConfigError("max_minutes", f"must be >= 0, got {m!r}")
