@@ -51,9 +51,17 @@ def output_problem(path: str | os.PathLike[str], kind: str = "file") -> str | No
     work, so a typo costs nothing: an existing path of the other kind, a parent that is a
     file, or a directory that refuses new files (tried with a temporary file that is
     removed at once: permission bits alone do not tell, for root or on special filesystems)."""
-    target = Path(path)
     if not str(path):
         return "expected a path"
+    target = Path(path)
+    try:
+        return _output_problem(target, kind)
+    except OSError as err:  # e.g. a name longer than the file system allows (ENAMETOOLONG)
+        return f"cannot use {target} ({err.strerror or err})"
+
+
+def _output_problem(target: Path, kind: str) -> str | None:
+    """:func:`output_problem` of a non-empty path; ``OSError`` when it cannot even be looked at."""
     if kind == "file" and target.is_dir():
         return f"{target} is a directory"
     if kind == "directory" and target.exists() and not target.is_dir():

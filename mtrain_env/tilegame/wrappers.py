@@ -96,17 +96,24 @@ class _Wrapper(BaseWrapper):
         self._check_action: Callable[[Any], Any] = check if callable(check) else self._generic_check
 
     def _generic_check(self, action: Any) -> Any:
-        """For an env without ``check_action``: the action space's own test, as a clear error."""
+        """For an env without ``check_action``: a ``Discrete`` space's action as a Python int
+        (:func:`~mtrain_env.tilegame.actions.coerce_action`, whether or not every agent has
+        the same space), another space's own test; a clear error either way."""
         agent = self._raw.agent_selection
-        if self._num_actions >= 0:
-            try:
-                return coerce_action(action, self._num_actions)
-            except (TypeError, ValueError) as err:
-                raise type(err)(f"{agent}: {err}") from None
-        space = self.env.action_space(agent)
-        if not space.contains(action):
-            raise ActionRangeError(f"{agent}: action {short_repr(action)} is not in the action space {space}")
-        return action
+        n = self._num_actions
+        if n < 0:
+            space = self.env.action_space(agent)
+            if not (isinstance(space, Discrete) and int(space.start) == 0):
+                if not space.contains(action):
+                    raise ActionRangeError(
+                        f"{agent}: action {short_repr(action)} is not in the action space {space}"
+                    )
+                return action
+            n = int(space.n)
+        try:
+            return coerce_action(action, n)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"{agent}: {err}") from None
 
     def __str__(self) -> str:
         return str(self.env)  # as PettingZoo's classic wrappers: the env's name
