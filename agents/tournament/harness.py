@@ -564,9 +564,9 @@ class PlayStats:
 
 class MissingDeals(Sequence[int]):
     """The deal ids of ``range(deals)`` not in ``done``, in order, without listing them: the
-    ids below the highest finished one are kept (at most as many as the finished deals), the
-    rest is a ``range``, so a run of 10**12 deals starts at once and a resumed one costs what
-    its finished deals did."""
+    missing ids below the highest finished one are kept (deals finish in id order, so there
+    are none or a few), the rest is a ``range``; a run of 10**12 deals starts at once, and a
+    resumed one costs what its finished deals did."""
 
     def __init__(self, deals: int, done: set[int]) -> None:
         top = max(done, default=-1) + 1
