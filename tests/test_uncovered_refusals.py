@@ -14,6 +14,7 @@ import io
 import json
 import math
 import os
+import pickle
 import sys
 import types
 import zipfile
@@ -1116,12 +1117,15 @@ def test_snapshot_opponents_without_a_league_root_are_refused() -> None:
     env = SingleAgentEnv(env_kwargs=SMALL, opponents=league)
     with pytest.raises(ValueError, match=r"^snapshot opponents need a league_root$"):
         env.reset(seed=0)
-    plain = SingleAgentEnv(env_kwargs=SMALL)
+    plain, other = SingleAgentEnv(env_kwargs=SMALL), SingleAgentEnv(env_kwargs=SMALL)
     plain.reset(seed=0)
-    state = plain.get_state()
+    other.reset(seed=1)
+    state = other.get_state()
     state["opponent_specs"] = dict.fromkeys(state["opponent_specs"], OpponentSpec(SNAPSHOT, "s.npz"))
+    before = pickle.dumps(plain.get_state())
     with pytest.raises(ValueError, match=r"^snapshot opponents need a league_root$"):
         plain.set_state(state)
+    assert pickle.dumps(plain.get_state()) == before  # refused before any change (was: half loaded)
 
 
 def test_single_agent_render_without_a_render_mode_warns() -> None:

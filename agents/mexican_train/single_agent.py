@@ -376,6 +376,9 @@ class SingleAgentEnv(gymnasium.Env):
 
         Snapshot opponents play the files of this env's ``league_root`` (whatever directory
         the state was saved from: a state of an earlier version names one, it is ignored)."""
+        specs = dict(state["opponent_specs"])
+        if self.league_root is None and any(spec.kind == SNAPSHOT for spec in specs.values()):
+            raise ValueError("snapshot opponents need a league_root")  # refused before any change
         self._raw.load_state_dict(state["raw"])
         rng = np.random.default_rng()
         rng.bit_generator.state = copy.deepcopy(state["rng"])
@@ -385,13 +388,12 @@ class SingleAgentEnv(gymnasium.Env):
         self._seeded = bool(state["seeded"])
         self.learner_seat = int(state["learner_seat"])
         self._learner_id = self._raw.possible_agents[self.learner_seat]
-        self.opponent_specs = dict(state["opponent_specs"])
+        self.opponent_specs = specs
         self.opponents = pickles.loads(state["opponents"])
-        for seat, spec in self.opponent_specs.items():
-            if spec.kind == SNAPSHOT:
-                if self.league_root is None:
-                    raise ValueError("snapshot opponents need a league_root")
-                self.opponents[seat].path = str(snapshot_path(self.league_root, spec))  # type: ignore[attr-defined]
+        root = self.league_root
+        for seat, spec in specs.items():
+            if spec.kind == SNAPSHOT and root is not None:  # a root there is: checked above
+                self.opponents[seat].path = str(snapshot_path(root, spec))  # type: ignore[attr-defined]
         self._potential = float(state["potential"])
         self._done = bool(state["done"])
         self.league = League.from_state_dict(state["league"])
