@@ -65,6 +65,10 @@ def test_ctrl_c_at_the_prompt_saves_the_game_so_far(tmp_path: Path) -> None:
     assert "you quit; the game so far is saved" in out.getvalue()
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("when", [0, 2000], ids=["while-workers-start", "mid-run"])
 def test_ctrl_c_stops_a_bench_on_two_workers_without_tracebacks(tmp_path: Path, when: int) -> None:
     """Ctrl-C reaches the whole process group: the pool workers ignore it from their first
@@ -76,7 +80,10 @@ def test_ctrl_c_stops_a_bench_on_two_workers_without_tracebacks(tmp_path: Path, 
     cmd += ["--max-pips", "6", "--deals", "100000", "--workers", "2", "--out", str(out), "--no-plots"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True, **pipes)  # type: ignore[call-overload]
+    # Ctrl-C as a terminal delivers it, to a command that has not inherited an ignored SIGINT:
+    # an xdist worker starts with SIGINT ignored (until a test such as the notebooks' resets
+    # it), the child would inherit that, and Python keeps an inherited SIG_IGN
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=_default_sigint, **pipes)  # type: ignore[call-overload]
     deadline = time.monotonic() + 120
     results = out / "results.csv"
     while time.monotonic() < deadline and not (results.exists() and results.stat().st_size >= when):
@@ -90,7 +97,8 @@ def test_ctrl_c_stops_a_bench_on_two_workers_without_tracebacks(tmp_path: Path, 
             continue
     else:
         proc.kill()
-        pytest.fail("three Ctrl-C did not stop mtrain bench")
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"three Ctrl-C did not stop mtrain bench: {stdout[-300:]!r}, {stderr[-600:]!r}")
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert "interrupted; finished deals are saved" in stdout or stderr == "\nmtrain bench: interrupted\n"
