@@ -81,9 +81,9 @@ def test_ctrl_c_stops_a_bench_on_two_workers_without_tracebacks(tmp_path: Path, 
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
     # Ctrl-C as a terminal delivers it, to a command that has not inherited an ignored SIGINT:
-    # in a full run this worker may hold SIGINT ignored (seen from some earlier test on, until
-    # the notebook test resets it), the child would inherit that, and Python keeps an
-    # inherited SIG_IGN (as a background job of a non-interactive shell should)
+    # a suite started in the background of a non-interactive shell (`make test &`) runs with
+    # SIGINT ignored (POSIX), the child would inherit that, and Python keeps an inherited
+    # SIG_IGN, rightly: a background job is meant to ignore Ctrl-C
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=_default_sigint, **pipes)  # type: ignore[call-overload]
     deadline = time.monotonic() + 120
     results = out / "results.csv"
