@@ -62,6 +62,7 @@ from agents.policy_format import (
     write_npy_zip,
 )
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
+from mtrain_env.tilegame.files import os_error_text
 
 __all__ = [
     "GuardedMaskablePolicy",
@@ -361,7 +362,7 @@ def _open_zip(path: Path, what: str = "a policy file") -> zipfile.ZipFile:
     except FileNotFoundError:
         raise
     except OSError as err:
-        raise PolicyFileError(path, f"cannot read it ({err.strerror or err})") from None
+        raise PolicyFileError(path, f"cannot read it ({os_error_text(err)})") from None
     if head[:1] == b"\x80":  # a pickle's PROTO opcode (torch.save's legacy format, pickle.dump)
         raise PolicyFileError(path, f"a pickle, not {what}: {_REFUSED}") from None
     raise PolicyFileError(path, f"not {what} (not a zip archive)") from None
@@ -583,7 +584,7 @@ def read_pickled_policy(path: str | os.PathLike[str]) -> GuardedMaskablePolicy:
         with th.serialization.safe_globals(_pickled_policy_globals()):
             saved = th.load(p, map_location="cpu", weights_only=True)
     except OSError as err:
-        raise PolicyFileError(p, f"cannot read it ({err.strerror or err})") from None
+        raise PolicyFileError(p, f"cannot read it ({os_error_text(err)})") from None
     except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as err:
         reason = weights_only_refusal(err)
         raise PolicyFileError(p, f"not a policy pickled by SB3's policy.save ({reason})") from None
@@ -639,7 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{parser.prog}: {err}", file=sys.stderr)
         return 2
     except OSError as err:
-        print(f"{parser.prog}: {err.filename or args.dst}: {err.strerror or err}", file=sys.stderr)
+        print(f"{parser.prog}: {err.filename or args.dst}: {os_error_text(err)}", file=sys.stderr)
         return 2
     print(f"wrote {args.dst}: {json.dumps(spec.to_json(), separators=(',', ':'))[:200]}...")
     return 0

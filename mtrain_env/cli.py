@@ -27,6 +27,7 @@ from mtrain_env.tilegame.argtypes import (
     refuse_output,
 )
 from mtrain_env.tilegame.extras import missing_extra
+from mtrain_env.tilegame.files import os_error_text
 
 __all__ = [
     "int_at_least",
@@ -103,7 +104,7 @@ def _load(args: argparse.Namespace, path: Path) -> Any:
     except DamagedReplayError as err:
         _refuse(args, f"damaged replay: {err}")
     except OSError as err:
-        _refuse(args, f"cannot read {path}: {err.strerror or err}")
+        _refuse(args, f"cannot read {path}: {os_error_text(err)}")
     return None
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mtrain_env.tilegame.files import atomic_path, atomic_write, atomic_writer, temp_path
+from mtrain_env.tilegame.files import atomic_path, atomic_write, atomic_writer, os_error_text, temp_path
 
 
 class BoomError(Exception):
@@ -130,3 +130,11 @@ def test_a_run_directory_has_one_writer_at_a_time(tmp_path: Path) -> None:
     killed.wait()
     with run_lock(run):  # a killed holder leaves no stale lock
         pass
+
+
+def test_os_error_text_is_the_systems_reason_without_errno_or_path(tmp_path: Path) -> None:
+    with pytest.raises(OSError) as caught:
+        (tmp_path / "absent").read_bytes()
+    assert str(caught.value).startswith("[Errno")  # what the helper spares the user
+    assert os_error_text(caught.value) == os.strerror(caught.value.errno) == "No such file or directory"
+    assert os_error_text(OSError("no reason from the system")) == "no reason from the system"

@@ -29,6 +29,7 @@ from agents.mexican_train import pickles
 from agents.mexican_train.league import SNAPSHOT, League, OpponentSpec
 from agents.policy_net import PolicyFileError, PolicySpec, read_sb3_archive, upgrade_trusted_policy
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.files import os_error_text
 from training.run_config import TrainConfig
 from training.run_dir import (
     CHECKPOINT_FILE,
@@ -93,7 +94,7 @@ def _readable_sha256(path: Path) -> str:
     try:
         return sha256_of(path)
     except OSError as err:
-        raise CheckpointError(path, f"cannot read it ({err.strerror or err})") from None
+        raise CheckpointError(path, f"cannot read it ({os_error_text(err)})") from None
 
 
 def _check_model(path: Path, expected: PolicySpec, step: int, recorded: str | None) -> None:
@@ -298,7 +299,7 @@ def load_checkpoint(out: Path, config: TrainConfig) -> Checkpoint | None:
         with open(path, "rb") as f:
             state = pickles.load(f)
     except OSError as err:
-        raise CheckpointError(path, f"cannot read it ({err.strerror or err})") from None
+        raise CheckpointError(path, f"cannot read it ({os_error_text(err)})") from None
     except _UNPICKLING_ERRORS as err:
         raise CheckpointError(
             path, f"damaged: not a state this version reads ({type(err).__name__}: {err})"

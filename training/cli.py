@@ -48,6 +48,7 @@ from agents.mexican_train.league import parse_weights
 from agents.registry import split_specs
 from mtrain_env.cli import output_problem
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.files import os_error_text
 
 
 def _count(text: str) -> int:
@@ -483,7 +484,7 @@ def _train(config: Any, trainer: Any) -> int:
     try:
         Path(config.out).mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        print(f"{_PREFIX}: --out: cannot create {config.out}: {err.strerror or err}", file=sys.stderr)
+        print(f"{_PREFIX}: --out: cannot create {config.out}: {os_error_text(err)}", file=sys.stderr)
         return 2
     try:
         trainer.run(lock=False)  # run_locked holds --out's lock

@@ -82,7 +82,7 @@ from mtrain_env.mexican_train import GameConfig
 from mtrain_env.mexican_train import env as make_env
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.argtypes import OneLineErrorParser
-from mtrain_env.tilegame.files import atomic_write, atomic_writer
+from mtrain_env.tilegame.files import atomic_write, atomic_writer, os_error_text
 from mtrain_env.tilegame.interrupts import run_main, workers_ignore_interrupts
 from training.choices import play_choices
 from training.out_lock import run_locked
@@ -700,7 +700,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 try:
                     _check_policy(args.init, None)
                 except OSError as err:
-                    raise ValueError(f"--init: cannot read {args.init} ({err.strerror or err})") from None
+                    raise ValueError(f"--init: cannot read {args.init} ({os_error_text(err)})") from None
                 except ValueError as err:
                     raise ValueError(f"--init: {err}") from None
     except (ValueError, OSError) as err:

@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TypeVar
 
-from mtrain_env.tilegame.files import LOCK_FILE, DirectoryInUseError, run_lock
+from mtrain_env.tilegame.files import LOCK_FILE, DirectoryInUseError, os_error_text, run_lock
 
 __all__ = ["run_locked"]
 
@@ -45,7 +45,7 @@ def run_locked(
         except DirectoryInUseError as err:
             return refuse(str(err))
         except OSError as err:  # e.g. a read-only directory
-            return refuse(f"cannot lock {path}: {err.strerror or err}")
+            return refuse(f"cannot lock {path}: {os_error_text(err)}")
         prepared = prepare()
         status = 2 if prepared is None else run(prepared)
     return status

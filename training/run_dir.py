@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from mtrain_env.tilegame import json_text
-from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.files import atomic_write, os_error_text
 from training.run_config import ConfigError, TrainConfig
 
 __all__ = [
@@ -171,7 +171,7 @@ def read_config(out: Path) -> TrainConfig:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
-        raise CheckpointError(path, f"cannot read it ({err.strerror or err})") from None
+        raise CheckpointError(path, f"cannot read it ({os_error_text(err)})") from None
     except UnicodeDecodeError as err:
         raise CheckpointError(path, f"not JSON (not UTF-8 text: {err.reason} at byte {err.start})") from None
     try:

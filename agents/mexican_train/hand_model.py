@@ -37,6 +37,7 @@ from agents.mexican_train.inference import Play
 from agents.policy_format import read_checked_npy
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import PublicView, banned_tiles
+from mtrain_env.tilegame.files import os_error_text
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = [
@@ -254,7 +255,7 @@ class HandModel:
         except FileNotFoundError:
             raise
         except OSError as err:  # a directory, permissions, an I/O error
-            raise ValueError(f"{path}: cannot read it ({err.strerror or err})") from None
+            raise ValueError(f"{path}: cannot read it ({os_error_text(err)})") from None
 
     def save(self, path: str | Path | IO[bytes]) -> None:
         np.savez(

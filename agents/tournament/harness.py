@@ -71,7 +71,7 @@ from agents.tournament.timing import TIMING_FILE, TimingLedger
 from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 from mtrain_env.replay import ReplayRecorder, write_replay
 from mtrain_env.tilegame import json_text
-from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.files import atomic_write, os_error_text
 from mtrain_env.tilegame.interrupts import ignore_interrupts, workers_ignore_interrupts
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
@@ -499,7 +499,7 @@ def prepare_out_dir(out: Path, plan: Plan, deals: int, overwrite: bool) -> list[
         except ValueError as err:  # bad JSON, bad UTF-8, nested too deeply
             raise DamagedResultsError(f"{run_path}: not valid JSON ({err})") from None
         except OSError as err:  # a directory, unreadable
-            raise DamagedResultsError(f"{run_path}: cannot read it ({err.strerror or err})") from None
+            raise DamagedResultsError(f"{run_path}: cannot read it ({os_error_text(err)})") from None
         if saved != identity:
             diffs = _diff(saved, identity)
             raise ConfigMismatchError(

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, get_type_hints
 
 from agents.tournament.seating import agent_seed, deal_seed, seating
-from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.files import atomic_write, os_error_text
 
 RESULTS_FILE = "results.csv"
 
@@ -329,7 +329,7 @@ def read_text(path: Path) -> str:
     except UnicodeDecodeError as err:
         raise DamagedResultsError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except OSError as err:
-        raise DamagedResultsError(f"{path}: cannot read it ({err.strerror or err})") from None
+        raise DamagedResultsError(f"{path}: cannot read it ({os_error_text(err)})") from None
 
 
 def _check_against_plan(plan: RunPlan, block: _Block, path: Path) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mtrain_env.cli import int_at_least, output_problem, positive_float
+from mtrain_env.tilegame.files import os_error_text
 
 
 def register(subparsers: Any) -> None:
@@ -96,5 +97,5 @@ def listening_socket(host: str, port: int) -> tuple[socket.socket | None, str]:
     except OSError as err:
         sock.close()
         option = "--port" if err.errno in (errno.EADDRINUSE, errno.EACCES) else "--host"
-        return None, f"{option}: cannot listen on {host}:{port} ({err.strerror or err})"
+        return None, f"{option}: cannot listen on {host}:{port} ({os_error_text(err)})"
     return sock, ""

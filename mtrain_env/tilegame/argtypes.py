@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from mtrain_env.tilegame.files import os_error_text
+
 __all__ = [
     "OneLineErrorParser",
     "int_at_least",
@@ -57,7 +59,7 @@ def output_problem(path: str | os.PathLike[str], kind: str = "file") -> str | No
     try:
         return _output_problem(target, kind)
     except OSError as err:  # e.g. a name longer than the file system allows (ENAMETOOLONG)
-        return f"cannot use {target} ({err.strerror or err})"
+        return f"cannot use {target} ({os_error_text(err)})"
 
 
 def _output_problem(target: Path, kind: str) -> str | None:
@@ -77,7 +79,7 @@ def _output_problem(target: Path, kind: str) -> str | None:
         with tempfile.TemporaryFile(dir=base):
             pass
     except OSError as err:
-        return f"cannot write in {base} ({err.strerror or err})"
+        return f"cannot write in {base} ({os_error_text(err)})"
     return None
 
 

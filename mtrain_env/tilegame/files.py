@@ -14,7 +14,8 @@ removed and the error re-raised: the target is left as it was.
 * :func:`atomic_path` for a writer that opens the file by name (``zipfile``, ``torch.save``,
   PIL's ``Image.save``).
 
-And :func:`run_lock`: one writer per run directory at a time.
+And :func:`run_lock`: one writer per run directory at a time, and :func:`os_error_text`: how
+every command names the reason a file could not be read or written.
 """
 
 from __future__ import annotations
@@ -32,9 +33,17 @@ __all__ = [
     "atomic_path",
     "atomic_write",
     "atomic_writer",
+    "os_error_text",
     "run_lock",
     "temp_path",
 ]
+
+
+def os_error_text(err: OSError) -> str:
+    """The reason an OS call failed, as a user should read it: the system's own words
+    (``strerror``, e.g. "Permission denied") without the errno and path Python adds, or the
+    error's text where the system gave none."""
+    return err.strerror or str(err)
 
 
 def temp_path(target: Path) -> Path:

@@ -20,7 +20,7 @@ import numpy as np
 import torch as th
 
 from agents.policy_format import weights_only_refusal
-from mtrain_env.tilegame.files import atomic_path
+from mtrain_env.tilegame.files import atomic_path, os_error_text
 from training.run_dir import CheckpointError
 
 __all__ = ["SelfPlayCheckpointError", "load_checkpoint", "save_checkpoint"]
@@ -108,7 +108,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         raw = th.load(path, weights_only=True)
     except OSError as err:
-        raise SelfPlayCheckpointError(path, f"cannot read it ({err.strerror or err})") from None
+        raise SelfPlayCheckpointError(path, f"cannot read it ({os_error_text(err)})") from None
     except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, zipfile.BadZipFile) as err:
         refusal = weights_only_refusal(err, "a checkpoint")
         raise SelfPlayCheckpointError(path, f"not a self-play checkpoint ({refusal})") from None

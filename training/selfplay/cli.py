@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mtrain_env.cli import output_problem
+from mtrain_env.tilegame.files import os_error_text
 
 if TYPE_CHECKING:  # imported where used: `mtrain --help` loads none of them
     from mtrain_env.mexican_train.core.config import GameConfig
@@ -250,7 +251,7 @@ def _check_init(config: SelfPlayConfig, game: GameConfig) -> None:
     except FileNotFoundError:
         raise ConfigError("--init", f"no such file: {config.init}") from None
     except OSError as err:
-        raise ConfigError("--init", f"cannot read {config.init} ({err.strerror or err})") from None
+        raise ConfigError("--init", f"cannot read {config.init} ({os_error_text(err)})") from None
     except ValueError as err:
         raise ConfigError("--init", str(err)) from None
     wanted = NetSpec.make(config.net, game, config.hidden, config.pair_hidden)

@@ -18,6 +18,7 @@ from typing import Any
 
 from agents.mexican_train.selfplay_file import NET_KINDS
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.files import os_error_text
 from training.checks import MAX_EVAL_DEALS, MAX_ROLLOUT, ConfigError, check_rollout
 from training.selfplay.seatbook import SeatBook
 
@@ -289,7 +290,7 @@ def read_config_file(path: str | os.PathLike[str]) -> SelfPlayConfig:
     try:
         raw = Path(path).read_bytes()
     except OSError as err:
-        raise ValueError(f"{path}: cannot read it ({err.strerror or err})") from None
+        raise ValueError(f"{path}: cannot read it ({os_error_text(err)})") from None
     try:
         data = json_text.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -320,5 +321,5 @@ def checkpoint_fault(path: str | os.PathLike[str]) -> str | None:
             if zipfile.is_zipfile(fh):
                 return None
     except OSError as err:
-        return f"cannot read it ({err.strerror or err})"
+        return f"cannot read it ({os_error_text(err)})"
     return "not a self-play checkpoint (not the zip archive torch.save writes)"
