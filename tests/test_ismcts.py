@@ -127,6 +127,11 @@ def test_time_budget_runs_at_least_one_chunk() -> None:
         ("ismcts", {"c": -1}, "c must"),
         ("ismcts_puct", {"c_puct": 0}, "c_puct"),
         ("ismcts_puct", {"temperature": 0}, "temperature"),
+        ("ismcts", {"leaf": "value"}, "leaf must be one of"),
+        ("ismcts", {"leaf": "policy"}, 'needs opponents="chain"'),
+        ("ismcts", {"path": "net.npz"}, 'path= is the network of leaf="policy"'),
+        ("ismcts", {"opponents": "chain", "leaf": "policy", "batch": 0}, "batch must be"),
+        ("ismcts", {"opponents": "chain", "leaf": "policy", "batch": 5000}, "batch must be"),
     ],
 )
 def test_bad_knobs_are_refused(name: str, params: dict[str, float], match: str) -> None:
@@ -247,3 +252,78 @@ def test_the_search_benchmarks_refuse_a_bad_agent_up_front(
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def _leaf_tree(decision: object, sims: int, leaf_values: object, batch: int) -> object:
+    from mtrain_env.mexican_train.compiled import ismcts, rollout
+    from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
+
+    cgame = CompiledMexicanTrain(decision.game.config)
+    det = rollout.Determinizer(cgame, decision.view, np.random.default_rng([11, 0, 2]))
+    moves = sorted(decision.to_move(a) for a in decision.legal_actions)
+    tree = ismcts.Tree(det, 11, sims, moves, branch_opponents=False, leaf_values=leaf_values, batch=batch)
+    tree.grow(sims)
+    return tree
+
+
+@pytest.mark.parametrize("batch", [1, 7, 64])
+def test_leaf_batches_leave_no_virtual_visit_behind(batch: int) -> None:
+    """The leaves' values are what the tree records, whatever the batch: with every leaf worth
+    5 pips each node's mean is exactly 5 (a virtual visit's value not taken back would move
+    it), and with a value per leaf the root moves' totals add up to the values handed back."""
+    _env, decision = _busy_decision(seed=6)
+    tree = _leaf_tree(decision, 100, lambda states: np.full(len(states), 5.0), batch)
+    stats = tree.root_stats()
+    assert tree.iterations == 100
+    assert sum(v for v, _q in stats.values()) == 100
+    assert len(stats) == len(decision.legal_actions)  # untried root moves are expanded first
+    used = int(tree.stats[0])  # nodes
+    assert np.allclose(tree.tree_f[1:used, 2], 5.0 * tree.tree_f[1:used, 0])
+    handed: list[float] = []
+
+    def counted(states: np.ndarray) -> np.ndarray:
+        assert states.ndim == 2 and len(states) <= batch
+        values = (states.sum(axis=1) % 17).astype(np.float64)  # a value per world and leaf
+        handed.extend(values)
+        return values
+
+    stats = _leaf_tree(decision, 100, counted, batch).root_stats()
+    assert len(handed) == 100
+    assert sum(v * q for v, q in stats.values()) == pytest.approx(sum(handed))
+
+
+def test_policy_leaves_are_deterministic_legal_and_follow_sims(policy_file: Path) -> None:
+    """``leaf="policy"``: the network plays the seat's later choices under the tree; the same
+    seed and sims give the same visits, another batch size another (legal) search."""
+    _env, decision = _busy_decision(seed=9)
+    make = lambda batch=8: ISMCTSAgent(  # noqa: E731
+        seed=4, sims=40, c=30, opponents="chain", leaf="policy", path=str(policy_file), batch=batch
+    )
+    runs = [make().search(decision) for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert sum(v for v, _q in runs[0].values()) == 40
+    agent = make(batch=3)
+    assert decision.action_mask[agent.act(decision)] == 1
+    assert agent.last_iterations == 40
+    assert make().params()["leaf"] == "policy"
+
+
+def test_policy_leaves_see_no_hidden_information(tmp_path: Path) -> None:
+    """The leak check of ``tests/test_agents.py`` on ``ismcts[leaf=policy]`` with a network
+    of that test's table (3 players, double-6)."""
+    from tests.test_agents import _leak_check
+
+    config = GameConfig.make(num_players=3, max_pips=6)
+    net = build_net(NetSpec.make("graph", config, hidden=16, pair_hidden=8), seed=2)
+    path = save_selfplay_policy(net, tmp_path / "net3.npz")
+    agent = lambda: ISMCTSAgent(seed=3, sims=12, opponents="chain", leaf="policy", path=str(path))  # noqa: E731
+    compared, differing = _leak_check(agent)
+    assert compared >= 3
+    assert differing == 0
+
+
+def test_policy_leaves_same_csv_on_one_and_two_workers(tmp_path: Path, policy_file: Path) -> None:
+    spec = AgentSpec("ismcts", {"sims": 12, "opponents": "chain", "leaf": "policy", "path": str(policy_file)})
+    label = spec.default_label()
+    one = same_csv_on_one_and_two_workers(tmp_path, [spec, AgentSpec("planner")], [label, *["planner"] * 3])
+    assert b"leaf=policy" in one

@@ -12,6 +12,12 @@ Where ``mc`` scores each of our moves by a flat average over worlds, the tree al
 searches the replies and our follow-ups, and spends its iterations on the promising moves
 (UCB) instead of halving. It sees only its :class:`~agents.mexican_train.base.Decision`.
 
+With ``opponents="chain", leaf="policy"`` the seat's later choices below the tree are the
+champion's network instead (the other seats' the chain policy, as in ``champion``'s
+rollouts): the tree shares the seat's next choices across worlds, the network plays the
+rest. The iterations then run in batches whose leaves go through the network together
+(:func:`~mtrain_env.mexican_train.compiled.ismcts.select_leaves`; docs/champion.md, step 25).
+
 Budget: ``sims`` iterations per decision (default 200; deterministic given the seed) or
 ``ms`` milliseconds (iterations run in chunks until the clock passes; not reproducible).
 With one legal action there is no search.
@@ -37,6 +43,10 @@ CHUNK = 8
 OPPONENTS = ("tree", "chain")
 #: tree nodes allotted under a time budget (the search stops early when they run out)
 MS_CAPACITY = 50_000
+#: what plays the rollouts below the tree (``ISMCTSAgent(leaf=...)``)
+LEAVES = ("chain", "policy")
+#: the most iterations selected before a batch of network leaves is valued
+MAX_BATCH = 4096
 
 
 def _compiled() -> tuple[Any, Any]:
@@ -59,6 +69,14 @@ class ISMCTSAgent(Agent):
         opponents: ``"tree"`` (default; SO-ISMCTS: the opponents' moves branch too, each
             seat maximising its own result) or ``"chain"`` (the opponents play the chain
             policy inside the tree as in the rollouts; only this seat's decisions branch).
+        leaf: ``"chain"`` (default: the chain policy plays every rollout) or ``"policy"``
+            (the seat's later choices below the tree are the champion's network, the other
+            seats' the chain policy, as in ``champion``'s rollouts; needs
+            ``opponents="chain"``): the iterations run in batches of ``batch`` under
+            virtual visits, each batch's leaves through the network together.
+        path: with ``leaf="policy"``, a self-play policy file (default: the table's
+            champion network, :data:`agents.mexican_train.champion.TABLE_POLICIES`).
+        batch: iterations selected before their leaves are valued (``leaf="policy"``).
     """
 
     name = "ismcts"
@@ -70,6 +88,9 @@ class ISMCTSAgent(Agent):
         ms: float | None = None,
         c: float = 10.0,
         opponents: str = "tree",
+        leaf: str = "chain",
+        path: str | None = None,
+        batch: int = 32,
     ) -> None:
         super().__init__(seed)
         if sims is not None and ms is not None:
@@ -84,6 +105,18 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"c must be >= 0, got {c}")
         if opponents not in OPPONENTS:
             raise ValueError(f"opponents must be one of {OPPONENTS}, got {opponents!r}")
+        if leaf not in LEAVES:
+            raise ValueError(f"leaf must be one of {LEAVES}, got {leaf!r}")
+        if leaf == "policy" and opponents != "chain":
+            raise ValueError('leaf="policy" needs opponents="chain" (only the seat\'s decisions branch)')
+        if path is not None and leaf != "policy":
+            raise ValueError('path= is the network of leaf="policy"')
+        if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
+            raise ValueError(f"batch must be an integer in 1..{MAX_BATCH}, got {batch!r}")
+        self.leaf = leaf
+        self.path = path
+        self.batch = batch
+        self._leaves: dict[GameConfig, Any] = {}
         self.sims = sims
         self.ms = ms
         self.c = float(c)
@@ -94,13 +127,32 @@ class ISMCTSAgent(Agent):
         self.last_visits: dict[int, tuple[float, float]] = {}  #: action -> (visits, mean result)
 
     def params(self) -> dict[str, Any]:
-        return {"sims": self.sims, "ms": self.ms, "c": self.c, "opponents": self.opponents}
+        knobs = {"sims": self.sims, "ms": self.ms, "c": self.c, "opponents": self.opponents}
+        if self.leaf == "policy":
+            knobs.update(leaf=self.leaf, path=self.path, batch=self.batch)
+        return knobs
+
+    def check_game(self, config: GameConfig) -> None:
+        if self.leaf == "policy":
+            self._network_leaves(config)  # refuses a table without a network, or the wrong one
+
+    def _network_leaves(self, config: GameConfig) -> Any:
+        """The network leaves of ``config``'s table (``leaf="policy"``; one per config)."""
+        leaves = self._leaves.get(config)
+        if leaves is None:
+            from agents.mexican_train.champion import table_policy
+            from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
+
+            net = load_value_net(self.path or table_policy(config))
+            leaves = self._leaves[config] = ValueLeaves(net, config, depth=None)
+        return leaves
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the compiled modules and per-config caches (rebuilt on use)."""
         state = self.__dict__.copy()
         state["_modules"] = None
         state["_games"] = {}
+        state["_leaves"] = {}
         return state
 
     def _game(self, config: GameConfig) -> tuple[Any, Any]:
@@ -144,6 +196,8 @@ class ISMCTSAgent(Agent):
             c_puct=self.c_puct(),
             branch_opponents=self.opponents == "tree",
             sc=sc,
+            leaf_values=self._leaf_values(decision, cgame, sc),
+            batch=self.batch,
         )
         if self.ms is None:
             tree.grow(capacity)
@@ -157,6 +211,15 @@ class ISMCTSAgent(Agent):
         self.last_iterations = tree.iterations
         by_move = tree.root_stats()
         return {a: by_move.get(m, (0.0, 0.0)) for a, m in zip(legal, moves, strict=True)}
+
+    def _leaf_values(self, decision: Decision, cgame: Any, sc: Any) -> Any:
+        """The tree's ``leaf_values`` (``leaf="policy"``: the network plays the seat's later
+        choices to the round's end) or None (chain rollouts inside the search)."""
+        if self.leaf != "policy":
+            return None
+        leaves = self._network_leaves(decision.game.config)
+        seat = decision.view.seat
+        return lambda states: leaves.improved_values(states, cgame.tables, seat, sc, 0)
 
     def act(self, decision: Decision) -> int:
         legal = decision.legal_actions

@@ -24,6 +24,11 @@ PUCT node instead (AlphaZero's ``Q + c_puct P sqrt(N) / (1 + n)``): every root m
 child from the start and the prior steers the visits; the ``ismcts_puct`` agent passes a
 learned policy's probabilities there.
 
+:func:`select_leaves` and :func:`back_up_leaves` split an iteration around step 2 for a
+caller that values the leaves itself, a batch at a time (a network playing the seat's later
+choices: ``ismcts[leaf=policy]``); the nodes of a batch's paths hold virtual visits
+meanwhile.
+
 A world the greedy dealer cannot deal (all its shuffles dead-end; rare) is replaced by the
 template, itself a world from the pure sampler's exact dealer. The search is a function of
 its inputs: deterministic given ``base`` and ``sims``.
@@ -32,6 +37,7 @@ its inputs: deterministic given ``base`` and ``sims``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -52,7 +58,7 @@ from mtrain_env.mexican_train.compiled.engine import (
 )
 from mtrain_env.mexican_train.compiled.rollout import Determinizer, chain_rollout, deal_hidden, round_result
 
-__all__ = ["Tree", "search"]
+__all__ = ["Tree", "back_up_leaves", "search", "select_leaves"]
 
 _CACHE = cache_watching(__file__, engine.__file__, rollout.__file__)
 
@@ -91,6 +97,79 @@ def _new_node(
         tree_i[nd, N_SIBLING] = tree_i[parent, N_CHILD]
         tree_i[parent, N_CHILD] = nd
     return nd
+
+
+@njit(cache=_CACHE, inline="always")
+def _step_node(
+    tree_i: np.ndarray,
+    tree_f: np.ndarray,
+    stats: np.ndarray,
+    node: int,
+    moves: np.ndarray,
+    count: int,
+    flag: np.ndarray,
+    player: int,
+    x: np.uint64,
+    c_uct: float,
+    puct: bool,
+    priors: np.ndarray,
+    c_puct: float,
+) -> tuple[int, bool, np.uint64]:
+    """One node of an iteration's walk, ``player`` choosing among ``moves[:count]`` (legal
+    in this world): the children whose move is legal gain availability; an untried legal
+    move is expanded (uniformly on the stream ``x``; not at a PUCT node, whose children all
+    exist) while the tree has room, else the best child by UCB (or PUCT) is taken. Returns
+    ``(child or -1 when the tree is full and nothing here was tried, expanded, x)``;
+    ``flag`` is left all zeros."""
+    capacity = tree_i.shape[0]
+    for i in range(count):
+        flag[moves[i]] = 1
+    c = tree_i[node, N_CHILD]
+    while c >= 0:
+        m = tree_i[c, N_MOVE]
+        if flag[m] != 0:
+            flag[m] = 2  # has a child
+            tree_f[c, N_AVAIL] += 1.0
+        c = tree_i[c, N_SIBLING]
+    untried = 0
+    for i in range(count):
+        if flag[moves[i]] == 1:
+            untried += 1
+    chosen = -1
+    if untried > 0 and not puct and stats[ST_NODES] < capacity:
+        x = rollout._splitmix(x)
+        k = int(x % np.uint64(untried))
+        for i in range(count):
+            if flag[moves[i]] == 1:
+                if k == 0:
+                    chosen = _new_node(tree_i, tree_f, stats, node, moves[i], player)
+                    tree_f[chosen, N_AVAIL] = 1.0
+                    break
+                k -= 1
+    expanded = chosen >= 0
+    if not expanded:
+        best_score = -np.inf
+        sqrt_n = math.sqrt(tree_f[node, N_VISITS] + 1.0)
+        c = tree_i[node, N_CHILD]
+        while c >= 0:
+            m = tree_i[c, N_MOVE]
+            if flag[m] != 0:
+                v = tree_f[c, N_VISITS]
+                q = tree_f[c, N_VALUE] / v if v > 0 else 0.0
+                if puct:
+                    score = q + c_puct * priors[m] * sqrt_n / (1.0 + v)
+                elif v == 0:
+                    score = np.inf
+                else:
+                    score = q + c_uct * math.sqrt(math.log(tree_f[c, N_AVAIL]) / v)
+                # ties: the lower move (children are listed newest first)
+                if chosen < 0 or score > best_score or (score == best_score and m < tree_i[chosen, N_MOVE]):
+                    best_score = score
+                    chosen = c
+            c = tree_i[c, N_SIBLING]
+    for i in range(count):
+        flag[moves[i]] = 0
+    return chosen, expanded, x
 
 
 @njit(cache=_CACHE)
@@ -151,58 +230,10 @@ def search(
             if p != seat and not branch_opponents:
                 engine.apply(s, tb, rollout._choose(s, tb, moves, count, sc[1], danger))
                 continue
-            for i in range(count):
-                flag[moves[i]] = 1
             puct = node == 0 and c_puct > 0.0
-            c = tree_i[node, N_CHILD]
-            while c >= 0:
-                m = tree_i[c, N_MOVE]
-                if flag[m] != 0:
-                    flag[m] = 2  # has a child
-                    tree_f[c, N_AVAIL] += 1.0
-                c = tree_i[c, N_SIBLING]
-            untried = 0
-            for i in range(count):
-                if flag[moves[i]] == 1:
-                    untried += 1
-            chosen = -1
-            if untried > 0 and not puct and stats[ST_NODES] < capacity:
-                x = rollout._splitmix(x)
-                k = int(x % np.uint64(untried))
-                for i in range(count):
-                    if flag[moves[i]] == 1:
-                        if k == 0:
-                            chosen = _new_node(tree_i, tree_f, stats, node, moves[i], p)
-                            tree_f[chosen, N_AVAIL] = 1.0
-                            break
-                        k -= 1
-            expanded = chosen >= 0
-            if not expanded:
-                best_score = -np.inf
-                sqrt_n = math.sqrt(tree_f[node, N_VISITS] + 1.0)
-                c = tree_i[node, N_CHILD]
-                while c >= 0:
-                    m = tree_i[c, N_MOVE]
-                    if flag[m] != 0:
-                        v = tree_f[c, N_VISITS]
-                        q = tree_f[c, N_VALUE] / v if v > 0 else 0.0
-                        if puct:
-                            score = q + c_puct * priors[m] * sqrt_n / (1.0 + v)
-                        elif v == 0:
-                            score = np.inf
-                        else:
-                            score = q + c_uct * math.sqrt(math.log(tree_f[c, N_AVAIL]) / v)
-                        # ties: the lower move (children are listed newest first)
-                        if (
-                            chosen < 0
-                            or score > best_score
-                            or (score == best_score and m < tree_i[chosen, N_MOVE])
-                        ):
-                            best_score = score
-                            chosen = c
-                    c = tree_i[c, N_SIBLING]
-            for i in range(count):
-                flag[moves[i]] = 0
+            chosen, expanded, x = _step_node(
+                tree_i, tree_f, stats, node, moves, count, flag, p, x, c_uct, puct, priors, c_puct
+            )
             if chosen < 0:  # the tree is full and nothing here was tried: play on from here
                 break
             engine.apply(s, tb, tree_i[chosen, N_MOVE])
@@ -222,11 +253,119 @@ def search(
         stats[ST_DONE] += 1
 
 
+@njit(cache=_CACHE)
+def select_leaves(
+    template: np.ndarray,
+    tb: np.ndarray,
+    unseen: np.ndarray,
+    allowed: np.ndarray,
+    order: np.ndarray,
+    need: np.ndarray,
+    base: int,
+    seat: int,
+    danger: int,
+    c_uct: float,
+    tree_i: np.ndarray,
+    tree_f: np.ndarray,
+    stats: np.ndarray,
+    sc: Any,
+    leaves: np.ndarray,
+    paths: np.ndarray,
+    virtual: np.ndarray,
+    lengths: np.ndarray,
+) -> int:
+    """The select and expand steps of up to ``leaves.shape[0]`` iterations of :func:`search`
+    with the opponents on the chain policy (``branch_opponents=False``, UCB root), for a
+    caller that values the leaves itself (a network playing the seat's later choices,
+    :class:`Tree` with a ``leaf_values`` function). Iteration ``b`` leaves its world's state,
+    played on from the expanded node to the seat's next real choice or the round's end
+    (:func:`.rollout.advance_to_choice`), in ``leaves[b]`` and its path in ``paths[b,
+    :lengths[b]]``. Every node on the path takes a virtual visit at its current mean
+    (``virtual[b, j]``, the value added; the root a visit), so the batch's later
+    iterations spread over the moves as UCB's exploration term shrinks;
+    :func:`back_up_leaves` replaces them with the leaves' values. Returns the
+    iterations selected (fewer only when the tree is full)."""
+    root = template.copy()
+    s = np.empty(STATE_SIZE, np.int64)
+    pool = np.empty(MAX_TILES, np.int64)
+    owner = np.empty(MAX_TILES, np.int64)
+    moves = np.empty(MAX_MOVES, np.int64)
+    flag = np.zeros(tb[K_ACTIONS], np.int64)
+    no_priors = np.empty(0, np.float64)
+    capacity = tree_i.shape[0]
+    for b in range(leaves.shape[0]):
+        if stats[ST_NODES] >= capacity:
+            return b
+        index = stats[ST_INDEX]
+        stats[ST_INDEX] = index + 1
+        root[:] = template
+        if not deal_hidden(root, tb, unseen, allowed, order, need, base, index, pool, owner):
+            stats[ST_FALLBACKS] += 1
+        s[:] = root
+        x = rollout._splitmix(np.uint64(base) ^ rollout._splitmix(np.uint64(index) ^ np.uint64(0xA5A5)))
+        rollout._reserve(s, tb, sc)
+        node = 0
+        plen = 0
+        while s[S_PHASE] < ROUND_OVER and plen < paths.shape[1]:
+            count = engine.legal_moves_into(s, tb, moves)
+            if count == 1:
+                engine.apply(s, tb, moves[0])
+                continue
+            if s[S_CURRENT] != seat:
+                engine.apply(s, tb, rollout._choose(s, tb, moves, count, sc[1], danger))
+                continue
+            chosen, expanded, x = _step_node(
+                tree_i, tree_f, stats, node, moves, count, flag, seat, x, c_uct, False, no_priors, 0.0
+            )
+            if chosen < 0:
+                break
+            engine.apply(s, tb, tree_i[chosen, N_MOVE])
+            paths[b, plen] = chosen
+            plen += 1
+            node = chosen
+            if expanded:
+                break
+        rollout.advance_to_choice(s, tb, seat, danger, sc)
+        leaves[b] = s
+        lengths[b] = plen
+        tree_f[0, N_VISITS] += 1.0
+        for j in range(plen):
+            nd = paths[b, j]
+            v = tree_f[nd, N_VISITS]
+            virtual[b, j] = tree_f[nd, N_VALUE] / v if v > 0 else 0.0
+            tree_f[nd, N_VALUE] += virtual[b, j]
+            tree_f[nd, N_VISITS] = v + 1.0
+        stats[ST_DONE] += 1
+    return leaves.shape[0]
+
+
+@njit(cache=_CACHE)
+def back_up_leaves(
+    tree_f: np.ndarray,
+    paths: np.ndarray,
+    virtual: np.ndarray,
+    lengths: np.ndarray,
+    values: np.ndarray,
+    count: int,
+) -> None:
+    """Replace the virtual visits of :func:`select_leaves`' first ``count`` iterations by
+    their leaves' ``values`` (the seat's results): each path node's value loses the mean it
+    was given and gains the value; its visit stays counted."""
+    for b in range(count):
+        for j in range(lengths[b]):
+            tree_f[paths[b, j], N_VALUE] += values[b] - virtual[b, j]
+
+
 class Tree:
     """One decision's search tree on a :class:`~.rollout.Determinizer` (the seat's view only).
 
     ``grow(iterations)`` runs more iterations (call it repeatedly under a time budget);
-    :meth:`root_stats` reads the visits and mean results of the root moves.
+    :meth:`root_stats` reads the visits and mean results of the root moves. With
+    ``leaf_values`` (the opponents on the chain policy, a UCB root) the iterations run in
+    batches of ``batch``: :func:`select_leaves` picks a batch's leaves under virtual visits,
+    ``leaf_values(states)`` gives the seat's result of each (``(count, STATE_SIZE)`` states
+    at the seat's real choice or over; e.g. a network playing the seat's later choices)
+    and :func:`back_up_leaves` records them.
     """
 
     def __init__(
@@ -241,8 +380,14 @@ class Tree:
         branch_opponents: bool = True,
         danger: int = 2,
         sc: Any = None,
+        leaf_values: Callable[[np.ndarray], np.ndarray] | None = None,
+        batch: int = 32,
     ) -> None:
+        if leaf_values is not None and (branch_opponents or priors is not None):
+            raise ValueError("leaf_values needs the opponents on the chain policy and a UCB root")
         self.det = det
+        self.leaf_values = leaf_values
+        self.batch = int(batch)
         self.base = int(base)
         self.c_uct = float(c_uct)
         self.c_puct = float(c_puct) if priors is not None else 0.0
@@ -264,6 +409,9 @@ class Tree:
     def grow(self, iterations: int) -> None:
         """Run ``iterations`` more iterations."""
         det = self.det
+        if self.leaf_values is not None:
+            self._grow_batches(int(iterations))
+            return
         search(
             *det.dealer,
             self.base,
@@ -279,6 +427,40 @@ class Tree:
             self.stats,
             self.sc,
         )
+
+    def _grow_batches(self, iterations: int) -> None:
+        """``iterations`` more iterations valued by :attr:`leaf_values`, a batch at a time."""
+        assert self.leaf_values is not None
+        det = self.det
+        size = min(self.batch, iterations)
+        leaves = np.empty((size, STATE_SIZE), np.int64)
+        paths = np.empty((size, MAX_PATH), np.int64)
+        virtual = np.empty((size, MAX_PATH), np.float64)
+        lengths = np.zeros(size, np.int64)
+        left = iterations
+        while left > 0:
+            count = min(size, left)
+            got = select_leaves(
+                *det.dealer,
+                self.base,
+                det.view.seat,
+                self.danger,
+                self.c_uct,
+                self.tree_i,
+                self.tree_f,
+                self.stats,
+                self.sc,
+                leaves[:count],
+                paths[:count],
+                virtual[:count],
+                lengths[:count],
+            )
+            if got:
+                values = np.asarray(self.leaf_values(leaves[:got]), np.float64)
+                back_up_leaves(self.tree_f, paths, virtual, lengths, values, got)
+            if got < count:  # the tree is full
+                return
+            left -= count
 
     @property
     def iterations(self) -> int:
