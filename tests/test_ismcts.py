@@ -327,3 +327,14 @@ def test_policy_leaves_same_csv_on_one_and_two_workers(tmp_path: Path, policy_fi
     label = spec.default_label()
     one = same_csv_on_one_and_two_workers(tmp_path, [spec, AgentSpec("planner")], [label, *["planner"] * 3])
     assert b"leaf=policy" in one
+
+
+def test_policy_leaves_refuse_a_table_without_its_network_up_front(policy_file: Path) -> None:
+    """``check_game`` (asked by the harness before the first deal) refuses a table the
+    champion ships no network for, and a network trained for another table."""
+    small = GameConfig.make(num_players=4, max_pips=6)
+    with pytest.raises(ValueError, match="champion's networks"):
+        ISMCTSAgent(seed=0, opponents="chain", leaf="policy").check_game(small)
+    with pytest.raises(ValueError, match="trained for another table"):
+        ISMCTSAgent(seed=0, opponents="chain", leaf="policy", path=str(policy_file)).check_game(small)
+    ISMCTSAgent(seed=0, opponents="chain", leaf="policy").check_game(GameConfig.make(num_players=4))
