@@ -32,6 +32,7 @@ import numpy as np
 
 from agents.mexican_train.base import Agent, Decision
 from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.tilegame.validate import as_int
 
 __all__ = ["DEFAULT_SIMS", "ISMCTSAgent"]
 
@@ -111,11 +112,9 @@ class ISMCTSAgent(Agent):
             raise ValueError('leaf="policy" needs opponents="chain" (only the seat\'s decisions branch)')
         if path is not None and leaf != "policy":
             raise ValueError('path= is the network of leaf="policy"')
-        if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
-            raise ValueError(f"batch must be an integer in 1..{MAX_BATCH}, got {batch!r}")
+        self.batch = as_int("batch", batch, low=1, high=MAX_BATCH, numpy=False, error=ValueError)
         self.leaf = leaf
         self.path = path
-        self.batch = batch
         self._leaves: dict[GameConfig, Any] = {}
         self.sims = sims
         self.ms = ms

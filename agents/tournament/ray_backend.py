@@ -25,6 +25,8 @@ import socket
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from mtrain_env.tilegame.files import os_error_text
+
 __all__ = ["address_problem", "ensure_ray", "play_deals_on_ray", "reach_problem"]
 
 
@@ -56,9 +58,7 @@ def reach_problem(address: str, timeout: float = 5.0) -> str | None:
         with socket.create_connection((host, port), timeout=timeout):
             return None
     except OSError as err:
-        reason = (
-            "timed out" if isinstance(err, TimeoutError) else err.strerror or str(err) or type(err).__name__
-        )
+        reason = "timed out" if isinstance(err, TimeoutError) else os_error_text(err) or type(err).__name__
         return f"cannot reach a Ray cluster at {address} ({reason})"
 
 

@@ -172,6 +172,85 @@ def _step_node(
     return chosen, expanded, x
 
 
+@njit(cache=_CACHE, inline="always")
+def _walk_scratch(
+    template: np.ndarray, tb: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The arrays :func:`_walk` works in: ``(root, s, pool, owner, moves, flag)``."""
+    return (
+        template.copy(),
+        np.empty(STATE_SIZE, np.int64),
+        np.empty(MAX_TILES, np.int64),
+        np.empty(MAX_TILES, np.int64),
+        np.empty(MAX_MOVES, np.int64),
+        np.zeros(tb[K_ACTIONS], np.int64),
+    )
+
+
+@njit(cache=_CACHE, inline="always")
+def _walk(
+    work: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    template: np.ndarray,
+    tb: np.ndarray,
+    unseen: np.ndarray,
+    allowed: np.ndarray,
+    order: np.ndarray,
+    need: np.ndarray,
+    base: int,
+    seat: int,
+    danger: int,
+    c_uct: float,
+    priors: np.ndarray,
+    c_puct: float,
+    branch_opponents: bool,
+    tree_i: np.ndarray,
+    tree_f: np.ndarray,
+    stats: np.ndarray,
+    sc: Any,
+    path: np.ndarray,
+) -> int:
+    """Step 1 of the next iteration (module docstring): its world dealt into ``work``'s
+    state ``s`` (by way of ``root``; :func:`_walk_scratch`), then the tree walked from the
+    root, each choice by :func:`_step_node`, forced moves applied without a node and, with
+    ``branch_opponents`` off, the opponents on the chain policy, until a node is expanded,
+    the tree is full or the round ends. ``s`` is left where the walk stopped and
+    ``path[:length]`` holds the nodes followed; returns the length."""
+    root, s, pool, owner, moves, flag = work
+    index = stats[ST_INDEX]
+    stats[ST_INDEX] = index + 1
+    root[:] = template
+    if not deal_hidden(root, tb, unseen, allowed, order, need, base, index, pool, owner):
+        stats[ST_FALLBACKS] += 1  # root keeps the template: a world of the exact dealer
+    s[:] = root
+    x = rollout._splitmix(np.uint64(base) ^ rollout._splitmix(np.uint64(index) ^ np.uint64(0xA5A5)))
+    if not branch_opponents:
+        rollout._reserve(s, tb, sc)  # the opponents' chains, for their moves in the tree
+    node = 0
+    plen = 0
+    while s[S_PHASE] < ROUND_OVER and plen < path.shape[0]:
+        count = engine.legal_moves_into(s, tb, moves)
+        if count == 1:
+            engine.apply(s, tb, moves[0])
+            continue
+        p = s[S_CURRENT]
+        if p != seat and not branch_opponents:
+            engine.apply(s, tb, rollout._choose(s, tb, moves, count, sc[1], danger))
+            continue
+        puct = node == 0 and c_puct > 0.0
+        chosen, expanded, x = _step_node(
+            tree_i, tree_f, stats, node, moves, count, flag, p, x, c_uct, puct, priors, c_puct
+        )
+        if chosen < 0:  # the tree is full and nothing here was tried: play on from here
+            break
+        engine.apply(s, tb, tree_i[chosen, N_MOVE])
+        path[plen] = chosen
+        plen += 1
+        node = chosen
+        if expanded:
+            break
+    return plen
+
+
 @njit(cache=_CACHE)
 def search(
     template: np.ndarray,
@@ -196,12 +275,8 @@ def search(
     """Run ``iterations`` more iterations on the tree (``tree_i``/``tree_f``/``stats``, set up
     by :class:`Tree`; its root's children are the root moves when ``c_puct > 0``). Stops
     early when the tree is full. ``priors[move]``: the root prior (PUCT only)."""
-    root = template.copy()
-    s = np.empty(STATE_SIZE, np.int64)
-    pool = np.empty(MAX_TILES, np.int64)
-    owner = np.empty(MAX_TILES, np.int64)
-    moves = np.empty(MAX_MOVES, np.int64)
-    flag = np.zeros(tb[K_ACTIONS], np.int64)
+    work = _walk_scratch(template, tb)
+    s = work[1]
     path = np.empty(MAX_PATH, np.int64)
     results = np.empty(MAX_SEATS, np.float64)
     trace = np.empty(0, np.int64)
@@ -210,38 +285,27 @@ def search(
     for _ in range(iterations):
         if stats[ST_NODES] >= capacity:
             return
-        index = stats[ST_INDEX]
-        stats[ST_INDEX] = index + 1
-        root[:] = template
-        if not deal_hidden(root, tb, unseen, allowed, order, need, base, index, pool, owner):
-            stats[ST_FALLBACKS] += 1  # root keeps the template: a world of the exact dealer
-        s[:] = root
-        x = rollout._splitmix(np.uint64(base) ^ rollout._splitmix(np.uint64(index) ^ np.uint64(0xA5A5)))
-        if not branch_opponents:
-            rollout._reserve(s, tb, sc)  # the opponents' chains, for their moves in the tree
-        node = 0
-        plen = 0
-        while s[S_PHASE] < ROUND_OVER and plen < MAX_PATH:
-            count = engine.legal_moves_into(s, tb, moves)
-            if count == 1:
-                engine.apply(s, tb, moves[0])
-                continue
-            p = s[S_CURRENT]
-            if p != seat and not branch_opponents:
-                engine.apply(s, tb, rollout._choose(s, tb, moves, count, sc[1], danger))
-                continue
-            puct = node == 0 and c_puct > 0.0
-            chosen, expanded, x = _step_node(
-                tree_i, tree_f, stats, node, moves, count, flag, p, x, c_uct, puct, priors, c_puct
-            )
-            if chosen < 0:  # the tree is full and nothing here was tried: play on from here
-                break
-            engine.apply(s, tb, tree_i[chosen, N_MOVE])
-            path[plen] = chosen
-            plen += 1
-            node = chosen
-            if expanded:
-                break
+        plen = _walk(
+            work,
+            template,
+            tb,
+            unseen,
+            allowed,
+            order,
+            need,
+            base,
+            seat,
+            danger,
+            c_uct,
+            priors,
+            c_puct,
+            branch_opponents,
+            tree_i,
+            tree_f,
+            stats,
+            sc,
+            path,
+        )
         chain_rollout(s, tb, danger, sc, trace)
         for q in range(n):
             results[q] = round_result(s, tb, q)
@@ -285,46 +349,34 @@ def select_leaves(
     iterations spread over the moves as UCB's exploration term shrinks;
     :func:`back_up_leaves` replaces them with the leaves' values. Returns the
     iterations selected (fewer only when the tree is full)."""
-    root = template.copy()
-    s = np.empty(STATE_SIZE, np.int64)
-    pool = np.empty(MAX_TILES, np.int64)
-    owner = np.empty(MAX_TILES, np.int64)
-    moves = np.empty(MAX_MOVES, np.int64)
-    flag = np.zeros(tb[K_ACTIONS], np.int64)
+    work = _walk_scratch(template, tb)
+    s = work[1]
     no_priors = np.empty(0, np.float64)
     capacity = tree_i.shape[0]
     for b in range(leaves.shape[0]):
         if stats[ST_NODES] >= capacity:
             return b
-        index = stats[ST_INDEX]
-        stats[ST_INDEX] = index + 1
-        root[:] = template
-        if not deal_hidden(root, tb, unseen, allowed, order, need, base, index, pool, owner):
-            stats[ST_FALLBACKS] += 1
-        s[:] = root
-        x = rollout._splitmix(np.uint64(base) ^ rollout._splitmix(np.uint64(index) ^ np.uint64(0xA5A5)))
-        rollout._reserve(s, tb, sc)
-        node = 0
-        plen = 0
-        while s[S_PHASE] < ROUND_OVER and plen < paths.shape[1]:
-            count = engine.legal_moves_into(s, tb, moves)
-            if count == 1:
-                engine.apply(s, tb, moves[0])
-                continue
-            if s[S_CURRENT] != seat:
-                engine.apply(s, tb, rollout._choose(s, tb, moves, count, sc[1], danger))
-                continue
-            chosen, expanded, x = _step_node(
-                tree_i, tree_f, stats, node, moves, count, flag, seat, x, c_uct, False, no_priors, 0.0
-            )
-            if chosen < 0:
-                break
-            engine.apply(s, tb, tree_i[chosen, N_MOVE])
-            paths[b, plen] = chosen
-            plen += 1
-            node = chosen
-            if expanded:
-                break
+        plen = _walk(
+            work,
+            template,
+            tb,
+            unseen,
+            allowed,
+            order,
+            need,
+            base,
+            seat,
+            danger,
+            c_uct,
+            no_priors,
+            0.0,
+            False,
+            tree_i,
+            tree_f,
+            stats,
+            sc,
+            paths[b],
+        )
         rollout.advance_to_choice(s, tb, seat, danger, sc)
         leaves[b] = s
         lengths[b] = plen
