@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 import agents
-from agents.registry import check_params, parse_spec
+from agents.registry import resolve
+from agents.spec import AgentSpec
 from mtrain_env.mexican_train.core.config import GameConfig
 
 __all__ = [
@@ -184,16 +185,16 @@ def check_agent(
     if not isinstance(agent, str) or not agent:
         raise ConfigError(field, f"needs agent names, got {agent!r}")
     try:
-        base, spec_params = parse_spec(agent)  # a name, or a spec such as "mc[sims=50]"
-        cls = agents.agent_class(base)
+        spec = AgentSpec(agent)  # a name, or a spec such as "mc[sims=50]"
+        cls = agents.agent_class(spec.name)
     except (ImportError, ValueError) as err:
         raise ConfigError(field, str(err)) from None
-    params = {**spec_params, **(params or {})}
+    merged = {**spec.params, **(params or {})}  # the given parameters win over the spec's
     try:
-        check_params(cls, params)
-        built = cls(seed=0, **params)
+        cls, merged = resolve(spec, params=params)
+        built = cls(seed=0, **merged)
     except (TypeError, ValueError) as err:
-        text = f"agent {agent!r} does not take the parameters {params}: {err}"
+        text = f"agent {agent!r} does not take the parameters {merged}: {err}"
         raise ConfigError(params_field or field, text) from None
     try:
         built.check_game(game)

@@ -49,7 +49,8 @@ from typing import Any, overload
 import numpy as np
 
 from agents.play import AgentError, RoundRecord, play_game
-from agents.registry import agent_class, check_params, parse_spec
+from agents.registry import agent_class, resolve
+from agents.spec import AgentSpec
 from agents.tournament.games import TournamentGame, game_of
 from agents.tournament.results import (
     RESULTS_FILE,
@@ -97,40 +98,6 @@ class AgentFailedError(RuntimeError):
 
 # --------------------------------------------------------------------- config
 @dataclass(frozen=True)
-class AgentSpec:
-    """One tournament entrant: a registered agent name (or ``"module:Class"``) and its params.
-
-    Args:
-        name: key of ``agents.REGISTRY`` (``"random"``, ``"greedy"``, ...) or an import path
-            ``"package.module:ClassName"`` of an :class:`~agents.base.BaseAgent` subclass.
-        params: keyword arguments of the agent's constructor (``{"rollouts": 64}``).
-        label: name in tables and files; default ``name`` or ``name[k=v,...]``.
-    """
-
-    name: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    label: str | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> AgentSpec:
-        """``"mc"`` or ``"mc[rollouts=64,depth=2]"`` (values parsed as JSON, else strings;
-        :func:`agents.registry.parse_spec`)."""
-        name, params = parse_spec(text)
-        return cls(name, params)
-
-    def default_label(self) -> str:
-        base = self.name.rsplit(":", 1)[-1]
-        if not self.params:
-            return base
-        inner = ",".join(f"{k}={_compact(v)}" for k, v in sorted(self.params.items()))
-        return f"{base}[{inner}]"
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":")) if not isinstance(value, str) else value
-
-
-@dataclass(frozen=True)
 class TournamentConfig:
     """A tournament: who plays which game, on how many duplicate deals.
 
@@ -176,7 +143,7 @@ class TournamentConfig:
     replays_dir: str | os.PathLike[str] | None = None
 
     def __post_init__(self) -> None:
-        specs = tuple(AgentSpec(a) if isinstance(a, str) else a for a in self.agents)
+        specs = tuple(AgentSpec.of(a) for a in self.agents)  # "mc[sims=64]" parsed, never a bare name
         object.__setattr__(self, "agents", specs)
         if not specs:
             raise ValueError("a tournament needs at least one agent")
@@ -275,13 +242,12 @@ class Plan:
 def checked_agent(spec: AgentSpec, config: Any, label: str | None = None) -> Any:
     """The agent of ``spec`` for games of ``config`` (seed 0), checked as a run checks its
     entrants before the first deal: its parameters against its constructor's signature
-    (:func:`~agents.registry.check_params`) and what it reads against the table
+    (:func:`~agents.registry.resolve`) and what it reads against the table
     (:meth:`~agents.base.BaseAgent.check_game`). ``ValueError`` in words, the table's
     constructor's and the table's errors prefixed with ``label`` (default: the spec's)."""
-    cls = agent_class(spec.name, game_of(config).name)
-    check_params(cls, spec.params)
+    cls, params = resolve(spec, game_of(config).name)
     try:
-        agent = cls(seed=0, **dict(spec.params))
+        agent = cls(seed=0, **params)
         agent.check_game(config)
     except ValueError as err:
         raise ValueError(f"{label or spec.default_label()}: {err}") from None

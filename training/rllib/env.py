@@ -93,7 +93,7 @@ class MexicanTrainMultiAgentEnv(MultiAgentEnv):
             raise ValueError(f"illegal_action must be one of {ILLEGAL_MODES}, got {self.illegal_action!r}")
         self.illegal_reward = float(config.get("illegal_reward", -1.0))
         for name in self.heuristics:
-            agents.agent_class(name)  # an unknown name fails here, not mid-training
+            agents.registry.resolve(name)  # an unknown name or knob fails here, not mid-training
 
         raw = self._raw
         self.num_players = raw.config.num_players
