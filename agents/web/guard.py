@@ -55,7 +55,8 @@ class RequestGuard:
         types: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.app = app
-        self.hosts = frozenset({*LOOPBACK_HOSTS, *(host_name(h) for h in hosts)})
+        named = (host_name(h) for h in hosts)
+        self.hosts = frozenset({*LOOPBACK_HOSTS, *(h for h in named if h)})  # never "": no Host
         self.types = dict(types or {})
 
     def _types(self, path: str) -> tuple[str, ...]:
