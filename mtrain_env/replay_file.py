@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from mtrain_env.replay_format import (
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.files import atomic_write
 
-__all__ = ["dumps_replay", "loads_replay", "read_replay", "write_replay"]
+__all__ = ["AnnotationFilter", "dumps_replay", "loads_replay", "read_replay", "write_replay"]
 
 _HEADER_KEYS = ("format", "version", "game", "config", "seed", "agents", "versions")
 _OPTIONAL_HEADER_KEYS = ("reward", "options")
@@ -111,25 +112,34 @@ def read_replay(path: str | os.PathLike[str]) -> Replay:
     return loads_replay(text, path)
 
 
-def loads_replay(text: str, path: str | os.PathLike[str] = "<string>") -> Replay:
-    """Parse the text of a replay file (see :func:`read_replay`)."""
+#: keeps, changes or drops one decision's annotations as a replay is read: ``(seat, action,
+#: annotations) -> annotations or None``
+AnnotationFilter = Callable[[int, int, dict[str, Any]], "dict[str, Any] | None"]
+
+
+def loads_replay(
+    text: str | bytes,
+    path: str | os.PathLike[str] = "<string>",
+    *,
+    max_line: int | None = None,
+    annotations: AnnotationFilter | None = None,
+) -> Replay:
+    """Parse the text of a replay file (see :func:`read_replay`), one line at a time.
+
+    A reader of untrusted files bounds its work: ``max_line`` refuses a line longer than
+    that many characters (bytes, for ``bytes``: each line is decoded on its own) before
+    parsing it, and ``annotations`` replaces each decision's annotations as it is read, so
+    that what a file's annotations hold is never kept whole.
+    """
     if not text:
         raise DamagedReplayError(path, 0, "empty file: no header line")
-    if not text.endswith("\n"):
-        raise DamagedReplayError(path, text.count("\n") + 1, "the last line has no newline (cut short?)")
-    lines = text[:-1].split("\n")
-    objs = []
-    for no, line in enumerate(lines, 1):
-        try:
-            obj = json_text.loads(line, parse_constant=_refuse_constant)
-        except ValueError as err:
-            raise DamagedReplayError(path, no, f"not a JSON object: {err}") from None
-        if not isinstance(obj, dict):
-            raise DamagedReplayError(path, no, f"not a JSON object: {type(obj).__name__}")
-        objs.append(obj)
-    replay = _read_header(objs[0], path)
+    if text[-1:] not in ("\n", b"\n"):
+        newlines = text.count("\n") if isinstance(text, str) else text.count(b"\n")
+        raise DamagedReplayError(path, newlines + 1, "the last line has no newline (cut short?)")
+    lines = _objects(text, path, max_line)
+    replay = _read_header(next(lines)[1], path)
     n = replay.num_players
-    for no, obj in enumerate(objs[1:], 2):
+    for no, obj in lines:
         if replay.final is not None:
             raise DamagedReplayError(path, no, "a line after the final line")
         if "round_end" in obj:
@@ -155,8 +165,45 @@ def loads_replay(text: str, path: str | os.PathLike[str] = "<string>") -> Replay
                 )
             replay.final = final
         else:
-            replay.steps.append(_read_step(obj, n, path, no))
+            step = _read_step(obj, n, path, no)
+            if annotations is not None and step.annotations is not None:
+                step = ReplayStep(
+                    step.seat, step.action, step.move, annotations(step.seat, step.action, step.annotations)
+                )
+            replay.steps.append(step)
     return replay
+
+
+def _objects(text: str | bytes, path: Any, max_line: int | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, JSON object)`` of each line of ``text`` (which ends with a newline),
+    parsed only when asked for: one line's objects at a time."""
+    newline: Any = "\n" if isinstance(text, str) else b"\n"
+    unit = "characters" if isinstance(text, str) else "bytes"
+    start = 0
+    no = 0
+    while start < len(text):
+        end = text.index(newline, start)
+        no += 1
+        if max_line is not None and end - start > max_line:
+            raise DamagedReplayError(
+                path, no, f"a line of {end - start} {unit}, over the {max_line} this reader takes"
+            )
+        line = text[start:end]
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DamagedReplayError(
+                    path, no, f"not UTF-8 text ({err.reason} at byte {start + err.start})"
+                ) from None
+        start = end + 1
+        try:
+            obj = json_text.loads(line, parse_constant=_refuse_constant)
+        except ValueError as err:
+            raise DamagedReplayError(path, no, f"not a JSON object: {err}") from None
+        if not isinstance(obj, dict):
+            raise DamagedReplayError(path, no, f"not a JSON object: {type(obj).__name__}")
+        yield no, obj
 
 
 def _refuse_constant(name: str) -> Any:

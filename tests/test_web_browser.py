@@ -112,6 +112,8 @@ def test_the_form_offers_only_the_agents_that_can_play_the_table(tmp_path: Path,
         page.goto(f"{url}/play")
         page.wait_for_selector("body[data-state=setup]")
         assert page.locator("select.opponent").count() == 3 and "ppo" in page.evaluate(offered)
+        labels = "[...document.querySelector('select.opponent').options].map((o) => o.text)"
+        assert "oracle (cheats: sees every hand)" in page.evaluate(labels)  # labelled where chosen
         page.select_option("#players", "3")
         page.wait_for_function("document.querySelectorAll('select.opponent').length === 2")
         choices = page.evaluate(offered)
@@ -137,7 +139,8 @@ def test_open_a_tournament_replay_and_step_through_it(tmp_path: Path, browser_pa
         page.wait_for_selector("body[data-state=loaded]")
         assert page.get_attribute("body", "data-index") == "0"
         first = replay.steps[0]
-        assert page.inner_text("#decision").startswith(f"decision 1: player_{first.seat} (")
+        # numbered from 0, as `mtrain replay show` numbers them (#0)
+        assert page.inner_text("#decision").startswith(f"decision #0: player_{first.seat} (")
         for k in range(1, 6):
             page.click("#next")
             assert page.get_attribute("body", "data-index") == str(k)
@@ -159,6 +162,8 @@ def test_open_a_tournament_replay_and_step_through_it(tmp_path: Path, browser_pa
         page.select_option("#seat", "")
         page.wait_for_selector("body[data-state=loaded]")
         page.fill("#slider", str(annotated))
-        assert "values" in page.inner_text("#annotations")
+        notes = page.inner_text("#annotations")
+        assert "values" in notes and "in pips" in notes and "higher is better" in notes
+        assert "\u25c0 played" in notes and "the move played ranks" in notes
         if SCREENSHOTS:
             page.locator("main").screenshot(path=f"{SCREENSHOTS}/web_viewer.png")

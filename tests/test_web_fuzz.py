@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents.web.app import create_app
+from tests.web_server import TableClient
 
 FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -38,7 +38,7 @@ json_values = st.recursive(
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("fuzz")
-    with TestClient(create_app(root, max_games=4)) as client:
+    with TableClient(create_app(root, max_games=4)) as client:
         state = client.post("/api/games", json={"seed": 21, "agents": ["planner", "greedy", "random"]}).json()
         yield client, state
 

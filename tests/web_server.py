@@ -1,7 +1,9 @@
-"""Helpers of the web table's tests: a real uvicorn server on a free port, in a thread."""
+"""Helpers of the web table's tests: a real uvicorn server on a free port, in a thread (with
+the settings ``mtrain serve`` uses), and a TestClient that talks as the play page does."""
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -11,8 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from fastapi.testclient import TestClient
 
 from agents.web.app import create_app
+from agents.web.server import server_config
+
+GAME_PATH = re.compile(r"/api/games/([0-9a-f]{32})(?:/|$)")
 
 
 def free_port() -> int:
@@ -22,11 +28,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(replays: Path, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+def live_server(
+    replays: Path, request_timeout: float | None = None, **kwargs: Any
+) -> Iterator[tuple[str, Any]]:
     """``(base_url, app)`` of a uvicorn server serving ``create_app(replays, **kwargs)``."""
     app = create_app(replays, **kwargs)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    timeout = {} if request_timeout is None else {"request_timeout": request_timeout}
+    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port, **timeout))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -39,3 +48,24 @@ def live_server(replays: Path, **kwargs: Any) -> Iterator[tuple[str, Any]]:
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+class TableClient(TestClient):
+    """A TestClient on a loopback host that sends each game's seat token (remembered from
+    the answer that created the game) with every request about that game, as the play
+    page does; ``tokens=False`` sends none."""
+
+    def __init__(self, app: Any, tokens: bool = True, **kwargs: Any) -> None:
+        kwargs.setdefault("base_url", "http://127.0.0.1")
+        super().__init__(app, **kwargs)
+        self.tokens: dict[str, str] | None = {} if tokens else None
+
+    def request(self, method: str, url: Any, **kwargs: Any) -> Any:
+        found = GAME_PATH.search(str(url))
+        if self.tokens is not None and found and found.group(1) in self.tokens:
+            kwargs["headers"] = {"X-Seat-Token": self.tokens[found.group(1)], **(kwargs.get("headers") or {})}
+        r = super().request(method, url, **kwargs)
+        created = method.upper() == "POST" and str(url).endswith("/api/games") and r.status_code == 201
+        if self.tokens is not None and created:
+            self.tokens[r.json()["id"]] = r.json()["token"]
+        return r

@@ -9,14 +9,21 @@ Example::
 the viewer lists; games played in the browser are saved there too, under ``played/``
 (``--save-dir`` to choose another place), when they end or are abandoned. At most
 ``--max-games`` games are held in memory; when full, a finished game, else the oldest
-game idle for ``--idle-seconds``, is dropped (its replay saved) to make room. Needs the
-``web`` extra (``pip install "mtrain_env[web]"``).
+game idle for ``--idle-seconds``, is dropped (its replay saved) to make room; one client
+holds at most ``--max-client-games`` live games. Needs the ``web`` extra
+(``pip install "mtrain_env[web]"``).
+
+The server answers only to requests naming a loopback host, ``--host`` or a name given
+with ``--allow-host``, and changes a game only at the request of its own pages. Listening
+beyond this machine (``--host 0.0.0.0``) prints a warning: anyone on the network can then
+read the replays and start games; each game's seat stays its creator's (a seat token).
 """
 
 from __future__ import annotations
 
 import argparse
 import errno
+import ipaddress
 import socket
 import sys
 from pathlib import Path
@@ -37,6 +44,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int_at_least(1), default=8000, help="port (default 8000)")
     p.add_argument("--max-games", type=int_at_least(1), default=32, help="games held in memory (default 32)")
+    p.add_argument(
+        "--max-client-games",
+        type=int_at_least(1),
+        default=8,
+        help="live games one client (address) may hold (default 8)",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another host name or address the server answers to (repeatable; loopback names "
+        "and --host always): the name others type with --host 0.0.0.0",
+    )
     p.add_argument(
         "--idle-seconds", type=positive_float, default=300.0, help="idle time before a game may be evicted"
     )
@@ -72,11 +93,38 @@ def serve(args: argparse.Namespace) -> int:
     if sock is None:
         print(f"mtrain serve: {problem}", file=sys.stderr)
         return 2
-    app = create_app(args.replays, args.save_dir, args.max_games, args.idle_seconds)
+    from agents.web.server import server_config
+
+    hosts = [args.host, *args.allow_host]
+    app = create_app(
+        args.replays, args.save_dir, args.max_games, args.idle_seconds, hosts, args.max_client_games
+    )
+    if not is_loopback(sock):
+        print(exposure_warning(args.host, hosts), file=sys.stderr)
     print(f"mtrain serve: http://{args.host}:{args.port}/  (replays: {args.replays}; Ctrl-C stops)")
     with sock:
-        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+        uvicorn.Server(server_config(app)).run(sockets=[sock])
     return 0
+
+
+def is_loopback(sock: socket.socket) -> bool:
+    """Whether ``sock`` listens on a loopback address only (this machine alone reaches it)."""
+    address = sock.getsockname()[0]
+    try:
+        return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_warning(host: str, hosts: list[str]) -> str:
+    """The stderr warning of a server listening beyond loopback: who can reach it, what
+    they can do and how the names it answers to are set."""
+    return (
+        f"mtrain serve: warning: listening on {host}, beyond this machine: anyone who can reach "
+        "this port can list and read the replays and start games (each game's seat is kept "
+        f"by its token); requests must name one of {sorted(set(hosts))} or a loopback name "
+        "(--allow-host NAME adds one). Use --host 127.0.0.1 to serve this machine only."
+    )
 
 
 def listening_socket(host: str, port: int) -> tuple[socket.socket | None, str]:

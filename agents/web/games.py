@@ -11,13 +11,24 @@ disconnects mid-request leaves a consistent game and a free lock.
 
 :class:`GameStore` caps the games in memory: when full, a finished game is dropped, else
 the least recently used game idle for at least ``idle_seconds`` (its replay saved as
-abandoned); when none is, creating a game fails with :class:`StoreFullError` (503).
-Every replay is written under ``save_dir`` when its game ends, is abandoned or is evicted.
+abandoned); when none is, creating a game fails with :class:`StoreFullError` (503). One
+client (an address) holds at most ``max_client_games`` live games, so that it cannot fill
+the store for everyone else: past that, its own idle game makes room, else a 429.
+
+Each game has a seat token, answered once when the game is created: reading the seat's
+view, moving and abandoning need it (another user who learns the game's id, from a URL or
+a log, still cannot see the hand or play the seat).
+
+Every replay is written under ``save_dir`` when its game ends, is abandoned or is evicted,
+and a game leaves the store only once its replay is written: when writing fails (the
+directory gone or not writable, the disk full) the request gets :class:`SaveError` (a
+JSON 500 with the system's reason) and the game stays, so a retry can save it.
 """
 
 from __future__ import annotations
 
 import functools
+import hmac
 import secrets
 import threading
 import time
@@ -33,15 +44,18 @@ from agents.registry import agent_names, make_agent
 from agents.web.tables import legal_json, table_json
 from mtrain_env.mexican_train import GameConfig, raw_env
 from mtrain_env.replay import ReplayRecorder, describe_move, write_replay
+from mtrain_env.tilegame.files import os_error_text
 
 __all__ = [
     "ConflictError",
     "ForbiddenError",
     "GameStore",
     "NotFoundError",
+    "SaveError",
     "StoreFullError",
     "TableGame",
     "TableSetup",
+    "TooManyGamesError",
     "opponents_for",
     "table_refusals",
 ]
@@ -67,8 +81,18 @@ class ConflictError(WebError):
     status = 409
 
 
+class TooManyGamesError(WebError):
+    status = 429
+
+
 class StoreFullError(WebError):
     status = 503
+
+
+class SaveError(WebError):
+    """A replay that could not be written; the game is kept so that a retry can save it."""
+
+    status = 500
 
 
 @dataclass(frozen=True)
@@ -85,7 +109,12 @@ class TableGame:
     """One game between a human seat and agents (see the module docstring)."""
 
     def __init__(
-        self, game_id: str, setup: TableSetup, save_dir: Path, viewer_root: Path | None = None
+        self,
+        game_id: str,
+        setup: TableSetup,
+        save_dir: Path,
+        viewer_root: Path | None = None,
+        client: str | None = None,
     ) -> None:
         config = setup.config
         n = config.num_players
@@ -94,6 +123,8 @@ class TableGame:
         if not 0 <= setup.seat < n:
             raise ValueError(f"seat must be 0..{n - 1}, got {setup.seat}")
         self.id = game_id
+        self.token = secrets.token_urlsafe(24)  #: the seat's token: the creator's answer only
+        self.client = client  #: the address that created the game (its live games are capped)
         self.setup = setup
         self.seat = setup.seat
         self.save_dir = save_dir
@@ -167,25 +198,47 @@ class TableGame:
         try:
             self._advance()
         except AgentError as err:  # an agent bug: end the game, keep its replay
-            self.abandon()
+            self.over = True  # nobody can play on with a broken agent
+            try:
+                self.save()
+            except SaveError as save_err:
+                raise SaveError(f"game {self.id} ended: {err}; and {save_err}") from err
             raise ConflictError(f"game {self.id} ended: {err}") from err
+
+    def check_token(self, token: str | None) -> None:
+        """Refuse (403) a request without this game's seat token."""
+        if token is None or not hmac.compare_digest(token.encode(), self.token.encode()):
+            said = "without" if token is None else "with a wrong"
+            raise ForbiddenError(
+                f"a request {said} seat token for game {self.id}: send the token POST /api/games "
+                "answered, as the X-Seat-Token header"
+            )
 
     # ----------------------------------------------------------- saving
     def _finish(self) -> None:
         self.over = True
-        self._save()
+        self.save()
 
     def abandon(self) -> None:
-        """End the game where it stands and save its (unfinished) replay."""
-        if not self.over:
-            self.over = True
-            self._save()
+        """End the game where it stands and save its (unfinished) replay; when the replay
+        cannot be written, :class:`SaveError` and the game is as it was (still playable)."""
+        self.save()
+        self.over = True
 
-    def _save(self) -> None:
-        self.save_dir.mkdir(parents=True, exist_ok=True)
-        path = self.save_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{self.id[:8]}.jsonl"
-        write_replay(path, self.recorder.replay)
-        self.saved = path
+    def save(self) -> Path:
+        """Write the replay (once: a saved game is not written again); its path, or
+        :class:`SaveError` with the system's reason (naming ``save_dir`` as configured)."""
+        if self.saved is None:
+            path = self.save_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{self.id[:8]}.jsonl"
+            try:
+                write_replay(path, self.recorder.replay)  # creates save_dir when it is gone
+            except OSError as err:
+                raise SaveError(
+                    f"the replay of game {self.id} could not be saved in {self.save_dir}: "
+                    f"{os_error_text(err)}; the game is kept, try again once it can be written"
+                ) from None
+            self.saved = path
+        return self.saved
 
     # ------------------------------------------------------------ the page
     def state(self) -> dict[str, Any]:
@@ -220,14 +273,23 @@ class TableGame:
 
 
 class GameStore:
-    """The games in memory, at most ``max_games`` (see the module docstring)."""
+    """The games in memory, at most ``max_games``, at most ``max_client_games`` live ones
+    per client (see the module docstring)."""
 
     def __init__(
-        self, max_games: int, save_dir: Path, idle_seconds: float = 300.0, viewer_root: Path | None = None
+        self,
+        max_games: int,
+        save_dir: Path,
+        idle_seconds: float = 300.0,
+        viewer_root: Path | None = None,
+        max_client_games: int | None = None,
     ) -> None:
         if max_games < 1:
             raise ValueError(f"max_games must be >= 1, got {max_games}")
+        if max_client_games is not None and max_client_games < 1:
+            raise ValueError(f"max_client_games must be >= 1, got {max_client_games}")
         self.max_games = max_games
+        self.max_client_games = max_client_games if max_client_games is not None else max_games
         self.save_dir = save_dir
         self.idle_seconds = idle_seconds
         self.viewer_root = viewer_root
@@ -237,35 +299,60 @@ class GameStore:
     def __len__(self) -> int:
         return len(self._games)
 
-    def create(self, setup: TableSetup) -> TableGame:
-        """A new game (agents already moved up to the human's first turn)."""
+    def create(self, setup: TableSetup, client: str | None = None) -> TableGame:
+        """A new game of ``client`` (agents already moved up to the human's first turn)."""
+        with self._lock:  # checked before the agents play, and again once they have
+            self._check_client(client)
         game_id = secrets.token_hex(16)
         try:  # built outside the store's lock
-            game = TableGame(game_id, setup, self.save_dir, self.viewer_root)
+            game = TableGame(game_id, setup, self.save_dir, self.viewer_root, client)
         except ImportError as err:  # an agent whose extra is not installed (ppo: torch)
             raise WebError(f"an agent cannot be loaded here: {err}") from None
         except AgentError as err:  # an agent bug before the human's first turn: no game to keep
             raise ConflictError(f"the game could not start: {err}") from err
         with self._lock:
+            self._check_client(client)
             if len(self._games) >= self.max_games:
-                self._evict_one()
+                self._evict_one(self._games.items())
             self._games[game_id] = game
         return game
 
-    def _evict_one(self) -> None:
-        """Make room: drop the least recently used finished game, else the least recently
-        used game idle for ``idle_seconds`` (its replay saved as abandoned)."""
+    def _check_client(self, client: str | None) -> None:
+        """Make room among ``client``'s live games (its idle one goes), else 429."""
+        if client is None:
+            return
+        mine = [(gid, g) for gid, g in self._games.items() if g.client == client and not g.over]
+        if len(mine) < self.max_client_games:
+            return
         now = time.monotonic()
-        finished = [(gid, g) for gid, g in self._games.items() if g.over]
-        idle = [(gid, g) for gid, g in self._games.items() if now - g.touched >= self.idle_seconds]
+        if not self._evict_one([(gid, g) for gid, g in mine if now - g.touched >= self.idle_seconds], False):
+            raise TooManyGamesError(
+                f"this client already plays {len(mine)} games, the most one client may hold "
+                f"(--max-client-games {self.max_client_games}); finish or abandon one (or let one "
+                f"stay idle for {self.idle_seconds:g} s)"
+            )
+
+    def _evict_one(self, candidates: Any, full: bool = True) -> bool:
+        """Make room: drop the least recently used finished game among ``candidates``, else
+        the least recently used one idle for ``idle_seconds``, once its replay is saved
+        (a game whose replay cannot be written stays). False, or with ``full``
+        :class:`StoreFullError`, when none can go."""
+        now = time.monotonic()
+        games = list(candidates)
+        finished = [(gid, g) for gid, g in games if g.over]
+        idle = [(gid, g) for gid, g in games if not g.over and now - g.touched >= self.idle_seconds]
         for gid, old in finished + idle:
             if old.lock.acquire(blocking=False):
                 try:
                     old.abandon()
+                except SaveError:
+                    continue  # kept: its replay is not written yet
                 finally:
                     old.lock.release()
                 del self._games[gid]
-                return
+                return True
+        if not full:
+            return False
         raise StoreFullError(
             f"the server holds {self.max_games} games (--max-games) and none has been idle for "
             f"{self.idle_seconds:g} s; try again later"
@@ -273,32 +360,46 @@ class GameStore:
 
     def get(self, game_id: str) -> TableGame:
         """The game ``game_id`` (marked as used); :class:`NotFoundError` if unknown or evicted."""
+        return self.seat(game_id, None, check=False)
+
+    def seat(self, game_id: str, token: str | None, check: bool = True) -> TableGame:
+        """The game ``game_id`` for a request holding its seat ``token`` (marked as used);
+        :class:`NotFoundError` if unknown or evicted, :class:`ForbiddenError` on a token
+        that is missing or not the game's."""
         with self._lock:
             game = self._games.get(game_id)
             if game is None:
                 raise NotFoundError(
                     f"no game {game_id!r} (unknown, finished and closed, or evicted when idle)"
                 )
+            if check:
+                game.check_token(token)
             self._games.move_to_end(game_id)
             game.touched = time.monotonic()
             return game
 
     def remove(self, game_id: str) -> TableGame:
-        """Take ``game_id`` out of the store (the caller abandons it)."""
+        """Take ``game_id`` out of the store (its replay already saved by the caller)."""
         with self._lock:
             game = self._games.pop(game_id, None)
         if game is None:
             raise NotFoundError(f"no game {game_id!r}")
         return game
 
-    def close_all(self) -> None:
-        """Abandon every game (server shutdown): each unfinished replay is saved."""
+    def close_all(self) -> list[SaveError]:
+        """Abandon every game (server shutdown): each unfinished replay is saved; the
+        refusals of those that could not be."""
         with self._lock:
             games = list(self._games.values())
             self._games.clear()
+        failed = []
         for game in games:
             with game.lock:
-                game.abandon()
+                try:
+                    game.abandon()
+                except SaveError as err:
+                    failed.append(err)
+        return failed
 
 
 @functools.lru_cache(maxsize=64)

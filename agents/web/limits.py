@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["BodyLimit"]
+__all__ = ["BodyLimit", "refuse"]
 
 
 class _TooLargeError(Exception):
@@ -44,10 +44,10 @@ class BodyLimit:
                 try:
                     declared = int(value)
                 except ValueError:
-                    await _refuse(send, 400, "Content-Length is not a number")
+                    await refuse(send, 400, "Content-Length is not a number")
                     return
                 if declared > limit:
-                    await _refuse(send, 413, _message(declared, limit))
+                    await refuse(send, 413, _message(declared, limit))
                     return
         seen = 0
         over = False  # set once the body passes the limit: the app's answer is replaced
@@ -68,7 +68,7 @@ class BodyLimit:
             if over:
                 if not replaced:
                     replaced = True
-                    await _refuse(send, 413, _message(seen, limit))
+                    await refuse(send, 413, _message(seen, limit))
                 return
             await send(message)
 
@@ -77,14 +77,15 @@ class BodyLimit:
         except _TooLargeError:
             if not replaced:
                 replaced = True
-                await _refuse(send, 413, _message(seen, limit))
+                await refuse(send, 413, _message(seen, limit))
 
 
 def _message(size: int, limit: int) -> str:
     return f"request body too large: over {limit} bytes (got at least {size})"
 
 
-async def _refuse(send: Send, status: int, message: str) -> None:
+async def refuse(send: Send, status: int, message: str) -> None:
+    """Answer ``status`` with the JSON body ``{"error": message}``."""
     body = json.dumps({"error": message}).encode()
     headers: list[Any] = [
         (b"content-type", b"application/json"),

@@ -5,29 +5,41 @@ A replay is re-simulated with :func:`mtrain_env.replay.replay_frames` (after
 the step and the difference) and every position becomes a table (:mod:`agents.web.tables`):
 with every hand (``seat=None``) or one seat's view (``seat=k``: its hand and the public
 facts only, built from that seat's public view).
+
+The work per replay is bounded whatever a file holds: at most :data:`MAX_REPLAY_BYTES`, no
+line over :data:`MAX_LINE_BYTES`, each line parsed on its own and each decision's
+annotations cut to what the viewer shows as it is read
+(:func:`~agents.web.tables.trim_annotations`); the rest is the game's own frames.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
-from agents.web.tables import decoded_annotations, move_json, table_json
+from agents.web.tables import decoded_annotations, move_json, table_json, trim_annotations
 from mtrain_env.replay import (
     DamagedReplayError,
     Replay,
     ReplayMismatchError,
     check_replay,
     loads_replay,
-    read_replay,
     replay_frames,
 )
+from mtrain_env.replay_format import REPLAY_FORMAT
+from mtrain_env.tilegame.files import os_error_text
 
 __all__ = ["ReplayRefusedError", "list_replays", "load_replay", "parse_replay", "replay_json"]
 
 SUFFIX = ".jsonl"
 MAX_LISTED = 2000  #: the newest files listed, at most
+MAX_REPLAY_BYTES = 32 * 1024 * 1024  #: the largest replay the viewer reads (a file or an upload)
+#: the longest line read: a decision with a search's values over every legal move is a few KiB
+MAX_LINE_BYTES = 64 * 1024
+#: the most of a file's start read to tell a replay (its header line) from other JSON Lines
+HEADER_BYTES = 16 * 1024
 
 
 class ReplayRefusedError(ValueError):
@@ -39,17 +51,51 @@ class ReplayRefusedError(ValueError):
 
 
 def list_replays(root: Path) -> list[dict[str, Any]]:
-    """The replay files under ``root`` (relative paths), newest first."""
+    """The replay files under ``root`` (relative paths), newest first: ``*.jsonl`` files
+    whose first line is a replay header (other JSON Lines, e.g. a bench's ``timing.jsonl``,
+    are left out), inside ``root`` once links are followed; a file that vanishes while it is
+    listed, a dangling link or one that cannot be read is skipped."""
     if not root.is_dir():
         return []
+    base = root.resolve()
     found = []
     for dirpath, _dirs, files in os.walk(root):
         for name in files:
             if name.endswith(SUFFIX):
                 path = Path(dirpath) / name
-                found.append((path.stat().st_mtime, path.relative_to(root).as_posix(), path.stat().st_size))
+                try:
+                    stat = path.stat()
+                except OSError:  # gone since the walk saw it, or a link to nothing
+                    continue
+                found.append((stat.st_mtime, path.relative_to(root).as_posix(), stat.st_size, path))
     found.sort(key=lambda x: (-x[0], x[1]))
-    return [{"path": rel, "bytes": size} for _mtime, rel, size in found[:MAX_LISTED]]
+    listed: list[dict[str, Any]] = []
+    for _mtime, rel, size, path in found:
+        if len(listed) == MAX_LISTED:
+            break
+        if _is_replay(path, base):
+            listed.append({"path": rel, "bytes": size})
+    return listed
+
+
+def _is_replay(path: Path, base: Path) -> bool:
+    """Whether ``path`` is a regular file inside ``base`` whose first line is a replay
+    header (only the header is read, at most :data:`HEADER_BYTES`)."""
+    try:
+        if base not in path.resolve().parents or not path.is_file():
+            return False
+        with path.open("rb") as f:
+            head = f.read(HEADER_BYTES)
+    except OSError:
+        return False
+    line, newline, _rest = head.partition(b"\n")
+    if not newline:
+        return False
+    try:
+        header = json.loads(line)
+    except ValueError:  # not JSON, not UTF-8
+        return False
+    return isinstance(header, dict) and header.get("format") == REPLAY_FORMAT
 
 
 def load_replay(root: Path, relative: str) -> Replay:
@@ -65,23 +111,26 @@ def load_replay(root: Path, relative: str) -> Replay:
     if not path.is_file():
         raise ReplayRefusedError(f"no replay {relative!r} in the replay directory", 404)
     try:
-        return read_replay(path)
-    except DamagedReplayError as err:
-        raise ReplayRefusedError(f"damaged replay: {err}") from None
+        with path.open("rb") as f:
+            data = f.read(MAX_REPLAY_BYTES + 1)
+    except OSError as err:
+        raise ReplayRefusedError(f"cannot read {relative!r}: {os_error_text(err)}", 404) from None
+    if len(data) > MAX_REPLAY_BYTES:
+        raise ReplayRefusedError(f"{relative!r} is over the viewer's {MAX_REPLAY_BYTES} bytes", 413)
+    return parse_replay(data, relative)
 
 
 def parse_replay(data: bytes, name: str = "upload") -> Replay:
-    """An uploaded replay file's bytes as a :class:`Replay` (strictly parsed)."""
+    """A replay file's bytes as a :class:`Replay`: strictly parsed, a line at a time, its
+    annotations cut to what the viewer shows (see the module docstring)."""
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ReplayRefusedError(
-            f"damaged replay: {name}: not UTF-8 text ({err.reason} at byte {err.start})"
-        ) from None
-    try:
-        return loads_replay(text, name)
+        return loads_replay(data, name, max_line=MAX_LINE_BYTES, annotations=_trimmed)
     except DamagedReplayError as err:
         raise ReplayRefusedError(f"damaged replay: {err}") from None
+
+
+def _trimmed(_seat: int, action: int, notes: dict[str, Any]) -> dict[str, Any] | None:
+    return trim_annotations(action, notes)
 
 
 def replay_json(replay: Replay, seat: int | None = None) -> dict[str, Any]:
@@ -121,7 +170,7 @@ def replay_json(replay: Replay, seat: int | None = None) -> dict[str, Any]:
                     "move": move_json(env.codec, step.seat, step.action),
                     # another seat's search values over its legal moves would tell its tiles
                     "annotations": (
-                        decoded_annotations(env.codec, step.seat, step.annotations)
+                        decoded_annotations(env.codec, step.seat, step.annotations, step.action)
                         if seat is None or step.seat == seat
                         else None
                     ),

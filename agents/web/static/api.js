@@ -1,8 +1,9 @@
 // JSON requests to the server; a refusal becomes an Error carrying the server's one-line message.
-export async function api(method, url, body) {
-  const init = { method, headers: {} };
+// A string body is a replay file (JSON Lines); `headers` adds e.g. a game's X-Seat-Token.
+export async function api(method, url, body, headers = {}) {
+  const init = { method, headers: { ...headers } };
   if (body !== undefined) {
-    init.headers["content-type"] = typeof body === "string" ? "text/plain" : "application/json";
+    init.headers["content-type"] = typeof body === "string" ? "application/jsonl" : "application/json";
     init.body = typeof body === "string" ? body : JSON.stringify(body);
   }
   const response = await fetch(url, init);

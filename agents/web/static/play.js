@@ -4,7 +4,19 @@ import { drawTable } from "/static/table.js";
 
 const $ = (id) => document.getElementById(id);
 let options = null, state = null, selected = null, busy = false, roundsSeen = 0;
+let token = null;  // the seat token of the game: POST /api/games answers it once
 let tableAgents = [];  // the agents that can play the chosen table (networks are made for one)
+
+const seatHeaders = () => ({ "X-Seat-Token": token });
+
+function agentLabel(name) {
+  // an agent that sees every hand says so where it is chosen
+  return options && options.cheats.includes(name) ? `${name} (cheats: sees every hand)` : name;
+}
+
+function fillAgents(select, values, chosen) {
+  select.replaceChildren(...values.map((v) => new Option(agentLabel(v), v, false, v === chosen)));
+}
 
 function setBusy(value) {
   busy = value;
@@ -31,7 +43,7 @@ function opponentsForm() {
     sel.className = "opponent";
     sel.dataset.seat = String(q);
     const keep = tableAgents.includes(previous[k]) ? previous[k] : defaults[k % defaults.length];
-    fillSelect(sel, tableAgents, keep);
+    fillAgents(sel, tableAgents, keep);
     lab.appendChild(sel);
     box.appendChild(lab);
     k++;
@@ -127,10 +139,10 @@ async function play(action) {
   selected = null;
   render();
   try {
-    state = await api("POST", `/api/games/${state.id}/move`, { seat: state.seat, action, step: state.step });
+    state = await api("POST", `/api/games/${state.id}/move`, { seat: state.seat, action, step: state.step }, seatHeaders());
   } catch (err) {
     message(err.message, true);
-    try { state = await api("GET", `/api/games/${state.id}`); } catch { /* the message above says why */ }
+    try { state = await api("GET", `/api/games/${state.id}`, undefined, seatHeaders()); } catch { /* the message above says why */ }
   }
   setBusy(false);
   render();
@@ -153,6 +165,7 @@ async function start(event) {
   message("dealing ...");
   try {
     state = await api("POST", "/api/games", body);
+    token = state.token;
     $("log").replaceChildren();
     roundsSeen = 0;
     $("scores").replaceChildren("no round finished yet");
@@ -168,7 +181,7 @@ async function start(event) {
 async function abandon() {
   if (!state || state.over) return;
   try {
-    const out = await api("DELETE", `/api/games/${state.id}`);
+    const out = await api("DELETE", `/api/games/${state.id}`, undefined, seatHeaders());
     state.over = true;
     state.legal = [];
     render();
@@ -200,7 +213,7 @@ async function init() {
   $("quit").addEventListener("click", abandon);
   // a closed tab abandons its game (its replay is saved); the store evicts games left idle anyway
   window.addEventListener("pagehide", () => {
-    if (state && !state.over) fetch(`/api/games/${state.id}`, { method: "DELETE", keepalive: true });
+    if (state && !state.over) fetch(`/api/games/${state.id}`, { method: "DELETE", keepalive: true, headers: seatHeaders() });
   });
   message("Choose the game and the agents, then Start.");
   document.body.dataset.state = "setup";

@@ -12,21 +12,37 @@ function message(text, error = false) {
 }
 
 function annotationsView(notes) {
+  // an action table: what its numbers mean, the best moves, the move played marked
   const box = document.createElement("div");
   if (!notes) return box;
   for (const [name, value] of Object.entries(notes)) {
     const h = document.createElement("div");
+    h.className = "note-name";
     h.textContent = name;
     box.appendChild(h);
-    if (Array.isArray(value)) {
+    if (value && Array.isArray(value.rows)) {
+      const about = document.createElement("div");
+      about.className = "muted meaning";
+      about.textContent = value.meaning || "(no agent known here writes this table: its numbers are shown as recorded)";
+      box.appendChild(about);
       const ol = document.createElement("ol");
-      for (const row of value.slice(0, 12)) {
+      for (const row of value.rows) {
         const li = document.createElement("li");
         const v = typeof row.value === "number" ? Number(row.value.toFixed(3)) : row.value;
-        li.textContent = `${row.text}: ${v}`;
+        li.textContent = `${row.text}: ${v}${row.played ? "  \u25c0 played" : ""}`;
+        if (row.played) li.className = "played";
         ol.appendChild(li);
       }
       box.appendChild(ol);
+      const shown = value.rows.length;
+      const parts = [];
+      if (value.size > shown) parts.push(`the best ${shown} of ${value.size} moves shown`);
+      if (value.played_rank !== null) parts.push(`the move played ranks ${value.played_rank} of ${value.size}`);
+      else parts.push("the move played is not in this table");
+      const foot = document.createElement("div");
+      foot.className = "muted";
+      foot.textContent = parts.join("; ");
+      box.appendChild(foot);
     } else {
       const pre = document.createElement("pre");
       pre.textContent = JSON.stringify(value, null, 1);
@@ -58,7 +74,8 @@ function show(k) {
   document.body.dataset.index = String(index);
   const decision = $("decision");
   if (next) {
-    decision.textContent = `decision ${index + 1}: player_${next.seat} (${next.agent}) plays ${next.move.text}`;
+    // numbered from 0, as `mtrain replay show` numbers them (#0 is the first decision)
+    decision.textContent = `decision #${index}: player_${next.seat} (${next.agent}) plays ${next.move.text}`;
   } else {
     decision.textContent = replay.final ? "the game is over" : "the replay ends here (game cut short)";
   }
