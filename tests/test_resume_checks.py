@@ -420,3 +420,91 @@ def test_a_format_1_checkpoint_is_upgraded_and_continues_exactly(
     assert league["snapshots"] and all(s["file"].endswith(".npz") for s in league["snapshots"])
     assert all((old / "league" / s["file"]).is_file() for s in league["snapshots"])
     assert _strict(old / "config.json").get("out") is None
+
+
+# ------------------------------------------------ latest.json gone: never start over
+def test_without_latest_json_the_newest_verified_checkpoint_is_resumed(
+    finished_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    run = _copy(finished_run[0], tmp_path / "run")
+    (run / "checkpoints" / "latest.json").unlink()
+    code, stdout, err = _run(["--steps", "256", "--out", str(run), "--resume", "--no-progress"])
+    assert code == 0, err
+    summary = _strict(run / "summary.json")
+    assert summary["resumed_from"] == STEP and not summary["restarted"] and summary["steps_this_run"] == 0
+    verified = "checkpoints/latest.json was missing: the newest checkpoint whose sha256s verify"
+    assert summary["resumed_by"] == verified and f"resumed from step 256; {verified})" in stdout
+    assert _strict(run / "checkpoints" / "latest.json") == {"dir": f"step_{STEP:012d}", "step": STEP}
+
+
+def test_without_latest_json_a_damaged_newest_checkpoint_is_passed_over_and_the_run_is_the_same(
+    finished_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Resumed from step 128 (step 256's state.pkl is not the one its checkpoint.json hashed),
+    the run reaches step 384 with the weights of the run resumed from 256 as latest.json says."""
+    run = _copy(finished_run[0], tmp_path / "run")
+    same = _copy(finished_run[0], tmp_path / "same")
+    (run / "checkpoints" / "latest.json").unlink()
+    state = _ck(run) / "state.pkl"
+    state.write_bytes(state.read_bytes()[:-1] + bytes([state.read_bytes()[-1] ^ 1]))
+    for out in (run, same):
+        code, _stdout, err = _run(["--steps", "384", "--out", str(out), "--resume", "--no-progress"])
+        assert code == 0, err
+    summary = _strict(run / "summary.json")
+    assert summary["resumed_from"] == 128 and summary["resumed_by"].endswith(f"(step_{STEP:012d} did not)")
+    mine, theirs = (read_sb3(out) for out in (run, same))
+    assert mine.keys() == theirs.keys() and all(np.array_equal(mine[k], theirs[k]) for k in mine)
+
+
+def read_sb3(run: Path) -> dict[str, Any]:
+    from agents.policy_net import read_sb3_archive
+
+    return read_sb3_archive(_ck(run, 384) / "model.zip")[2]
+
+
+def test_a_run_past_its_first_checkpoint_without_one_is_refused_not_started_over(
+    finished_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    run = _copy(finished_run[0], tmp_path / "run")
+    shutil.rmtree(run / "checkpoints")
+    _refused(
+        run,
+        f"{run / 'checkpoints' / 'latest.json'}: missing, but the run went past its first checkpoint "
+        "(summary.json, final_model.zip, policy.npz, curve.csv, league/snap_*): it cannot be continued "
+        "exactly, and starting over would mix two runs; restore checkpoints/ or use a new --out",
+    )
+
+
+def test_without_latest_json_and_no_checkpoint_that_verifies_the_run_is_refused(
+    finished_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    run = _copy(finished_run[0], tmp_path / "run")
+    (run / "checkpoints" / "latest.json").unlink()
+    for step in (0, 128, STEP):
+        (_ck(run, step) / "checkpoint.json").unlink()  # no sha256 to verify them by
+    _refused(
+        run,
+        f"{run / 'checkpoints' / 'latest.json'}: missing, and no checkpoint in checkpoints/ verifies "
+        f"(the newest: {_ck(run) / 'checkpoint.json'}: missing (the sha256 of the checkpoint's files))",
+    )
+
+
+def test_the_leftovers_of_killed_writes_are_removed_on_the_next_start(
+    finished_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Temporary files named as ours anywhere in the run, checkpoint directories never renamed
+    into place; nothing else."""
+    run = _copy(finished_run[0], tmp_path / "run")
+    ours = [
+        run / ".summary.json.4194305.0123abcd.tmp",
+        run / "league" / ".snap_000000000384.npz.9.abcdef01.tmp",
+    ]
+    theirs = [run / "notes.tmp", run / "league" / ".snap.tmp"]
+    for path in ours + theirs:
+        path.write_bytes(b"half a file")
+    (run / "checkpoints" / f"step_{384:012d}.tmp").mkdir()
+    (run / "checkpoints" / f"step_{384:012d}.tmp" / "model.zip").write_bytes(b"half")
+    code, _stdout, err = _run(["--steps", "256", "--out", str(run), "--resume", "--no-progress"])
+    assert code == 0, err
+    assert [p for p in ours if p.exists()] == [] and all(p.exists() for p in theirs)
+    assert not (run / "checkpoints" / f"step_{384:012d}.tmp").exists()

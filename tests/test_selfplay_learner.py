@@ -412,3 +412,52 @@ def test_decode_refuses_a_state_it_did_not_encode(tmp_path, state: Any, message:
     assert message in str(err.value) and "\n" not in str(err.value)
     # one except catches the checkpoint errors of every trainer
     assert isinstance(err.value, CheckpointError) and err.value.file == str(path)
+
+
+def _flip_a_weight_byte(path: Path) -> None:
+    """Flip one bit in the middle of the checkpoint's largest tensor (its bytes are stored
+    uncompressed in the zip; torch.load reads them without checking the zip's CRC)."""
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        big = max((i for i in zf.infolist() if "/data/" in i.filename), key=lambda i: i.file_size)
+    data = bytearray(path.read_bytes())
+    name_len, extra_len = struct.unpack("<HH", data[big.header_offset + 26 : big.header_offset + 30])
+    data[big.header_offset + 30 + name_len + extra_len + big.file_size // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def test_a_checkpoint_with_a_flipped_byte_is_refused_naming_the_file(tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    assert mtrain(["selfplay", "--out", str(out), "--steps", "72", *SMALL_RUN]) == 0
+    ckpt = out / "checkpoint.pt"
+    _flip_a_weight_byte(ckpt)
+    before = _listing(out)
+    capsys.readouterr()
+    assert mtrain(["selfplay", "--out", str(out), "--steps", "144", "--resume", "--no-progress"]) == 2
+    says = f"{ckpt}: damaged: its contents are not those of the sha256 it recorded"
+    assert capsys.readouterr().err == f"mtrain selfplay: --resume: {says}\n"
+    assert _listing(out) == before
+    from training.selfplay.checkpoint import SelfPlayCheckpointError
+
+    with pytest.raises(SelfPlayCheckpointError, match=re.escape(says)):
+        load_checkpoint(ckpt)
+
+
+def test_the_checksum_covers_every_value_and_where_it_is() -> None:
+    from training.selfplay.checkpoint import state_sha256
+
+    state = {"net": th.arange(4.0), "counters": {"env_steps": 72, "updates": 1}, "gen": [1, 2]}
+    same = {"net": th.arange(4.0), "counters": {"env_steps": 72, "updates": 1}, "gen": [1, 2]}
+    assert state_sha256(state) == state_sha256(same)
+    changed = [
+        {**state, "net": th.arange(4.0).flip(0)},  # a tensor's bytes
+        {**state, "net": th.arange(4.0).double()},  # its dtype
+        {**state, "net": th.arange(4.0).reshape(2, 2)},  # its shape
+        {**state, "counters": {"env_steps": 73, "updates": 1}},  # a value
+        {**state, "counters": {"env_steps": 1, "updates": 72}},  # values swapped between keys
+        {**state, "counters": {"env_steps": 72.0, "updates": 1}},  # a value's type
+        {**state, "gen": [1, 2, 3]},  # a list's length
+    ]
+    assert len({state_sha256(s) for s in changed} | {state_sha256(state)}) == len(changed) + 1

@@ -805,3 +805,66 @@ def test_the_interrupt_line_suggests_resume_only_once_the_run_is_set_up(
     code, _stdout, err = _run(["--steps", "512", "--out", str(run), "--resume"])
     assert code == 130
     assert _one_line(err).startswith("mtrain train: interrupted; run the same command with --resume")
+
+
+#: the options whose values are agent specs (``--heuristics``: specs with weights)
+AGENT_OPTIONS = ("--agents", "--lineup", "--eval-opponents", "--bc-expert", "--heuristics")
+
+
+def _help_texts(command: str) -> list[str]:
+    """The description and every option's help of ``mtrain <command> --help``."""
+    import argparse
+
+    from training.app import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    p = sub.choices[command]
+    return [p.description or "", *(f"{' '.join(a.option_strings)} {a.help}" for a in p._actions if a.help)]
+
+
+def _quoted_specs(texts: list[str]) -> list[str]:
+    """Every agent spec the help quotes: values of the agent options in the commands it shows
+    (example lines and `...` spans), their ``(default ...)`` and ``name[...]`` anywhere."""
+    import shlex
+
+    from agents.mexican_train.league import parse_weights
+    from agents.registry import split_specs
+
+    found: list[tuple[str, str]] = []  # (the option, its value as written)
+    for text in texts:
+        commands = re.findall(r"`(mtrain [^`]*)`", text) + re.findall(r"^\s*(mtrain [^#\n]*)", text, re.M)
+        for command in commands:
+            tokens = shlex.split(command)
+            for i, token in enumerate(tokens):
+                if token in AGENT_OPTIONS:
+                    for value in tokens[i + 1 :]:
+                        if value.startswith("-"):
+                            break
+                        found.append((token, value))
+        option = text.split(" ", 1)[0]
+        if option in AGENT_OPTIONS:
+            found += [(option, d) for d in re.findall(r"\(default ([^)]*)\)", text)]
+        found += [("", m) for m in re.findall(r"\b[a-z_]+\[[^\]\s]*\]", text)]
+    specs: list[str] = []
+    for option, value in found:
+        if option == "--heuristics":
+            specs += list(parse_weights(value))
+        else:
+            specs += [s for part in value.split() for s in split_specs(part)]
+    return specs
+
+
+@pytest.mark.parametrize("command", ["selfplay", "train"])
+def test_every_agent_spec_the_help_quotes_parses_and_plays_at_the_default_table(command: str) -> None:
+    from agents.mexican_train.ppo import REFERENCE_POLICY
+    from agents.tournament.harness import AgentSpec, checked_agent
+
+    specs = _quoted_specs(_help_texts(command))
+    assert len(specs) >= 3, specs  # the defaults of the evaluation opponents at least
+    if command == "selfplay":
+        assert "ppo[path=...]" in specs  # where a run's policy.npz is played
+    game = GameConfig.make()
+    for spec in specs:
+        text = spec.replace("...", str(REFERENCE_POLICY))  # a placeholder for a policy file
+        checked_agent(AgentSpec.parse(text), game)

@@ -11,6 +11,10 @@ snapshot files are in ``league/``. Anything else raises
 :class:`~training.run_dir.CheckpointError` (``<file>: <what is wrong>``). Checkpoints of
 format 1 (league snapshots pickled by SB3's ``policy.save``) are upgraded on resume
 (:func:`upgrade_format_1`).
+
+Without ``latest.json`` the newest ``step_<N>`` directory that passes every check (its
+sha256s recorded and matching: format 2) is the checkpoint; a run with none that shows
+progress (:func:`~training.run_dir.progress_files`) is refused: it is never started over.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from mtrain_env.tilegame.files import os_error_text
 from training.run_config import TrainConfig
 from training.run_dir import (
     CHECKPOINT_FILE,
+    CHECKPOINTS,
     CONFIG_FILE,
     LATEST,
     LEAGUE_DIR,
@@ -42,7 +47,9 @@ from training.run_dir import (
     STATE_FILE,
     STATE_FORMAT,
     CheckpointError,
+    progress_files,
     read_latest,
+    step_directories,
 )
 from training.single_agent import SingleAgentEnv
 
@@ -63,6 +70,8 @@ class Checkpoint:
     dir: Path
     step: int
     state: dict[str, Any]
+    #: how it was found when ``latest.json`` did not name it ("" when it did)
+    found_by: str = ""
 
 
 def run_policy_spec(config: TrainConfig) -> PolicySpec:
@@ -285,11 +294,47 @@ def load_checkpoint(out: Path, config: TrainConfig) -> Checkpoint | None:
     ``state.pkl`` is unpickled: it is trusted as the file this module wrote inside the run
     directory, once its sha256 matches ``checkpoint.json`` (format 2)."""
     found = read_latest(out)
-    if found is None:
-        return None
-    directory, step = found
+    if found is not None:
+        return _checked(Path(out), *found, config, hashed=False)
+    pointer = Path(out) / CHECKPOINTS / LATEST
+    refused: list[tuple[str, CheckpointError]] = []
+    for directory, step in step_directories(out):
+        try:
+            checkpoint = _checked(Path(out), directory, step, config, hashed=True)
+        except CheckpointError as err:
+            refused.append((directory.name, err))
+            continue
+        # relative paths only: the summary stores this, and no file of a run names a directory
+        verified = "the newest checkpoint whose sha256s verify"
+        checkpoint.found_by = f"{CHECKPOINTS}/{LATEST} was missing: {verified}"
+        if refused:
+            checkpoint.found_by += f" ({', '.join(name for name, _err in refused)} did not)"
+        return checkpoint
+    if refused:
+        raise CheckpointError(
+            pointer, f"missing, and no checkpoint in {CHECKPOINTS}/ verifies (the newest: {refused[0][1]})"
+        )
+    progress = progress_files(out)
+    if progress:
+        raise CheckpointError(
+            pointer,
+            f"missing, but the run went past its first checkpoint ({', '.join(progress)}): it cannot "
+            "be continued exactly, and starting over would mix two runs; restore checkpoints/ or use "
+            "a new --out",
+        )
+    return None
+
+
+def _checked(out: Path, directory: Path, step: int, config: TrainConfig, *, hashed: bool) -> Checkpoint:
+    """The checkpoint in ``directory`` at ``step``, every check done (``hashed``: its
+    ``checkpoint.json`` is required, as for a directory no ``latest.json`` names)."""
+    for file in (MODEL_FILE, STATE_FILE) if hashed else ():
+        if not (directory / file).is_file():
+            raise CheckpointError(directory / file, "missing")
     spec = run_policy_spec(config)
     hashes = _recorded_hashes(directory, step)  # format 1 wrote no checkpoint.json
+    if hashes is None and hashed:
+        raise CheckpointError(directory / CHECKPOINT_FILE, "missing (the sha256 of the checkpoint's files)")
     _check_model(directory / MODEL_FILE, spec, step, None if hashes is None else hashes[MODEL_FILE])
     if hashes is not None:
         _check_hashes(directory, hashes)
@@ -304,7 +349,7 @@ def load_checkpoint(out: Path, config: TrainConfig) -> Checkpoint | None:
         raise CheckpointError(
             path, f"damaged: not a state this version reads ({type(err).__name__}: {err})"
         ) from None
-    _check_state(path, state, config, step, spec.observation_size, Path(out) / LEAGUE_DIR)
+    _check_state(path, state, config, step, spec.observation_size, out / LEAGUE_DIR)
     if hashes is None and state["format"] != 1:
         raise CheckpointError(directory / CHECKPOINT_FILE, "missing (the sha256 of the checkpoint's files)")
     return Checkpoint(directory, step, state)

@@ -14,10 +14,12 @@ needs --resume (or another --out). On --resume the run's saved config.json is us
 speed, not results), any other option given must match the saved one. The run continues
 in the --out given, also when its directory was copied or moved (no path inside a run
 names a directory); a run killed before its first checkpoint starts over with its saved
-configuration. A run whose files do not fit together (a model.zip of another run or
-step, a latest.json pointing outside checkpoints/, a damaged state.pkl, model.zip or
-config.json) is refused with one line, "mtrain train: --resume: <file>: <what is wrong>",
-exit code 2, before anything is written. One run writes an --out at a time: a second one
+configuration. Without checkpoints/latest.json the newest checkpoint whose sha256s verify
+is resumed; a run with progress but no such checkpoint is refused, never started over.
+A run whose files do not fit together (a model.zip of another run or step, a latest.json
+pointing outside checkpoints/, a damaged state.pkl, model.zip or config.json) is refused
+with one line, "mtrain train: --resume: <file>: <what is wrong>", exit code 2, before
+anything is written. One run writes an --out at a time: a second one
 (a requeued job, the same command with --resume in another terminal) is refused with one
 line, "mtrain train: --out: <dir> is in use by pid N (one run writes a directory at a
 time)", exit code 2.

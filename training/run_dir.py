@@ -47,10 +47,13 @@ __all__ = [
     "format_summary",
     "is_rllib_run",
     "latest_checkpoint",
+    "progress_files",
     "read_config",
     "read_latest",
+    "read_run_text",
     "run_config_json",
     "run_files",
+    "step_directories",
     "strict_json",
     "write_curve",
 ]
@@ -148,6 +151,51 @@ def read_latest(out: Path) -> tuple[Path, int] | None:
     return directory, int(step)
 
 
+def step_directories(out: Path) -> list[tuple[Path, int]]:
+    """The checkpoint directories in ``checkpoints/`` (``step_<12 digits>``, not links, not
+    the ``.tmp`` of a write in progress) and their steps, newest first: what a run whose
+    ``latest.json`` is gone may be resumed from, once one is verified."""
+    root = Path(out) / CHECKPOINTS
+    if not root.is_dir():
+        return []
+    found = [
+        (p, int(p.name[5:]))
+        for p in root.iterdir()
+        if CHECKPOINT_NAME.fullmatch(p.name) and p.is_dir() and not p.is_symlink()
+    ]
+    return sorted(found, key=lambda item: item[1], reverse=True)
+
+
+def progress_files(out: Path) -> list[str]:
+    """What in ``out`` a run writes only once past its first checkpoint (step 0): curve rows
+    and league snapshots of later steps, the summary, final model and policy, checkpoint
+    directories. A run that shows these but has no checkpoint to continue from must not
+    start over in the same place (its files would mix with the new run's)."""
+    out = Path(out)
+    names = [name for name in (SUMMARY_FILE, FINAL_MODEL, POLICY_FILE) if (out / name).exists()]
+    if _curve_past_step_0(out / CURVE_CSV):
+        names.append(CURVE_CSV)
+    league = out / LEAGUE_DIR
+    snapshots = league.iterdir() if league.is_dir() else iter(())
+    if any(SNAPSHOT_NAME.fullmatch(p.name) and int(p.name[5:17]) > 0 for p in snapshots):
+        names.append(f"{LEAGUE_DIR}/snap_*")
+    if step_directories(out):
+        names.append(f"{CHECKPOINTS}/step_*")
+    return names
+
+
+def _curve_past_step_0(path: Path) -> bool:
+    """Whether ``curve.csv`` holds more than the step-0 evaluation (a file that cannot be read
+    as one counts: it is not a fresh run's)."""
+    if not path.exists():
+        return False
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            return any(row.get("step") != "0" for row in csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return True
+
+
 def latest_checkpoint(out: Path) -> Path | None:
     """The newest complete checkpoint directory of a run, if any (see :func:`read_latest`)."""
     found = read_latest(out)
@@ -164,16 +212,23 @@ def is_rllib_run(out: str | os.PathLike[str]) -> bool:
     return isinstance(data, dict) and data.get("backend") == RLLIB_BACKEND
 
 
+def read_run_text(path: Path, kind: str) -> str:
+    """The text of a run's file; :class:`CheckpointError` naming it when it cannot be read
+    or is not UTF-8 (``not <kind> (not UTF-8 text: ...)``)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise CheckpointError(path, f"cannot read it ({os_error_text(err)})") from None
+    except UnicodeDecodeError as err:
+        text = f"not {kind} (not UTF-8 text: {err.reason} at byte {err.start})"
+        raise CheckpointError(path, text) from None
+
+
 def read_config(out: Path) -> TrainConfig:
     """The :class:`TrainConfig` of the run in ``out`` (either ``config.json`` format), its
     ``out`` being ``out``; raises :class:`CheckpointError` saying what is wrong with the file."""
     path = Path(out) / CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise CheckpointError(path, f"cannot read it ({os_error_text(err)})") from None
-    except UnicodeDecodeError as err:
-        raise CheckpointError(path, f"not JSON (not UTF-8 text: {err.reason} at byte {err.start})") from None
+    text = read_run_text(path, "JSON")
     try:
         data = json_text.loads(text)
     except ValueError as err:
@@ -204,7 +259,8 @@ def format_summary(summary: Mapping[str, Any], out: str | os.PathLike[str] | Non
     steps, this = summary["steps"], summary["steps_this_run"]
     head = f"trained {steps:,} steps"
     if summary.get("resumed_from") is not None:
-        head += f" ({this:,} this run, resumed from step {summary['resumed_from']:,})"
+        head += f" ({this:,} this run, resumed from step {summary['resumed_from']:,}"
+        head += f"; {summary['resumed_by']})" if summary.get("resumed_by") else ")"
     elif summary.get("restarted"):
         head += " (started over: the run had no checkpoint yet)"
     head += (

@@ -57,7 +57,10 @@ path inside it names a directory; snapshot opponents are stored by their file na
 started or written): the pointer, the model's architecture and step, the sha256 of every
 file, the state's contents and the league's files, each a
 :class:`~training.run_dir.CheckpointError` (``<file>: <what is wrong>``) naming what is
-wrong; format-1 checkpoints are upgraded on resume (:mod:`training.checkpoints`).
+wrong; format-1 checkpoints are upgraded on resume (:mod:`training.checkpoints`). Without
+``latest.json`` the newest checkpoint whose sha256s verify is resumed; a run that shows
+progress but has none is refused, never started over. A resumed run first removes what
+writes killed midway left (their temporary files, ``checkpoints/step_<N>.tmp``).
 
 **Determinism**: same seed + same ``n_envs`` -> same curve and weights, whatever
 ``vec`` and ``workers`` (each env is independent and keeps its index). Set up by
@@ -101,7 +104,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 
 from agents.mexican_train.league import League
 from agents.policy_net import save_policy
-from mtrain_env.tilegame.files import atomic_write, run_lock
+from mtrain_env.tilegame.files import atomic_write, remove_temp_files, run_lock
 from training import bc
 from training.checkpoints import (
     MODEL_OBJECTS,
@@ -120,6 +123,7 @@ from training.run_config import (
 )
 from training.run_dir import (
     CHECKPOINT_FILE,
+    CHECKPOINT_NAME,
     CHECKPOINTS,
     CONFIG_FILE,
     CURVE_CSV,
@@ -266,9 +270,14 @@ class Trainer:
             self.config = saved.resolved()
             self._checkpoint = load_checkpoint(self.out, self.config)
             # killed before its first checkpoint (e.g. while collecting BC data): it starts over
-            # with its saved configuration (and the BC data collected so far, bc_data.npz)
+            # with its saved configuration (and the BC data collected so far, bc_data.npz);
+            # load_checkpoint refuses a run past it that has no checkpoint left
             self.restarted = self._checkpoint is None
             self.resume = not self.restarted
+            at = 0 if self._checkpoint is None else self._checkpoint.step
+            if self.config.steps < at:
+                text = f"the run in {self.out} is at step {at} (its last checkpoint)"
+                raise ConfigError("steps", f"{text}; give --steps >= {at} to extend it")
         else:
             what = run_files(self.out)
             if what:
@@ -300,6 +309,7 @@ class Trainer:
     def _setup(self) -> None:
         c = self.config
         configure_determinism(c.seed, c.torch_threads)
+        self._remove_killed_writes()
         self.league_root.mkdir(parents=True, exist_ok=True)
         # a resumed run records its new target and the current format
         atomic_write(self.out / CONFIG_FILE, strict_json(run_config_json(c), indent=2))
@@ -450,6 +460,20 @@ class Trainer:
         np.random.set_state(state["rng"]["numpy"])  # noqa: NPY002
         random.setstate(state["rng"]["python"])
         write_curve(self.out, self.curve)
+
+    def _remove_killed_writes(self) -> None:
+        """Remove what writes killed midway left in the run directory (the caller holds its
+        lock): temporary files (:func:`~mtrain_env.tilegame.files.remove_temp_files`) and
+        checkpoint directories never renamed into place (``checkpoints/step_<N>.tmp``)."""
+        if not self.out.is_dir():
+            return
+        remove_temp_files(self.out)
+        root = self.out / CHECKPOINTS
+        if root.is_dir():
+            for tmp in root.glob("step_*.tmp"):
+                named = CHECKPOINT_NAME.fullmatch(tmp.name[: -len(".tmp")])
+                if named and tmp.is_dir() and not tmp.is_symlink():
+                    shutil.rmtree(tmp)
 
     def checkpoint(self) -> Path:
         """Write a checkpoint of the current state (atomic; prunes old ones)."""
@@ -636,6 +660,7 @@ class Trainer:
         return {
             "steps": step,
             "resumed_from": self.start_step if self.resume else None,
+            "resumed_by": None if self._checkpoint is None else self._checkpoint.found_by or None,
             "restarted": self.restarted,
             "steps_this_run": step - (self.start_step if self.resume else 0),
             "seconds": self.seconds,

@@ -14,6 +14,10 @@ removed and the error re-raised: the target is left as it was.
 * :func:`atomic_path` for a writer that opens the file by name (``zipfile``, ``torch.save``,
   PIL's ``Image.save``).
 
+A writer killed outright (SIGKILL, a power cut) leaves its temporary file behind:
+:func:`remove_temp_files` removes those of a run directory, called by a run that holds the
+directory's lock before it writes anything.
+
 And :func:`run_lock`: one writer per run directory at a time, and :func:`os_error_text`: how
 every command names the reason a file could not be read or written.
 """
@@ -21,6 +25,7 @@ every command names the reason a file could not be read or written.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,11 +34,13 @@ from typing import BinaryIO
 
 __all__ = [
     "LOCK_FILE",
+    "TEMP_NAME",
     "DirectoryInUseError",
     "atomic_path",
     "atomic_write",
     "atomic_writer",
     "os_error_text",
+    "remove_temp_files",
     "run_lock",
     "temp_path",
 ]
@@ -49,6 +56,24 @@ def os_error_text(err: OSError) -> str:
 def temp_path(target: Path) -> Path:
     """A fresh temporary name beside ``target`` (hidden, unique to this process and call)."""
     return target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+
+
+#: the names :func:`temp_path` gives (``.<target>.<pid>.<8 hex digits>.tmp``) and nothing else
+TEMP_NAME = re.compile(r"\..+\.[0-9]+\.[0-9a-f]{8}\.tmp")
+
+
+def remove_temp_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary files that killed writers left in ``directory`` and below (regular
+    files named as :data:`TEMP_NAME`, nothing else); the paths removed. Only for a caller that
+    holds ``directory``'s :func:`run_lock`: no other writer of it can be running then."""
+    removed = []
+    for root, _dirs, files in os.walk(directory):  # links to directories are not followed
+        for name in sorted(files):
+            path = Path(root) / name
+            if TEMP_NAME.fullmatch(name) and path.is_file() and not path.is_symlink():
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
 
 
 def _fsync_file(path: Path) -> None:

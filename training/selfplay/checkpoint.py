@@ -3,13 +3,18 @@
 The state (:meth:`SelfPlayPPO.state_dict`) mixes torch tensors, numpy arrays and plain
 Python values (generator states). numpy arrays are stored as tensors tagged
 ``{"__ndarray__": tensor, "dtype": name}`` so that :func:`torch.load` reads the file with
-``weights_only=True`` (tensors and plain containers only, no code). Files are written to
-a temporary name and renamed: a kill never leaves half a checkpoint. A file that is not
-such a checkpoint is refused with :class:`SelfPlayCheckpointError` naming it.
+``weights_only=True`` (tensors and plain containers only, no code). The file holds the
+encoded state with its sha256 (:func:`state_sha256`: every tensor's bytes, every value and
+key, in order), checked when it is read: a flipped byte in a tensor (which ``torch.load``
+reads without complaint) is refused, not resumed into another policy. Files written
+before the checksum (the encoded state alone at the top) are read as they are. Files are
+written to a temporary name and renamed: a kill never leaves half a checkpoint. A file
+that is not such a checkpoint is refused with :class:`SelfPlayCheckpointError` naming it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import zipfile
@@ -23,9 +28,12 @@ from agents.policy_format import weights_only_refusal
 from mtrain_env.tilegame.files import atomic_path, os_error_text
 from training.run_dir import CheckpointError
 
-__all__ = ["SelfPlayCheckpointError", "load_checkpoint", "save_checkpoint"]
+__all__ = ["SelfPlayCheckpointError", "load_checkpoint", "save_checkpoint", "state_sha256"]
 
 _TAG = "__ndarray__"
+#: the top-level key of a checksummed checkpoint, its value the format
+_MARK = "__selfplay_checkpoint__"
+_FORMAT = 2
 #: the kinds of numpy dtype a state holds (bool, ints, floats)
 _DTYPE_KINDS = "biuf"
 
@@ -94,12 +102,53 @@ def _decode_array(obj: dict[Any, Any], where: str) -> np.ndarray:
     return arr.astype(np.bool_) if dtype.kind == "b" else arr.astype(dtype, copy=False)
 
 
+def state_sha256(encoded: Any) -> str:
+    """The hex sha256 of an encoded state as ``torch.load`` gives it back: each tensor's
+    dtype, shape and bytes, each other value's type and ``repr``, dict keys and list lengths,
+    in order (so a value moved to another key changes it too)."""
+    digest = hashlib.sha256()
+    _feed(digest, encoded)
+    return digest.hexdigest()
+
+
+def _feed(digest: Any, obj: Any) -> None:
+    if isinstance(obj, th.Tensor):
+        flat = obj.detach().cpu().contiguous().reshape(-1)
+        digest.update(f"T{obj.dtype}{tuple(obj.shape)}:".encode())
+        digest.update(flat.view(th.uint8).numpy().tobytes() if flat.numel() else b"")
+    elif isinstance(obj, dict):
+        digest.update(f"D{len(obj)}:".encode())
+        for key, value in obj.items():
+            digest.update(f"{type(key).__name__}{key!r}=".encode())
+            _feed(digest, value)
+    elif isinstance(obj, (list, tuple)):
+        digest.update(f"L{len(obj)}:".encode())
+        for value in obj:
+            _feed(digest, value)
+    else:
+        digest.update(f"{type(obj).__name__}{obj!r};".encode())
+
+
 def save_checkpoint(state: dict[str, Any], path: str | os.PathLike[str]) -> Path:
-    """Write ``state`` to ``path`` atomically."""
+    """Write ``state`` and its sha256 to ``path`` atomically."""
     path = Path(path)
+    encoded = _encode(state)
     with atomic_path(path) as tmp:
-        th.save(_encode(state), tmp)
+        th.save({_MARK: _FORMAT, "sha256": state_sha256(encoded), "state": encoded}, tmp)
     return path
+
+
+def _verified(raw: Any) -> Any:
+    """The encoded state of a loaded file, its recorded sha256 checked (``ValueError``
+    saying what is wrong); a file written before the checksum is its state."""
+    if not isinstance(raw, dict) or _MARK not in raw:
+        return raw
+    if raw[_MARK] != _FORMAT or set(raw) != {_MARK, "sha256", "state"}:
+        keys = sorted(map(str, raw))
+        raise ValueError(f"format {raw[_MARK]!r} with keys {keys}; this version reads {_FORMAT}")
+    if raw["sha256"] != state_sha256(raw["state"]):
+        raise ValueError("damaged: its contents are not those of the sha256 it recorded")
+    return raw["state"]
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -113,6 +162,10 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
         refusal = weights_only_refusal(err, "a checkpoint")
         raise SelfPlayCheckpointError(path, f"not a self-play checkpoint ({refusal})") from None
     try:
-        return _decode(raw)
+        encoded = _verified(raw)
+    except ValueError as err:
+        raise SelfPlayCheckpointError(path, str(err)) from None
+    try:
+        return _decode(encoded)
     except ValueError as err:
         raise SelfPlayCheckpointError(path, f"not a self-play checkpoint ({err})") from None

@@ -21,17 +21,22 @@ stops at --steps env decisions or after --minutes, whichever comes first. Every
 --eval-every decisions the policy plays --eval-deals duplicate deals against each
 --eval-opponents agent (our tournament harness, seat rotation, 95% CIs; deals seeded
 --eval-seed, apart from the training deals); curve.csv / curve.png, TensorBoard logs in
-tb/, checkpoint.pt and policy.npz (for `mtrain bench --agents ppo:path=...`) are in --out.
+tb/, checkpoint.pt and policy.npz (for `mtrain bench --agents ppo[path=...]`) are in --out.
+With --minutes the progress bar counts seconds, up to whichever bound ends the run first.
 
 Every option is checked before anything starts: a bad value gets one line naming the
 option, exit code 2. An --out that holds a run needs --resume; on --resume the run's
 selfplay.json is used and learner options given must match it (--steps, --minutes, the
-evaluation options and --no-progress may change). A run whose selfplay.json or
-checkpoint.pt cannot be read or restored is refused with one line naming the file, exit
-code 2, its directory left as it was. One run writes an --out at a time: a second one (a
-requeued job, the same command in another terminal) is refused with one line naming the
-first one's pid, exit code 2. An evaluation cut short by an interrupt is run again first
-on --resume, so the curve is the uninterrupted run's.
+evaluation options and --no-progress may change). A run that cannot be continued
+exactly is refused with one line naming the file, exit code 2, its directory left as it
+was: a selfplay.json or checkpoint.pt that cannot be read or restored, a checkpoint.pt
+whose sha256 does not match, one missing while the run went past step 0 (curve rows or
+policy files of later steps), a curve.csv line that is not a curve row (file:line). One
+run writes an --out at a time: a second one (a requeued job, the same command in another
+terminal) is refused with one line naming the first one's pid, exit code 2; the run that
+holds --out removes the temporary files that writes killed midway left there. An
+evaluation cut short by an interrupt is run again first on --resume, so the curve is the
+uninterrupted run's.
 """
 
 from __future__ import annotations
@@ -311,13 +316,14 @@ def _prepare(args: argparse.Namespace) -> tuple[SelfPlayConfig, RunOptions] | No
 
 def _train(args: argparse.Namespace, config: SelfPlayConfig, options: RunOptions) -> int:
     """Train the checked run (the caller holds ``--out``'s lock); 130 when interrupted."""
+    from training.run_dir import CheckpointError
     from training.selfplay.config import CONFIG_FILE
-    from training.selfplay.run import SelfPlayCheckpointError, run_selfplay
+    from training.selfplay.run import run_selfplay
 
     out = Path(args.out)
     try:
         learner = run_selfplay(config, out, options, lock=False)
-    except SelfPlayCheckpointError as err:  # what the glance of build() cannot see: the file's contents
+    except CheckpointError as err:  # what the glance of build() cannot see: the files' contents
         return _fail("--resume" if args.resume else "--out", str(err))
     except KeyboardInterrupt:
         if (out / CONFIG_FILE).is_file():  # --resume would be refused without it

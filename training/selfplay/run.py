@@ -23,8 +23,15 @@ Evaluations run every ``eval_every`` env steps (a function of the step count, so
 training itself is the same with or without them). Resume: a run restarted on the same
 ``out_dir`` continues from ``checkpoint.pt`` exactly (curve rows past it are dropped); the
 checkpoint keeps the evaluation schedule, so an evaluation interrupted after its checkpoint
-is run again first and the curve is the uninterrupted run's (but for ``wall_s``). One run
-writes ``out_dir`` at a time (its lock, :func:`~mtrain_env.tilegame.files.run_lock`).
+is run again first and the curve is the uninterrupted run's (but for ``wall_s``). A run
+that cannot be continued exactly is refused with
+:class:`~training.run_dir.CheckpointError` (``<file>: <what is wrong>``), its directory
+as it was: a ``checkpoint.pt`` damaged or replaced (its sha256), one missing while the
+directory shows progress (curve rows, policy files past step 0: starting over would mix
+two runs), a ``curve.csv`` line that is not a row of :data:`CURVE_FIELDS` (``<file>:<line>``).
+One run writes ``out_dir`` at a time (its lock, :func:`~mtrain_env.tilegame.files.run_lock`);
+it removes the temporary files of writes killed midway
+(:func:`~mtrain_env.tilegame.files.remove_temp_files`) before it writes.
 """
 
 from __future__ import annotations
@@ -39,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.mexican_train.tilenet import save_selfplay_policy
-from mtrain_env.tilegame.files import atomic_write, run_lock
+from mtrain_env.tilegame.files import atomic_write, remove_temp_files, run_lock
+from training.run_dir import CheckpointError, read_run_text
 from training.selfplay.checkpoint import SelfPlayCheckpointError, load_checkpoint, save_checkpoint
 from training.selfplay.config import (
     ALGOS,
@@ -100,11 +108,86 @@ def _evaluate(policy: Path, opts: RunOptions, config: SelfPlayConfig) -> list[An
         clear_cache()  # each evaluation reads a new file: do not keep the old ones loaded
 
 
-def _read_curve(path: Path, upto: int) -> list[dict[str, str]]:
-    if not path.is_file():
+#: curve.csv's columns -> (parser, whether NaN is allowed: the CI of a single deal has none)
+_INT_COLUMNS = ("env_steps", "trained", "deals", "rounds")
+_NAN_COLUMNS = ("ci_low", "ci_high")
+
+
+def _curve_value(name: str, text: str) -> float | int | str:
+    """One field of a curve row; ``ValueError`` if it is not its column's kind."""
+    if name == "opponent":
+        if not text:
+            raise ValueError("empty")
+        return text
+    if name in _INT_COLUMNS:
+        if not (text.isascii() and text.isdigit()):  # ints >= 0 only ("²" and "-1" are not)
+            raise ValueError(text)
+        return int(text)
+    value = float(text)
+    if not math.isfinite(value) and not (math.isnan(value) and name in _NAN_COLUMNS):
+        raise ValueError(text)
+    if name == "wall_s" and value < 0:
+        raise ValueError(text)
+    return value
+
+
+def _read_curve(path: Path) -> list[dict[str, str]]:
+    """``curve.csv``'s rows, each checked: the header
+    must be :data:`CURVE_FIELDS`, each line a row of that many fields of their kind (counts
+    and steps ints >= 0, an agent name, finite numbers but for the CI of one deal), steps
+    in order. Anything else is :class:`~training.run_dir.CheckpointError` naming the file
+    and line: a curve a resume would rewrite is never guessed at."""
+    if not path.exists():
         return []
-    with path.open(newline="") as f:
-        return [row for row in csv.DictReader(f) if int(row["env_steps"]) <= upto]
+    lines = read_run_text(path, "a curve").splitlines()
+    if not lines:
+        return []
+    if lines[0] != ",".join(CURVE_FIELDS):
+        header = ",".join(CURVE_FIELDS)
+        raise CheckpointError(f"{path}:1", f"the header must be {header}, got {lines[0][:80]!r}")
+    rows: list[dict[str, str]] = []
+    last = -1
+    for number, line in enumerate(lines[1:], start=2):
+        where = f"{path}:{number}"
+        try:
+            raw = next(csv.reader([line]), [])
+        except csv.Error as err:
+            raise CheckpointError(where, f"not a CSV line ({err})") from None
+        if len(raw) != len(CURVE_FIELDS):
+            raise CheckpointError(where, f"expected {len(CURVE_FIELDS)} fields, got {len(raw)}")
+        for name, field in zip(CURVE_FIELDS, raw, strict=True):
+            try:
+                _curve_value(name, field)
+            except ValueError:
+                text = f"column {name!r}: {field[:40]!r} is not a valid value"
+                raise CheckpointError(where, text) from None
+        step = int(raw[0])
+        if step < last:
+            raise CheckpointError(where, f"env_steps {step} comes after {last} (rows are in step order)")
+        last = step
+        rows.append(dict(zip(CURVE_FIELDS, raw, strict=True)))
+    return rows
+
+
+def _progress(out: Path, curve: Sequence[dict[str, str]]) -> list[str]:
+    """What in ``out`` shows the run went past step 0: curve rows, policy files of later
+    steps, a ``policy.npz`` that is not the step-0 one (a run stopped before its first
+    checkpoint holds at most the step-0 evaluation's)."""
+    found = []
+    steps = [int(r["env_steps"]) for r in curve if int(r["env_steps"]) > 0]
+    if steps:
+        found.append(f"curve.csv rows up to step {max(steps)}")
+    later = sorted(
+        p.name
+        for p in (out / "policies").glob("step_*.npz")
+        if p.name[5:-4].isdigit() and int(p.name[5:-4]) > 0
+    )
+    if later:
+        found.append(f"policies/{later[-1]}" + (f" and {len(later) - 1} more" if len(later) > 1 else ""))
+    final, first = out / "policy.npz", out / "policies" / f"step_{0:012d}.npz"
+    if final.is_file() and not (first.is_file() and final.read_bytes() == first.read_bytes()):
+        found.append("policy.npz")
+    return found
 
 
 def _write_curve(path: Path, rows: Sequence[dict[str, Any]]) -> None:
@@ -122,7 +205,7 @@ def plot_curve(csv_path: Path, png_path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = _read_curve(csv_path, 1 << 62)
+    rows = _read_curve(csv_path)
     if not rows:
         return
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
@@ -162,6 +245,14 @@ def run_selfplay(
         return _run(config, Path(out_dir), options or RunOptions())
 
 
+def _time_bound(elapsed: float, time_left: float, steps_left: int, rate: float) -> float:
+    """How many seconds a run bounded by time and by steps will have run when it stops:
+    ``elapsed`` plus the earlier of ``time_left`` and the ``steps_left`` decisions at
+    ``rate`` decisions a second (the progress bar's total, so its ETA is the real one)."""
+    by_steps = steps_left / rate if rate > 0 else math.inf
+    return elapsed + max(0.0, min(time_left, by_steps))
+
+
 def _pending_evaluation(state: dict[str, Any], opts: RunOptions) -> int | None:
     """The step of the evaluation due after a checkpoint (written just before an evaluation
     that may not have finished), by ``state["eval"]``: None for a checkpoint of another
@@ -185,6 +276,17 @@ def _run(config: SelfPlayConfig, out: Path, opts: RunOptions) -> SelfPlayPPO:
     fault = checkpoint_fault(ckpt)
     if fault is not None:
         raise SelfPlayCheckpointError(ckpt, fault)
+    curve_path = out / "curve.csv"
+    curve = _read_curve(curve_path)
+    if not ckpt.is_file():
+        progress = _progress(out, curve)
+        if progress:
+            raise SelfPlayCheckpointError(
+                ckpt,
+                f"missing, but the run went past step 0 ({', '.join(progress)}): it cannot be "
+                "continued exactly without it, and starting over would mix two runs; restore it "
+                "or use a new --out",
+            )
     learner = make_learner(config, load_init=not ckpt.is_file())  # a checkpoint holds the weights
     wall_before = 0.0
     due: int | None = None  #: the next evaluation's step saved with the checkpoint
@@ -199,11 +301,11 @@ def _run(config: SelfPlayConfig, out: Path, opts: RunOptions) -> SelfPlayPPO:
             text = f"no {err.args[0]!r} in it" if isinstance(err, KeyError) and err.args else str(err)
             raise SelfPlayCheckpointError(ckpt, f"cannot be restored: {text}") from None
     out.mkdir(parents=True, exist_ok=True)
+    remove_temp_files(out)  # of writes killed midway; the lock is held: no writer is running
     (out / "policies").mkdir(exist_ok=True)
     if saved is None:
         # whole or absent: a torn one would block --resume
         atomic_write(cfg_path, json.dumps(config_to_json(config), indent=1) + "\n")
-    curve_path = out / "curve.csv"
     next_eval: float = math.inf
     if opts.eval_every:
         next_eval = (learner.env_steps // opts.eval_every + 1) * opts.eval_every if due is None else due
@@ -212,7 +314,8 @@ def _run(config: SelfPlayConfig, out: Path, opts: RunOptions) -> SelfPlayPPO:
     pending = learner.env_steps > 0 and next_eval <= learner.env_steps and bool(opts.eval_deals)
     # the step-0 evaluation too (a run stopped before its first checkpoint starts over)
     first = learner.env_steps == 0 and bool(opts.eval_every) and bool(opts.eval_deals)
-    curve = _read_curve(curve_path, learner.env_steps - 1 if pending or first else learner.env_steps)
+    upto = learner.env_steps - 1 if pending or first else learner.env_steps
+    curve = [row for row in curve if int(row["env_steps"]) <= upto]
     _write_curve(curve_path, curve)
 
     from torch.utils.tensorboard import SummaryWriter
@@ -221,17 +324,25 @@ def _run(config: SelfPlayConfig, out: Path, opts: RunOptions) -> SelfPlayPPO:
     writer = SummaryWriter(log_dir=str(out / "tb"), purge_step=purge)
     start = time.perf_counter()
     deadline = start + opts.max_minutes * 60 if opts.max_minutes else math.inf
+    step0 = learner.env_steps
     bar = None
     if opts.progress:
         from tqdm import tqdm
 
-        bar = tqdm(
-            total=opts.total_steps,
-            initial=min(learner.env_steps, opts.total_steps),
-            unit="dec",
-            unit_scale=True,
-            smoothing=0.1,
-        )
+        if opts.max_minutes:  # the run stops at the earlier bound: a bar over its seconds
+            bar = tqdm(
+                total=opts.max_minutes * 60,
+                unit="s",
+                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]",
+            )
+        else:
+            bar = tqdm(
+                total=opts.total_steps,
+                initial=min(learner.env_steps, opts.total_steps),
+                unit="dec",
+                unit_scale=True,
+                smoothing=0.1,
+            )
 
     def wall() -> float:
         return wall_before + time.perf_counter() - start
@@ -291,7 +402,14 @@ def _run(config: SelfPlayConfig, out: Path, opts: RunOptions) -> SelfPlayPPO:
             writer.add_scalar("train/decisions_per_s", stats["decisions"] / dt, step)
             writer.add_scalar("train/rounds", learner.rounds, step)
             if bar is not None:
-                bar.update(int(stats["decisions"]))
+                if opts.max_minutes:
+                    now = time.perf_counter()
+                    steps_left = opts.total_steps - step
+                    rate = (step - step0) / (now - start)
+                    bar.total = _time_bound(now - start, deadline - now, steps_left, rate)
+                    bar.update(now - start - bar.n)
+                else:
+                    bar.update(int(stats["decisions"]))
                 shown = (
                     f"ent {stats['entropy']:.2f}" if "entropy" in stats else f"q_loss {stats['q_loss']:.1f}"
                 )
