@@ -285,7 +285,7 @@ def test_bench_reports_a_crashing_agent_in_a_line_and_exit_code_1(
     err = capsys.readouterr().err
     assert err.startswith("Traceback") and "ZeroDivisionError: a bug in the agent" in err
     assert "mtrain bench: agent 'Crashes' at seat" in err and "rerun the same command" in err
-    assert (out / "run.json").exists()
+    assert (out / "run.json").exists() and not (out / ".lock").exists()
 
 
 def test_sessions_are_duplicated_after_round_0() -> None:
@@ -584,6 +584,33 @@ def test_a_second_bench_on_a_directory_in_use_is_refused(
         assert err == f"mtrain bench: --out: {in_use}\n"
         assert sorted(p.name for p in out.iterdir()) == [".lock"]
     assert bench(_bench_args(argv)) == 0  # free again
+
+
+def test_a_finished_or_interrupted_bench_leaves_no_lock_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--out`` holds the run's files only: the lock that kept a second run out goes with the
+    run, whether it finished or was stopped by Ctrl-C (exit 130, resumable)."""
+    import agents.tournament as tournament
+
+    out = tmp_path / "run"
+
+    def argv(deals: int) -> list[str]:
+        return ["--agents", "random", LOWEST, "--players", "2", "--deals", str(deals), "--out", str(out),
+                "--no-progress", "--no-plots", "--max-pips", "6"]  # fmt: skip
+
+    assert bench(_bench_args(argv(2))) == 0
+    names = {p.name for p in out.iterdir()}
+    assert ".lock" not in names and {"results.csv", "summary.json"} <= names
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tournament, "play_deals", interrupted)
+    assert bench(_bench_args(argv(4))) == 130
+    assert "interrupted" in capsys.readouterr().out
+    names = {p.name for p in out.iterdir()}
+    assert ".lock" not in names and "results.csv" in names
 
 
 def test_an_interrupted_extension_leaves_no_stale_report(
