@@ -526,6 +526,7 @@ def test_bench_checks_a_ray_address_before_ray_or_any_file(
     ("argv", "says"),
     [
         (["play", "--agents", "random", "--save", ""], "mtrain play: --save: expected a path"),
+        (["bench", "--agents", "random", "--out", ""], "mtrain bench: --out: expected a path"),
         (
             ["replay", "gif", "tests/golden/mt_2p_double6_pagat.jsonl", "--out", ""],
             "mtrain replay gif: --out: expected a path",

@@ -566,6 +566,32 @@ def test_cli_refuses_a_mismatched_out_dir(tmp_path: Path, capsys: pytest.Capture
     assert not os.path.exists(tmp_path / "x")
 
 
+def test_bench_without_out_writes_one_directory_per_configuration_and_resumes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``--out``: the files go to ``results/AGENTS_Pp_seedS_HASH`` (said on stderr); the
+    same command finds it again and resumes (more deals extend it), another seed or other
+    rules get a directory of their own instead of a refusal."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["--agents", "random", LOWEST, "--players", "2", "--no-progress", "--no-plots", "--max-pips", "6"]
+    assert bench(_bench_args([*argv, "--deals", "2"])) == 0
+    first = capsys.readouterr()
+    (made,) = (tmp_path / "results").iterdir()
+    assert re.fullmatch(r"random\+LowestTileFirst_2p_seed0_[0-9a-f]{8}", made.name), made.name
+    assert f"mtrain bench: no --out given: results go to results/{made.name}\n" in first.err
+    assert f"results/{made.name}/results.csv" in first.out
+    assert bench(_bench_args([*argv, "--deals", "3"])) == 0
+    assert json.loads((made / "summary.json").read_text())["throughput"]["deals_resumed"] == 2
+    assert bench(_bench_args([*argv, "--deals", "2", "--seed", "1"])) == 0
+    assert bench(_bench_args([*argv, "--deals", "2", "--rules", "wikipedia"])) == 0
+    names = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert len(names) == 3 and made.name in names and any("_seed1_" in n for n in names)
+    sub = argparse.ArgumentParser().add_subparsers()
+    register(sub)
+    assert "[--out OUT]" in sub.choices["bench"].format_usage()  # optional, its default in --help:
+    assert "results/AGENTS_Pp_seedS_HASH" in " ".join(sub.choices["bench"].format_help().split())
+
+
 def test_a_second_bench_on_a_directory_in_use_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,7 +10,11 @@ Example::
     mtrain bench --game block --agents classic greedy random --deals 500 --out results/b
 
 Rerunning the same command after an interruption resumes it; a larger ``--deals``
-extends a finished run; any other change is refused unless ``--overwrite``.
+extends a finished run; any other change is refused unless ``--overwrite``. Without
+``--out`` the files go to ``results/AGENTS_Pp_seedS_HASH``, named after the agents, the
+seats and the seed, ``HASH`` standing for the rest of the run's configuration (rules,
+parameters, lineup, version): the same command resumes there, another gets its own
+directory (said on stderr).
 
 Seats: with fewer agents than seats, the seats are filled by cycling the agent list
 (``--agents planner greedy --players 3`` seats ``planner greedy planner``, said on
@@ -21,9 +25,14 @@ stderr); with more agents than seats, every choice of ``--players`` agents plays
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
+import json
 import os
+import re
 import sys
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from agents.registry import parse_param
@@ -82,7 +91,12 @@ def register(subparsers: Any) -> None:
         metavar="HOST:PORT",
         help="Ray cluster of --backend ray (default: local Ray)",
     )
-    p.add_argument("--out", required=True, help="output directory (resumed when it holds this run)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="output directory, resumed when it holds this run (default: results/AGENTS_Pp_seedS_HASH, "
+        "one directory per configuration: see above)",
+    )
     p.add_argument("--lineup", nargs="+", default=None, metavar="LABEL", help="agent label for each seat")
     p.add_argument(
         "--no-duplicate", action="store_true", help="play each deal once (independent deals, for comparison)"
@@ -251,10 +265,34 @@ def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
         plan = make_plan(config)  # builds every agent once: unknown names and parameters fail here
     except (ValueError, TypeError) as err:
         raise OptionError("--lineup" if "lineup" in str(err) else "--agents", str(err)) from None
+    if config.out_dir is None:
+        out = default_out(plan)
+        problem = output_problem(out, "directory")
+        if problem is not None:
+            raise OptionError("--out", f"{problem} (the default; give --out)")
+        config = replace(config, out_dir=out)
     problem = None if args.address is None else reach_problem(args.address)
     if problem is not None:  # last: Ray would wait a minute or more for an address nobody answers
         raise OptionError("--address", problem)
     return config, plan
+
+
+#: the longest agents part of a default ``--out`` name (its hash tells longer lists apart)
+_SLUG_CHARS = 60
+
+
+def default_out(plan: Plan) -> str:
+    """The output directory of a run given no ``--out``: ``results/AGENTS_Pp_seedS_HASH``.
+
+    Readable for the agents (their labels, ``+``-joined, cut at :data:`_SLUG_CHARS`
+    characters), the seats and the seed; ``HASH`` is the first 8 hex digits of the SHA-256
+    of the run's identity (:meth:`Plan.identity`: game, rules, parameters, lineups, version),
+    so the same command always finds its own directory again (and resumes it: ``--deals``
+    is not part of the identity) and any other configuration gets a directory of its own.
+    """
+    agents = "+".join(re.sub(r"[^A-Za-z0-9._=-]+", "-", label).strip("-.") for label in plan.labels)
+    digest = hashlib.sha256(json.dumps(plan.identity(), sort_keys=True).encode()).hexdigest()[:8]
+    return str(Path("results") / f"{agents[:_SLUG_CHARS]}_{plan.num_players}p_seed{plan.seed}_{digest}")
 
 
 def seating_note(plan: Plan) -> str | None:
@@ -296,6 +334,8 @@ def bench(args: argparse.Namespace) -> int:
     except OptionError as err:
         print(f"mtrain bench: {err.option}: {err}", file=sys.stderr)
         return 2
+    if args.out is None:
+        print(f"mtrain bench: no --out given: results go to {config.out_dir}", file=sys.stderr)
     local = args.address is None  # a Ray cluster's cores are not this machine's
     for note in (seating_note(plan), cores_note(plan, args.workers, args.deals) if local else None):
         if note is not None:
