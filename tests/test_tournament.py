@@ -321,6 +321,31 @@ def test_same_seed_same_csv_whatever_the_worker_count(tmp_path: Path) -> None:
     assert [r.penalty for r in other.rows] != [r.penalty for r in one.rows]
 
 
+def test_bench_plays_on_every_usable_cpu_by_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ``--workers`` a bench uses one process per CPU this process may run on (its
+    affinity mask, not the machine's core count), never more than the deals; the files
+    are those of ``--workers 1`` (as the test above pins for the harness)."""
+    import agents.tournament.harness as harness
+
+    assert _bench_args(["--agents", "random"]).workers == 0
+    monkeypatch.setattr(harness.os, "cpu_count", lambda: 64)
+    if hasattr(os, "process_cpu_count"):
+        monkeypatch.setattr(harness.os, "process_cpu_count", lambda: 2)
+    else:
+        monkeypatch.setattr(harness.os, "sched_getaffinity", lambda pid: {0, 5})
+    assert harness.usable_cpus() == 2
+    assert harness.worker_processes(0, deals=100) == 2 and harness.worker_processes(0, deals=1) == 1
+    argv = ["--agents", "random", LOWEST, "--players", "2", "--deals", "3", "--no-progress", "--no-plots"]
+    argv += ["--max-pips", "6"]
+    assert bench(_bench_args([*argv, "--out", str(tmp_path / "all")])) == 0
+    assert bench(_bench_args([*argv, "--out", str(tmp_path / "one"), "--workers", "1"])) == 0
+    summary = json.loads((tmp_path / "all/summary.json").read_text())
+    assert summary["throughput"]["workers"] == 2
+    assert (tmp_path / "all/results.csv").read_bytes() == (tmp_path / "one/results.csv").read_bytes()
+
+
 # -------------------------------------------------------------------- resume
 def test_resume_after_kill_plays_each_deal_exactly_once(tmp_path: Path) -> None:
     """SIGKILL a CLI run mid-way, tear its last write, rerun: every deal id appears once
@@ -757,7 +782,7 @@ def test_bench_warns_when_workers_times_threads_exceed_the_cores() -> None:
 def test_bench_cli_prints_the_cores_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("agents.tournament.cli.os.cpu_count", lambda: 1)
+    monkeypatch.setattr("agents.tournament.cli.usable_cpus", lambda: 1)
     argv = ["--agents", "mc[sims=8,threads=2]", "planner", "--deals", "1", "--no-plots", "--no-progress"]
     assert bench(_bench_args([*argv, "--out", str(tmp_path / "x")])) == 0
     assert "1 worker(s) x threads=2 = 2 threads on 1 core(s)" in capsys.readouterr().err

@@ -28,7 +28,6 @@ import argparse
 import hashlib
 import importlib.util
 import json
-import os
 import re
 import sys
 from dataclasses import replace
@@ -42,6 +41,7 @@ from agents.tournament.harness import (
     Plan,
     TournamentConfig,
     make_plan,
+    usable_cpus,
     worker_processes,
 )
 from agents.tournament.ray_backend import address_problem, reach_problem
@@ -77,7 +77,13 @@ def register(subparsers: Any) -> None:
     add_game_options(p)
     p.add_argument("--deals", type=int_at_least(1), default=100, help="duplicate deals (each played P times)")
     p.add_argument("--seed", type=int_at_least(0), default=0)
-    p.add_argument("--workers", type=int_at_least(0), default=1, help="processes (0 = every core)")
+    p.add_argument(
+        "--workers",
+        type=int_at_least(0),
+        default=0,
+        help="processes (default 0: one per usable CPU, no more than the deals; 1 plays in this "
+        "process); the results are the same for any count",
+    )
     p.add_argument(
         "--backend",
         choices=("processes", "ray"),
@@ -313,7 +319,7 @@ def cores_note(plan: Plan, workers: int, deals: int, cores: int | None = None) -
     threads than there are cores: decisions then wait for a core, so ``ms/dec`` (and any
     ``ms=`` budget) measures the crowding, not the agent. Results stay the same. The
     processes are counted as the harness starts them (:func:`worker_processes`)."""
-    cores = cores if cores is not None else (os.cpu_count() or 1)
+    cores = cores if cores is not None else usable_cpus()
     threads = max((int(p.get("threads", 1)) for p in plan.agent_params), default=1)
     processes = worker_processes(workers, deals, cores)
     if threads <= 1 or processes * threads <= cores:
