@@ -1,5 +1,8 @@
 """``mtrain play``: play seat 0 yourself in the terminal, against agents in the other seats.
 
+The table is you plus one seat per agent named (``--agents planner planner planner``: four
+players), so there is no ``--players``.
+
 Example::
 
     mtrain play --agents planner planner planner --seed 7
@@ -66,14 +69,36 @@ def register(subparsers: Any) -> None:
         "--save", default=None, metavar="FILE", help="replay file (default runs/play/seed<S>.jsonl)"
     )
     add_game_options(p, players=False)
+    p.add_argument("--players", nargs="?", action=PlayersFromAgents, help=argparse.SUPPRESS)
     p.set_defaults(func=play_command)
+
+
+#: where ``play``'s table size comes from, said by every error about it
+TABLE_SIZE = "the table is you (seat 0) plus one seat per agent of --agents"
+
+
+class PlayersFromAgents(argparse.Action):
+    """``--players`` given to ``play`` (``bench`` has it): refused, saying where the table
+    size comes from instead (and how many agents make the table asked for)."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: str | None = None
+    ) -> None:
+        text = str(values or "")
+        wanted = f" (name {int(text) - 1} for {text} players)" if text.isdigit() and int(text) > 1 else ""
+        parser.error(f"--players: not an option of play; {TABLE_SIZE}{wanted}")
 
 
 def play_command(args: argparse.Namespace) -> int:
     """Check the options, then play (exit status 2 and one line on a bad option)."""
     args.players = 1 + len(args.agents)
     try:
-        config = checked_game(args)
+        try:
+            config = checked_game(args)
+        except OptionError as err:  # the game's seat count is the agents' count here
+            if err.option != "--players":
+                raise
+            raise OptionError("--agents", f"{err}; {TABLE_SIZE}, {len(args.agents)} here") from None
         for text in args.agents:  # names and parameters, then what each reads against the table
             try:
                 checked_agent(AgentSpec.parse(text), config)

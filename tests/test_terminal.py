@@ -180,6 +180,38 @@ def test_bad_options_exit_2_with_one_line(
     assert len(err.splitlines()) == 1 and option in err
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["--agents", "random", "--players", "12"],
+            "mtrain play: --players: not an option of play; the table is you (seat 0) plus one seat per "
+            "agent of --agents (name 11 for 12 players)",
+        ),
+        (
+            ["--agents", *["random"] * 9],
+            "mtrain play: --agents: R3: num_players must be in 2..8 with a double-12 set, got 10; the "
+            "table is you (seat 0) plus one seat per agent of --agents, 9 here",
+        ),
+        (
+            ["--game", "block", "--agents", "classic", "classic"],
+            "mtrain play: --agents: B2: num_players must be 4 (two pairs) or 2 (no partners), got 3; the "
+            "table is you (seat 0) plus one seat per agent of --agents, 2 here",
+        ),
+    ],
+)
+def test_the_table_size_errors_say_it_comes_from_agents(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``play`` has no ``--players``: asking for one, or naming agents for a table the game
+    cannot seat, says where the size comes from, under ``mtrain play:`` (not ``mtrain:``,
+    nor blaming a ``--players`` the command does not have)."""
+    with pytest.raises(SystemExit) as exit_info:
+        raise SystemExit(main(["play", *args]))
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == says + "\n"
+
+
 def test_a_random_deal_s_seed_is_shown_only_when_the_game_ends(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
