@@ -11,7 +11,8 @@ Example::
 
 You see the table as your seat sees it (the env's text render with YOUR hand only: the
 other hands stay hidden, R15), your legal moves numbered (drawing and passing are
-numbered options too), and each opponent's move as it is made. Type a number and Enter;
+numbered options too; a draw or a pass that is your only legal move is played for you, and
+said in one line), and each opponent's move as it is made. Type a number and Enter;
 anything else asks again; ``q`` (or end of input) quits. Each round's result, the
 session's scores at the end, and the whole game as a replay file (``--save``; also when
 you quit: the game so far) are shown; ``mtrain replay show FILE`` plays it back.
@@ -190,13 +191,15 @@ class TerminalSession:
                     return 1
                 if record.episode_over:
                     break
-                action = self.ask()
+                forced = self.forced_move()
+                action = forced if forced is not None else self.ask()
                 if action is None:
                     quit_early = True
                     break
                 env.step(action)
                 recorder.record(HUMAN, action)
-                self.say(f"  player_{HUMAN} (you): {describe_move(env, HUMAN, action)}")
+                why = " (your only move: played for you)" if forced is not None else ""
+                self.say(f"  player_{HUMAN} (you): {describe_move(env, HUMAN, action)}{why}")
                 result = published_round_result(env)
                 if result is not None:
                     self.show_round(result)
@@ -212,6 +215,15 @@ class TerminalSession:
         if not self.seed_given:
             self.say(f"the deal's seed: {self.seed}")
         return 130 if interrupted else 0
+
+    def forced_move(self) -> int | None:
+        """The human's move when there is nothing to choose: the draw or the pass of R16 as
+        the only legal action (the env asks for it all the same, R15); asking would only make
+        the player type ``1``."""
+        legal = self.env.legal_actions()
+        if len(legal) == 1 and self.env.unwrapped.decode_action(int(legal[0])).kind in ("draw", "pass"):
+            return int(legal[0])
+        return None
 
     def ask(self) -> int | None:
         """The human's action (a legal one), or None to quit."""

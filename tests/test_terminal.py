@@ -73,7 +73,8 @@ def test_a_full_round_through_a_terminal(tmp_path: Path) -> None:
     replay = read_replay(save)
     check_replay(replay)
     assert replay.finished and replay.agents == ["human", "planner", "planner", "planner"]
-    assert sum(1 for s in replay.steps if s.seat == 0) == answers
+    forced = out.count("(your only move: played for you)")  # a lone draw or pass is not asked
+    assert sum(1 for s in replay.steps if s.seat == 0) == answers + forced
 
 
 def test_q_quits_and_saves_the_game_so_far(tmp_path: Path) -> None:
@@ -81,7 +82,7 @@ def test_q_quits_and_saves_the_game_so_far(tmp_path: Path) -> None:
     child = _spawn(
         tmp_path, "--agents", "greedy", "random", "--seed", "2", "--max-pips", "6", "--save", str(save)
     )
-    child.logfile_read = io.StringIO()
+    child.logfile_read = log = io.StringIO()
     for _ in range(2):
         child.expect(PROMPT)
         child.sendline("1")
@@ -92,7 +93,8 @@ def test_q_quits_and_saves_the_game_so_far(tmp_path: Path) -> None:
     child.close()
     assert child.exitstatus == 0
     replay = read_replay(save)
-    assert replay.final is None and sum(1 for s in replay.steps if s.seat == 0) == 2
+    forced = log.getvalue().count("(your only move: played for you)")  # a lone draw or pass is not asked
+    assert replay.final is None and sum(1 for s in replay.steps if s.seat == 0) == 2 + forced
     check_replay(replay)
 
 
@@ -156,6 +158,29 @@ def test_end_of_input_quits_and_saves(tmp_path: Path) -> None:
     )
     assert session.run(tmp_path / "e.jsonl") == 0
     assert read_replay(tmp_path / "e.jsonl").final is None
+
+
+def test_a_forced_draw_or_pass_is_played_for_the_human(tmp_path: Path) -> None:
+    """When a draw or a pass is the only legal move there is nothing to choose: it is played
+    at once and said in one line, never asked for; the replay holds it as the human's move."""
+    out = io.StringIO()
+    asked: list[list[str]] = []
+
+    def choose_first(prompt: str) -> str:
+        asked.append([session.env.unwrapped.decode_action(int(a)).kind for a in session.env.legal_actions()])
+        return "1"
+
+    config = {"num_players": 2, "max_pips": 6}
+    session = TerminalSession("mexican_train", config, ["random"], 0, read=choose_first, out=out)
+    assert session.run(tmp_path / "f.jsonl") == 0
+    assert asked and all(kinds not in (["draw"], ["pass"]) for kinds in asked), asked
+    lines = out.getvalue().splitlines()
+    forced = [line for line in lines if line.endswith(" (your only move: played for you)")]
+    assert "  player_0 (you): draw (your only move: played for you)" in forced
+    assert "  player_0 (you): pass (your only move: played for you)" in forced
+    replay = read_replay(tmp_path / "f.jsonl")
+    check_replay(replay)
+    assert replay.finished and sum(1 for step in replay.steps if step.seat == 0) == len(asked) + len(forced)
 
 
 @pytest.mark.parametrize(
