@@ -1,5 +1,8 @@
 """``mtrain play``: play seat 0 yourself in the terminal, against agents in the other seats.
 
+The table is you plus one seat per agent named (``--agents planner planner planner``: four
+players), so there is no ``--players``.
+
 Example::
 
     mtrain play --agents planner planner planner --seed 7
@@ -8,7 +11,8 @@ Example::
 
 You see the table as your seat sees it (the env's text render with YOUR hand only: the
 other hands stay hidden, R15), your legal moves numbered (drawing and passing are
-numbered options too), and each opponent's move as it is made. Type a number and Enter;
+numbered options too; a draw or a pass that is your only legal move is played for you, and
+said in one line), and each opponent's move as it is made. Type a number and Enter;
 anything else asks again; ``q`` (or end of input) quits. Each round's result, the
 session's scores at the end, and the whole game as a replay file (``--save``; also when
 you quit: the game so far) are shown; ``mtrain replay show FILE`` plays it back.
@@ -66,14 +70,36 @@ def register(subparsers: Any) -> None:
         "--save", default=None, metavar="FILE", help="replay file (default runs/play/seed<S>.jsonl)"
     )
     add_game_options(p, players=False)
+    p.add_argument("--players", nargs="?", action=PlayersFromAgents, help=argparse.SUPPRESS)
     p.set_defaults(func=play_command)
+
+
+#: where ``play``'s table size comes from, said by every error about it
+TABLE_SIZE = "the table is you (seat 0) plus one seat per agent of --agents"
+
+
+class PlayersFromAgents(argparse.Action):
+    """``--players`` given to ``play`` (``bench`` has it): refused, saying where the table
+    size comes from instead (and how many agents make the table asked for)."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: str | None = None
+    ) -> None:
+        text = str(values or "")
+        wanted = f" (name {int(text) - 1} for {text} players)" if text.isdigit() and int(text) > 1 else ""
+        parser.error(f"--players: not an option of play; {TABLE_SIZE}{wanted}")
 
 
 def play_command(args: argparse.Namespace) -> int:
     """Check the options, then play (exit status 2 and one line on a bad option)."""
     args.players = 1 + len(args.agents)
     try:
-        config = checked_game(args)
+        try:
+            config = checked_game(args)
+        except OptionError as err:  # the game's seat count is the agents' count here
+            if err.option != "--players":
+                raise
+            raise OptionError("--agents", f"{err}; {TABLE_SIZE}, {len(args.agents)} here") from None
         for text in args.agents:  # names and parameters, then what each reads against the table
             try:
                 checked_agent(AgentSpec.parse(text), config)
@@ -165,13 +191,15 @@ class TerminalSession:
                     return 1
                 if record.episode_over:
                     break
-                action = self.ask()
+                forced = self.forced_move()
+                action = forced if forced is not None else self.ask()
                 if action is None:
                     quit_early = True
                     break
                 env.step(action)
                 recorder.record(HUMAN, action)
-                self.say(f"  player_{HUMAN} (you): {describe_move(env, HUMAN, action)}")
+                why = " (your only move: played for you)" if forced is not None else ""
+                self.say(f"  player_{HUMAN} (you): {describe_move(env, HUMAN, action)}{why}")
                 result = published_round_result(env)
                 if result is not None:
                     self.show_round(result)
@@ -187,6 +215,15 @@ class TerminalSession:
         if not self.seed_given:
             self.say(f"the deal's seed: {self.seed}")
         return 130 if interrupted else 0
+
+    def forced_move(self) -> int | None:
+        """The human's move when there is nothing to choose: the draw or the pass of R16 as
+        the only legal action (the env asks for it all the same, R15); asking would only make
+        the player type ``1``."""
+        legal = self.env.legal_actions()
+        if len(legal) == 1 and self.env.unwrapped.decode_action(int(legal[0])).kind in ("draw", "pass"):
+            return int(legal[0])
+        return None
 
     def ask(self) -> int | None:
         """The human's action (a legal one), or None to quit."""

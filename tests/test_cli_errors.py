@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -526,6 +527,7 @@ def test_bench_checks_a_ray_address_before_ray_or_any_file(
     ("argv", "says"),
     [
         (["play", "--agents", "random", "--save", ""], "mtrain play: --save: expected a path"),
+        (["bench", "--agents", "random", "--out", ""], "mtrain bench: --out: expected a path"),
         (
             ["replay", "gif", "tests/golden/mt_2p_double6_pagat.jsonl", "--out", ""],
             "mtrain replay gif: --out: expected a path",
@@ -541,3 +543,52 @@ def test_an_empty_output_path_is_refused_not_replaced_by_the_default(
     monkeypatch.chdir(Path(__file__).resolve().parent.parent)
     assert main(argv) == 2
     assert capsys.readouterr().err == says + "\n"
+
+
+def _commands() -> list[Any]:
+    """Every leaf command of ``mtrain`` (``replay check``, not ``replay``) with its parser."""
+    import argparse
+
+    from training.app import build_parser
+
+    found: list[Any] = []
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        for name, child in subs[0].choices.items() if subs else ():
+            walk(child, [*path, name])
+        if not subs:
+            found.append(pytest.param(path, parser, id=" ".join(path)))
+
+    walk(build_parser(), [])
+    return found
+
+
+def _required_args(parser: Any) -> list[str]:
+    """Values for what ``parser`` requires (positionals, required options): enough to parse."""
+    argv: list[str] = []
+    for action in parser._actions:
+        if not action.option_strings:
+            argv.append("x")
+        elif action.required:
+            argv += [action.option_strings[0], "1"]
+    return argv
+
+
+@pytest.mark.parametrize(("path", "parser"), _commands())
+def test_every_command_prefixes_its_argparse_errors_with_its_own_name(
+    path: list[str], parser: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad option value and an unknown option: one line, exit 2, ``mtrain COMMAND: ...``
+    (argparse hands unknown options back to the top parser, which said ``mtrain: ...``)."""
+    prefix = f"mtrain {' '.join(path)}: "
+    typed = next(a for a in parser._actions if a.option_strings and (a.choices or a.type not in (None, str)))
+    for argv, says in (
+        ([typed.option_strings[0], "bogus"], typed.option_strings[0]),
+        ([*_required_args(parser), "--no-such-option"], "--no-such-option"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*path, *argv])
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith(prefix) and says in err and err.count("\n") == 1, err

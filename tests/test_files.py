@@ -4,7 +4,9 @@ the whole new one, and no temporary file outlives the call, whether it succeeds 
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -130,6 +132,57 @@ def test_a_run_directory_has_one_writer_at_a_time(tmp_path: Path) -> None:
     killed.wait()
     with run_lock(run):  # a killed holder leaves no stale lock
         pass
+
+
+@pytest.mark.parametrize("leave", ["normally", "raising", "interrupted"])
+def test_a_run_directory_lock_leaves_no_file_behind(tmp_path: Path, leave: str) -> None:
+    """The holder removes ``.lock`` as it leaves the block, however it leaves (an error,
+    Ctrl-C), so a finished run's directory holds only its own files."""
+    from mtrain_env.tilegame.files import LOCK_FILE, run_lock
+
+    run = tmp_path / "run"
+    raised: dict[str, type[BaseException]] = {"raising": BoomError, "interrupted": KeyboardInterrupt}
+    with pytest.raises(raised[leave]) if leave in raised else nullcontext(), run_lock(run):
+        (run / "results.csv").write_text("x\n")
+        assert (run / LOCK_FILE).read_text() == f"pid {os.getpid()}\n"
+        if leave in raised:
+            raise raised[leave]
+    assert _listing(run) == ["results.csv"]
+    with run_lock(run):  # and the directory is free
+        pass
+    assert _listing(run) == ["results.csv"]
+
+
+def test_a_lock_won_on_a_file_its_holder_removed_is_not_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Removing the file makes a race: a run that opened ``.lock`` just before its holder
+    removed it and unlocked wins a lock on a file no longer there, while the next run creates
+    and locks a new one. The first must see that and try again, meeting the second's lock."""
+    import fcntl
+
+    from mtrain_env.tilegame.files import LOCK_FILE, DirectoryInUseError, run_lock
+
+    run = tmp_path / "run"
+    run.mkdir()
+    real_flock = fcntl.flock
+    newcomer: list[IO[str]] = []
+
+    def holder_leaves_then_flock(f: IO[str], operation: int) -> None:
+        if not newcomer and operation & fcntl.LOCK_EX:  # the holder leaves; a newcomer locks anew
+            (run / LOCK_FILE).unlink()
+            newcomer.append(open(run / LOCK_FILE, "a+", encoding="utf-8"))  # noqa: SIM115
+            real_flock(newcomer[0], fcntl.LOCK_EX | fcntl.LOCK_NB)
+            newcomer[0].write("pid 4242\n")
+            newcomer[0].flush()
+        real_flock(f, operation)
+
+    monkeypatch.setattr(fcntl, "flock", holder_leaves_then_flock)
+    try:
+        with pytest.raises(DirectoryInUseError, match="in use by pid 4242"), run_lock(run):
+            pass
+    finally:
+        newcomer[0].close()
 
 
 def test_os_error_text_is_the_systems_reason_without_errno_or_path(tmp_path: Path) -> None:

@@ -91,6 +91,55 @@ def test_the_round_result_survives_a_snapshot() -> None:
     assert ROUND_RESULT_KEY not in copy.infos[agent] and ROUND_RESULT_KEY not in env.infos[agent]
 
 
+#: the env line of the documented loop (mtrain_env/mexican_train/env.py, "Round results")
+DOC_ENV = "mtrain_env.env(num_players=4, max_pips=6, rounds=3)"
+
+
+def _documented_loop() -> str:
+    """The ``agent_iter`` loop of the env's docstring that collects the round results."""
+    import importlib
+    import textwrap
+
+    doc = importlib.import_module("mtrain_env.mexican_train.env").__doc__
+    assert doc is not None
+    section = doc.split("### Round results\n", 1)[1].split("\n### ", 1)[0]
+    code = textwrap.dedent(section.split("::\n", 1)[1])
+    assert DOC_ENV in code and "env.agent_iter()" in code
+    return code
+
+
+@pytest.mark.parametrize(
+    ("make", "rounds"),
+    [
+        (DOC_ENV, lambda env: 3),
+        ("mtrain_env.env(num_players=2, max_pips=6)", lambda env: 1),
+        ("mtrain_env.env(num_players=3, max_pips=9, rounds=10)", lambda env: 10),
+        ("mtrain_env.block.env(match=True, target=30)", lambda env: len(env.unwrapped.state_obj.results)),
+    ],
+)
+def test_the_documented_loop_collects_each_round_once(
+    make: str, rounds: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every seat's info holds a round's result, so a loop counting the infos that hold it
+    counts a round several times (each seat at the episode's end): the documented loop keys
+    them by round and gets each round once, equal to what the env published."""
+    import mtrain_env.block  # noqa: F401 - the block constructor of a case
+
+    scope: dict[str, Any] = {}
+    exec(_documented_loop().replace(DOC_ENV, make), scope)
+    env, results = scope["env"], scope["results"]
+    assert sorted(results) == list(range(rounds(env)))
+    assert capsys.readouterr().out.startswith(f"{rounds(env)} ")
+    naive = 0  # the loop that counts infos instead
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _agent in env.agent_iter():
+        obs, _reward, termination, truncation, info = env.last()
+        naive += ROUND_RESULT_KEY in info
+        env.step(None if termination or truncation else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert naive == rounds(env) - 1 + env.unwrapped.config.num_players
+
+
 def test_block_hand_results_name_the_winner_and_the_points() -> None:
     env = block.raw_env(match=True, target=30)
     env.reset(seed=5)

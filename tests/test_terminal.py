@@ -73,7 +73,8 @@ def test_a_full_round_through_a_terminal(tmp_path: Path) -> None:
     replay = read_replay(save)
     check_replay(replay)
     assert replay.finished and replay.agents == ["human", "planner", "planner", "planner"]
-    assert sum(1 for s in replay.steps if s.seat == 0) == answers
+    forced = out.count("(your only move: played for you)")  # a lone draw or pass is not asked
+    assert sum(1 for s in replay.steps if s.seat == 0) == answers + forced
 
 
 def test_q_quits_and_saves_the_game_so_far(tmp_path: Path) -> None:
@@ -81,7 +82,7 @@ def test_q_quits_and_saves_the_game_so_far(tmp_path: Path) -> None:
     child = _spawn(
         tmp_path, "--agents", "greedy", "random", "--seed", "2", "--max-pips", "6", "--save", str(save)
     )
-    child.logfile_read = io.StringIO()
+    child.logfile_read = log = io.StringIO()
     for _ in range(2):
         child.expect(PROMPT)
         child.sendline("1")
@@ -92,7 +93,8 @@ def test_q_quits_and_saves_the_game_so_far(tmp_path: Path) -> None:
     child.close()
     assert child.exitstatus == 0
     replay = read_replay(save)
-    assert replay.final is None and sum(1 for s in replay.steps if s.seat == 0) == 2
+    forced = log.getvalue().count("(your only move: played for you)")  # a lone draw or pass is not asked
+    assert replay.final is None and sum(1 for s in replay.steps if s.seat == 0) == 2 + forced
     check_replay(replay)
 
 
@@ -158,6 +160,29 @@ def test_end_of_input_quits_and_saves(tmp_path: Path) -> None:
     assert read_replay(tmp_path / "e.jsonl").final is None
 
 
+def test_a_forced_draw_or_pass_is_played_for_the_human(tmp_path: Path) -> None:
+    """When a draw or a pass is the only legal move there is nothing to choose: it is played
+    at once and said in one line, never asked for; the replay holds it as the human's move."""
+    out = io.StringIO()
+    asked: list[list[str]] = []
+
+    def choose_first(prompt: str) -> str:
+        asked.append([session.env.unwrapped.decode_action(int(a)).kind for a in session.env.legal_actions()])
+        return "1"
+
+    config = {"num_players": 2, "max_pips": 6}
+    session = TerminalSession("mexican_train", config, ["random"], 0, read=choose_first, out=out)
+    assert session.run(tmp_path / "f.jsonl") == 0
+    assert asked and all(kinds not in (["draw"], ["pass"]) for kinds in asked), asked
+    lines = out.getvalue().splitlines()
+    forced = [line for line in lines if line.endswith(" (your only move: played for you)")]
+    assert "  player_0 (you): draw (your only move: played for you)" in forced
+    assert "  player_0 (you): pass (your only move: played for you)" in forced
+    replay = read_replay(tmp_path / "f.jsonl")
+    check_replay(replay)
+    assert replay.finished and sum(1 for step in replay.steps if step.seat == 0) == len(asked) + len(forced)
+
+
 @pytest.mark.parametrize(
     ("args", "option"),
     [
@@ -178,6 +203,38 @@ def test_bad_options_exit_2_with_one_line(
     assert main(["play", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and option in err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["--agents", "random", "--players", "12"],
+            "mtrain play: --players: not an option of play; the table is you (seat 0) plus one seat per "
+            "agent of --agents (name 11 for 12 players)",
+        ),
+        (
+            ["--agents", *["random"] * 9],
+            "mtrain play: --agents: R3: num_players must be in 2..8 with a double-12 set, got 10; the "
+            "table is you (seat 0) plus one seat per agent of --agents, 9 here",
+        ),
+        (
+            ["--game", "block", "--agents", "classic", "classic"],
+            "mtrain play: --agents: B2: num_players must be 4 (two pairs) or 2 (no partners), got 3; the "
+            "table is you (seat 0) plus one seat per agent of --agents, 2 here",
+        ),
+    ],
+)
+def test_the_table_size_errors_say_it_comes_from_agents(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``play`` has no ``--players``: asking for one, or naming agents for a table the game
+    cannot seat, says where the size comes from, under ``mtrain play:`` (not ``mtrain:``,
+    nor blaming a ``--players`` the command does not have)."""
+    with pytest.raises(SystemExit) as exit_info:
+        raise SystemExit(main(["play", *args]))
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == says + "\n"
 
 
 def test_a_random_deal_s_seed_is_shown_only_when_the_game_ends(

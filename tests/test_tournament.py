@@ -285,7 +285,7 @@ def test_bench_reports_a_crashing_agent_in_a_line_and_exit_code_1(
     err = capsys.readouterr().err
     assert err.startswith("Traceback") and "ZeroDivisionError: a bug in the agent" in err
     assert "mtrain bench: agent 'Crashes' at seat" in err and "rerun the same command" in err
-    assert (out / "run.json").exists()
+    assert (out / "run.json").exists() and not (out / ".lock").exists()
 
 
 def test_sessions_are_duplicated_after_round_0() -> None:
@@ -319,6 +319,31 @@ def test_same_seed_same_csv_whatever_the_worker_count(tmp_path: Path) -> None:
     assert one.aggregates() == two.aggregates()
     other = run_tournament(_config(None, deals=4, seed=8))
     assert [r.penalty for r in other.rows] != [r.penalty for r in one.rows]
+
+
+def test_bench_plays_on_every_usable_cpu_by_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ``--workers`` a bench uses one process per CPU this process may run on (its
+    affinity mask, not the machine's core count), never more than the deals; the files
+    are those of ``--workers 1`` (as the test above pins for the harness)."""
+    import agents.tournament.harness as harness
+
+    assert _bench_args(["--agents", "random"]).workers == 0
+    monkeypatch.setattr(harness.os, "cpu_count", lambda: 64)
+    if hasattr(os, "process_cpu_count"):
+        monkeypatch.setattr(harness.os, "process_cpu_count", lambda: 2)
+    else:
+        monkeypatch.setattr(harness.os, "sched_getaffinity", lambda pid: {0, 5})
+    assert harness.usable_cpus() == 2
+    assert harness.worker_processes(0, deals=100) == 2 and harness.worker_processes(0, deals=1) == 1
+    argv = ["--agents", "random", LOWEST, "--players", "2", "--deals", "3", "--no-progress", "--no-plots"]
+    argv += ["--max-pips", "6"]
+    assert bench(_bench_args([*argv, "--out", str(tmp_path / "all")])) == 0
+    assert bench(_bench_args([*argv, "--out", str(tmp_path / "one"), "--workers", "1"])) == 0
+    summary = json.loads((tmp_path / "all/summary.json").read_text())
+    assert summary["throughput"]["workers"] == 2
+    assert (tmp_path / "all/results.csv").read_bytes() == (tmp_path / "one/results.csv").read_bytes()
 
 
 # -------------------------------------------------------------------- resume
@@ -566,6 +591,32 @@ def test_cli_refuses_a_mismatched_out_dir(tmp_path: Path, capsys: pytest.Capture
     assert not os.path.exists(tmp_path / "x")
 
 
+def test_bench_without_out_writes_one_directory_per_configuration_and_resumes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``--out``: the files go to ``results/AGENTS_Pp_seedS_HASH`` (said on stderr); the
+    same command finds it again and resumes (more deals extend it), another seed or other
+    rules get a directory of their own instead of a refusal."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["--agents", "random", LOWEST, "--players", "2", "--no-progress", "--no-plots", "--max-pips", "6"]
+    assert bench(_bench_args([*argv, "--deals", "2"])) == 0
+    first = capsys.readouterr()
+    (made,) = (tmp_path / "results").iterdir()
+    assert re.fullmatch(r"random\+LowestTileFirst_2p_seed0_[0-9a-f]{8}", made.name), made.name
+    assert f"mtrain bench: no --out given: results go to results/{made.name}\n" in first.err
+    assert f"results/{made.name}/results.csv" in first.out
+    assert bench(_bench_args([*argv, "--deals", "3"])) == 0
+    assert json.loads((made / "summary.json").read_text())["throughput"]["deals_resumed"] == 2
+    assert bench(_bench_args([*argv, "--deals", "2", "--seed", "1"])) == 0
+    assert bench(_bench_args([*argv, "--deals", "2", "--rules", "wikipedia"])) == 0
+    names = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert len(names) == 3 and made.name in names and any("_seed1_" in n for n in names)
+    sub = argparse.ArgumentParser().add_subparsers()
+    register(sub)
+    assert "[--out OUT]" in sub.choices["bench"].format_usage()  # optional, its default in --help:
+    assert "results/AGENTS_Pp_seedS_HASH" in " ".join(sub.choices["bench"].format_help().split())
+
+
 def test_a_second_bench_on_a_directory_in_use_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -584,6 +635,33 @@ def test_a_second_bench_on_a_directory_in_use_is_refused(
         assert err == f"mtrain bench: --out: {in_use}\n"
         assert sorted(p.name for p in out.iterdir()) == [".lock"]
     assert bench(_bench_args(argv)) == 0  # free again
+
+
+def test_a_finished_or_interrupted_bench_leaves_no_lock_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--out`` holds the run's files only: the lock that kept a second run out goes with the
+    run, whether it finished or was stopped by Ctrl-C (exit 130, resumable)."""
+    import agents.tournament as tournament
+
+    out = tmp_path / "run"
+
+    def argv(deals: int) -> list[str]:
+        return ["--agents", "random", LOWEST, "--players", "2", "--deals", str(deals), "--out", str(out),
+                "--no-progress", "--no-plots", "--max-pips", "6"]  # fmt: skip
+
+    assert bench(_bench_args(argv(2))) == 0
+    names = {p.name for p in out.iterdir()}
+    assert ".lock" not in names and {"results.csv", "summary.json"} <= names
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tournament, "play_deals", interrupted)
+    assert bench(_bench_args(argv(4))) == 130
+    assert "interrupted" in capsys.readouterr().out
+    names = {p.name for p in out.iterdir()}
+    assert ".lock" not in names and "results.csv" in names
 
 
 def test_an_interrupted_extension_leaves_no_stale_report(
@@ -704,7 +782,7 @@ def test_bench_warns_when_workers_times_threads_exceed_the_cores() -> None:
 def test_bench_cli_prints_the_cores_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("agents.tournament.cli.os.cpu_count", lambda: 1)
+    monkeypatch.setattr("agents.tournament.cli.usable_cpus", lambda: 1)
     argv = ["--agents", "mc[sims=8,threads=2]", "planner", "--deals", "1", "--no-plots", "--no-progress"]
     assert bench(_bench_args([*argv, "--out", str(tmp_path / "x")])) == 0
     assert "1 worker(s) x threads=2 = 2 threads on 1 core(s)" in capsys.readouterr().err

@@ -75,9 +75,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command ``args`` were parsed for (``mtrain replay check``'s, not
+    ``mtrain``'s): the deepest subcommand chosen."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and action.dest is not None:
+            name = getattr(args, action.dest, None)
+            if name in action.choices:
+                return command_parser(action.choices[name], args)
+    return parser
+
+
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """``argv`` parsed; a bad command line exits 2 with one line prefixed by its command.
+
+    argparse hands the arguments a subcommand does not know back to the top parser, which
+    would refuse them as ``mtrain: unrecognized arguments``: the command they were given to
+    refuses them instead (``mtrain play: unrecognized arguments: ...``).
+    """
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``mtrain`` command; its exit status."""
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     return run_main(lambda: args.func(args), f"mtrain {args.command}")
 
 

@@ -232,16 +232,7 @@ def register(subparsers: Any) -> None:
         formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, max_help_position=27),
         allow_abbrev=False,  # a typo such as --player must not pass for --players
     )
-    p.error = _error  # one line instead of the usage block
-
-    def parse_known_args(args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
-        # unknown options are this command's error, not the top-level parser's (its usage block)
-        known, extra = argparse.ArgumentParser.parse_known_args(p, args, namespace)
-        if extra:
-            _error(f"unrecognized arguments: {' '.join(extra)}")
-        return known, extra
-
-    p.parse_known_args = parse_known_args
+    p.error = _error  # one line instead of the usage block (unknown options too: training.app.parse)
     for title, flags in _GROUPS.items():
         group = p.add_argument_group(title)
         for flag in flags:

@@ -31,10 +31,11 @@ def run_locked(
     ``prepare`` does the command's checks (reading ``out``): the prepared run, or ``None``
     when it refused the command line (it printed why; the status is 2). ``refuse(text)``
     prints one line for a directory in use (or one that cannot be locked) and returns the
-    status. The lock is taken before ``prepare`` reads ``out``. Only a directory never
-    locked (no ``.lock`` in it, e.g. none yet) is checked once beforehand, so that a refused
-    command line creates no directory and no lock file; the checks run again under the
-    lock, as another run may have started there meanwhile.
+    status. The lock is taken before ``prepare`` reads ``out``. Only a directory with no
+    ``.lock`` in it (none yet, or its last run finished: a holder removes the file as it
+    leaves) is checked once beforehand, so that a refused command line creates no directory
+    and no lock file; the checks run again under the lock, as another run may have started
+    there meanwhile.
     """
     path = Path(out)
     if (not str(out) or not (path / LOCK_FILE).exists()) and prepare() is None:

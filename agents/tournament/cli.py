@@ -10,7 +10,11 @@ Example::
     mtrain bench --game block --agents classic greedy random --deals 500 --out results/b
 
 Rerunning the same command after an interruption resumes it; a larger ``--deals``
-extends a finished run; any other change is refused unless ``--overwrite``.
+extends a finished run; any other change is refused unless ``--overwrite``. Without
+``--out`` the files go to ``results/AGENTS_Pp_seedS_HASH``, named after the agents, the
+seats and the seed, ``HASH`` standing for the rest of the run's configuration (rules,
+parameters, lineup, version): the same command resumes there, another gets its own
+directory (said on stderr).
 
 Seats: with fewer agents than seats, the seats are filled by cycling the agent list
 (``--agents planner greedy --players 3`` seats ``planner greedy planner``, said on
@@ -21,9 +25,13 @@ stderr); with more agents than seats, every choice of ``--players`` agents plays
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
-import os
+import json
+import re
 import sys
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from agents.registry import parse_param
@@ -33,6 +41,7 @@ from agents.tournament.harness import (
     Plan,
     TournamentConfig,
     make_plan,
+    usable_cpus,
     worker_processes,
 )
 from agents.tournament.ray_backend import address_problem, reach_problem
@@ -68,7 +77,13 @@ def register(subparsers: Any) -> None:
     add_game_options(p)
     p.add_argument("--deals", type=int_at_least(1), default=100, help="duplicate deals (each played P times)")
     p.add_argument("--seed", type=int_at_least(0), default=0)
-    p.add_argument("--workers", type=int_at_least(0), default=1, help="processes (0 = every core)")
+    p.add_argument(
+        "--workers",
+        type=int_at_least(0),
+        default=0,
+        help="processes (default 0: one per usable CPU, no more than the deals; 1 plays in this "
+        "process); the results are the same for any count",
+    )
     p.add_argument(
         "--backend",
         choices=("processes", "ray"),
@@ -82,7 +97,12 @@ def register(subparsers: Any) -> None:
         metavar="HOST:PORT",
         help="Ray cluster of --backend ray (default: local Ray)",
     )
-    p.add_argument("--out", required=True, help="output directory (resumed when it holds this run)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="output directory, resumed when it holds this run (default: results/AGENTS_Pp_seedS_HASH, "
+        "one directory per configuration: see above)",
+    )
     p.add_argument("--lineup", nargs="+", default=None, metavar="LABEL", help="agent label for each seat")
     p.add_argument(
         "--no-duplicate", action="store_true", help="play each deal once (independent deals, for comparison)"
@@ -251,10 +271,34 @@ def checked_config(args: argparse.Namespace) -> tuple[TournamentConfig, Plan]:
         plan = make_plan(config)  # builds every agent once: unknown names and parameters fail here
     except (ValueError, TypeError) as err:
         raise OptionError("--lineup" if "lineup" in str(err) else "--agents", str(err)) from None
+    if config.out_dir is None:
+        out = default_out(plan)
+        problem = output_problem(out, "directory")
+        if problem is not None:
+            raise OptionError("--out", f"{problem} (the default; give --out)")
+        config = replace(config, out_dir=out)
     problem = None if args.address is None else reach_problem(args.address)
     if problem is not None:  # last: Ray would wait a minute or more for an address nobody answers
         raise OptionError("--address", problem)
     return config, plan
+
+
+#: the longest agents part of a default ``--out`` name (its hash tells longer lists apart)
+_SLUG_CHARS = 60
+
+
+def default_out(plan: Plan) -> str:
+    """The output directory of a run given no ``--out``: ``results/AGENTS_Pp_seedS_HASH``.
+
+    Readable for the agents (their labels, ``+``-joined, cut at :data:`_SLUG_CHARS`
+    characters), the seats and the seed; ``HASH`` is the first 8 hex digits of the SHA-256
+    of the run's identity (:meth:`Plan.identity`: game, rules, parameters, lineups, version),
+    so the same command always finds its own directory again (and resumes it: ``--deals``
+    is not part of the identity) and any other configuration gets a directory of its own.
+    """
+    agents = "+".join(re.sub(r"[^A-Za-z0-9._=-]+", "-", label).strip("-.") for label in plan.labels)
+    digest = hashlib.sha256(json.dumps(plan.identity(), sort_keys=True).encode()).hexdigest()[:8]
+    return str(Path("results") / f"{agents[:_SLUG_CHARS]}_{plan.num_players}p_seed{plan.seed}_{digest}")
 
 
 def seating_note(plan: Plan) -> str | None:
@@ -275,7 +319,7 @@ def cores_note(plan: Plan, workers: int, deals: int, cores: int | None = None) -
     threads than there are cores: decisions then wait for a core, so ``ms/dec`` (and any
     ``ms=`` budget) measures the crowding, not the agent. Results stay the same. The
     processes are counted as the harness starts them (:func:`worker_processes`)."""
-    cores = cores if cores is not None else (os.cpu_count() or 1)
+    cores = cores if cores is not None else usable_cpus()
     threads = max((int(p.get("threads", 1)) for p in plan.agent_params), default=1)
     processes = worker_processes(workers, deals, cores)
     if threads <= 1 or processes * threads <= cores:
@@ -296,6 +340,8 @@ def bench(args: argparse.Namespace) -> int:
     except OptionError as err:
         print(f"mtrain bench: {err.option}: {err}", file=sys.stderr)
         return 2
+    if args.out is None:
+        print(f"mtrain bench: no --out given: results go to {config.out_dir}", file=sys.stderr)
     local = args.address is None  # a Ray cluster's cores are not this machine's
     for note in (seating_note(plan), cores_note(plan, args.workers, args.deals) if local else None):
         if note is not None:

@@ -113,7 +113,7 @@ class TournamentConfig:
         lineup: optional agent labels, one per seat; default: see :func:`make_lineups`.
         duplicate: ``False`` plays each deal once per lineup, rotation ``deal mod P``
             (independent deals, for comparison with duplicate play).
-        workers: processes; 1 plays in this process, 0 uses every core (with
+        workers: processes; 1 plays in this process, 0 one per usable CPU (with
             ``backend="ray"``: Ray actors, 0 = one per CPU of the Ray instance).
         backend: ``"processes"`` (default: this process or a process pool) or ``"ray"``
             (:mod:`agents.tournament.ray_backend`); the results are the same on both.
@@ -557,10 +557,23 @@ class MissingDeals(Sequence[int]):
         return self._gaps[i] if i < len(self._gaps) else self._rest[i - len(self._gaps)]
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask (``taskset``, a container's
+    cpuset, a batch scheduler's allocation), not every core of the machine, which
+    ``os.cpu_count()`` counts and a pool of that many processes would oversubscribe."""
+    process_cpu_count = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if process_cpu_count is not None:
+        return int(process_cpu_count() or 1)
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows: no affinity masks
+        return os.cpu_count() or 1
+
+
 def worker_processes(workers: int, deals: int, cores: int | None = None) -> int:
     """The processes ``play_deals`` starts for ``deals`` deals: ``workers`` (0 = one per
-    core), never more than the deals, at least one."""
-    cores = cores if cores is not None else (os.cpu_count() or 1)
+    usable CPU, :func:`usable_cpus`), never more than the deals, at least one."""
+    cores = cores if cores is not None else usable_cpus()
     return max(1, min(workers or cores, deals or 1))
 
 

@@ -47,6 +47,33 @@ to edit it (to forbid a move in its own policy) takes ``mask.copy()``.
 Given to every agent at each round's end (see :mod:`mtrain_env.mexican_train.rewards`):
 ``reward="zero_sum"`` (default), ``"penalty"`` or ``"win"``.
 
+### Round results
+
+The step that ends a round puts the round's public result (the final hands, ``pips``
+(R24), ``went_out``, ``blocked`` (R23), ``scores``, ``round``, ``first_player``; every hand
+is shown when a round is scored) in every live agent's ``info["round_result"]``, until the
+next step. In an ``agent_iter`` loop the same result therefore reaches more than one seat
+(every seat at the episode's end, the seat on turn next between two rounds): key it by its
+``round`` rather than counting the infos that hold it::
+
+    import numpy as np
+    import mtrain_env
+
+    env = mtrain_env.env(num_players=4, max_pips=6, rounds=3)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    results = {}  # round index -> that round's result, once however many seats saw it
+    for agent in env.agent_iter():
+        obs, reward, termination, truncation, info = env.last()
+        if "round_result" in info:
+            results[info["round_result"]["round"]] = info["round_result"]
+        if termination or truncation:
+            action = None
+        else:
+            action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        env.step(action)
+    print(len(results), [r["pips"] for r in results.values()])  # 3 rounds, pips per seat
+
 ### Version History
 
 * v0: initial release.

@@ -160,7 +160,10 @@ class TileGameEnv(AECEnv, EzPickle):
     went out, blocked, scores; see the game's ``_round_info``) in every agent's
     ``infos[agent]["round_result"]``, until the next step. In a multi-round episode the
     env deals the next round inside that same step, so the result is the only place the
-    final hands are still seen: nothing outside the env needs the hidden state.
+    final hands are still seen: nothing outside the env needs the hidden state. The result
+    is public, so every seat may hold it: in an ``agent_iter`` loop one result reaches
+    several seats' ``last()`` (all of them at the episode's end), and a loop that collects
+    results keys them by their ``"round"`` (the loop of :mod:`mtrain_env.mexican_train.env`).
     """
 
     metadata: ClassVar[dict[str, Any]]

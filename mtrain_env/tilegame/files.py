@@ -28,9 +28,9 @@ import os
 import re
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 __all__ = [
     "LOCK_FILE",
@@ -149,7 +149,9 @@ def run_lock(directory: str | os.PathLike[str]) -> Iterator[Path]:
 
     An advisory ``flock`` on ``directory/.lock`` (created, and the directory too): the
     system releases it when the holder exits, however it exits, so a killed run never leaves
-    a stale lock. Where ``fcntl`` is missing (Windows) the block runs unlocked.
+    a stale lock. The holder removes the file as it leaves the block (normally, on an error or
+    on Ctrl-C), so a finished run leaves only its own files; only a killed one leaves it
+    behind, unheld. Where ``fcntl`` is missing (Windows) the block runs unlocked.
     """
     path = Path(directory)
     path.mkdir(parents=True, exist_ok=True)
@@ -159,20 +161,53 @@ def run_lock(directory: str | os.PathLike[str]) -> Iterator[Path]:
     except ImportError:  # Windows: no advisory locks of this kind
         yield lock
         return
-    with open(lock, "a+", encoding="utf-8") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "another process"
-            raise DirectoryInUseError(
-                f"{path} is in use by {holder} (one run writes a directory at a time)"
-            ) from None
+    f = _hold(lock, path)
+    try:
         f.seek(0)
         f.truncate()
         f.write(f"pid {os.getpid()}\n")
         f.flush()
+        yield lock
+    finally:
+        with suppress(OSError):  # tidying only: a file left behind is locked again as it is
+            lock.unlink()  # while still held: no one can win the lock on this file now
+        fcntl.flock(f, fcntl.LOCK_UN)
+        f.close()
+
+
+def _hold(lock: Path, directory: Path) -> IO[str]:
+    """``lock`` opened and ``flock``-ed by this process, or :class:`DirectoryInUseError`.
+
+    A holder removes the file before it unlocks, so a lock won on a file already removed
+    (opened just before its holder left) guards nothing: the next run creates a new file of
+    that name. Such a lock is dropped and the file opened again.
+    """
+    import fcntl
+
+    while True:
+        f = open(lock, "a+", encoding="utf-8")  # noqa: SIM115 - returned open, or closed here
         try:
-            yield lock
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if _same_file(f, lock):
+                return f
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            f.close()
+            raise DirectoryInUseError(
+                f"{directory} is in use by {holder} (one run writes a directory at a time)"
+            ) from None
+        except BaseException:
+            f.close()
+            raise
+        f.close()
+
+
+def _same_file(f: IO[str], path: Path) -> bool:
+    """Whether the open file ``f`` is the file at ``path`` (not a removed one of that name)."""
+    try:
+        now = path.stat()
+    except FileNotFoundError:
+        return False
+    held = os.fstat(f.fileno())
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
