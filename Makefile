@@ -46,7 +46,7 @@ slow-test: $(STAMP)
 	$(PY) -m pytest -q -m slow
 
 bench-speed: $(STAMP)
-	$(VENV)/bin/mtrain bench-speed
+	$(VENV)/bin/mtrain dev bench-speed
 
 # regenerate the golden replays of tests/golden/ after a deliberate rules change (review the diff)
 golden: $(STAMP)

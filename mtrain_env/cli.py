@@ -54,7 +54,7 @@ def bench_speed(args: argparse.Namespace) -> int:
     """Run :mod:`mtrain_env.bench_speed` (steps/s against OpenSpiel)."""
     missing = missing_extra("openspiel", "bench-speed (its reference is OpenSpiel's python_team_dominoes)")
     if missing:
-        print(f"mtrain bench-speed: {missing}", file=sys.stderr)
+        print(f"mtrain dev bench-speed: {missing}", file=sys.stderr)
         return 2
     from mtrain_env import bench_speed as bench
 
@@ -66,7 +66,7 @@ def block_crosscheck(args: argparse.Namespace) -> int:
     """Run :mod:`mtrain_env.block.crosscheck`; 1 when the engines disagree anywhere unexplained."""
     missing = missing_extra("openspiel", "block-crosscheck (it plays the same hands in OpenSpiel)")
     if missing:
-        print(f"mtrain block-crosscheck: {missing}", file=sys.stderr)
+        print(f"mtrain dev block-crosscheck: {missing}", file=sys.stderr)
         return 2
     from mtrain_env.block import crosscheck
 
@@ -261,8 +261,13 @@ def backend_diff(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    """Add ``bench-speed``, ``block-crosscheck``, ``soak``, ``backend-diff`` and ``replay`` to the
-    ``mtrain`` parser."""
+    """Add ``replay`` to the ``mtrain`` parser."""
+    _register_replay(subparsers)
+
+
+def register_dev(subparsers: Any) -> None:
+    """Add the developer tools ``bench-speed``, ``block-crosscheck``, ``soak`` and
+    ``backend-diff`` to ``mtrain dev``."""
     p = subparsers.add_parser(
         "bench-speed",
         help="steps per second of every path (env, cores, batched API) against OpenSpiel's "
@@ -319,4 +324,3 @@ def register(subparsers: Any) -> None:
     p.add_argument("--workers", type=int_at_least(1), default=1, help="processes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=backend_diff)
-    _register_replay(subparsers)

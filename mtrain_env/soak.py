@@ -1,6 +1,6 @@
 """The soak: random legal play over random valid configurations, every invariant checked after every step.
 
-``mtrain soak --steps N [--seed S] [--game mexican_train|block|both]`` (or
+``mtrain dev soak --steps N [--seed S] [--game mexican_train|block|both]`` (or
 ``python -m mtrain_env.soak``) draws configurations at random — seats, set sizes, presets,
 every variant flag, hand sizes, sessions and matches, reward modes — and plays a few
 seeded episodes of each with uniformly random legal actions. After every step (dead steps
@@ -93,7 +93,7 @@ class Violation:
         return (
             f"VIOLATION at step {self.step:,} (episode {self.episode}, its step {self.episode_step}): "
             f"{self.error}\n  game {self.game}: {factory}(**{json.dumps(self.config)}), "
-            f"reset(seed={self.seed})\n  replay: mtrain soak --seed {run_seed} --game {run_game} "
+            f"reset(seed={self.seed})\n  replay: mtrain dev soak --seed {run_seed} --game {run_game} "
             f"--steps {self.step}"
         )
 
@@ -357,8 +357,8 @@ def run(steps: int, seed: int = 0, game: str = "both", progress: bool = False) -
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``mtrain soak`` command: prints the totals; 1 if any invariant broke."""
-    parser = OneLineErrorParser(prog="mtrain soak", description=__doc__)
+    """The ``mtrain dev soak`` command: prints the totals; 1 if any invariant broke."""
+    parser = OneLineErrorParser(prog="mtrain dev soak", description=__doc__)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--game", choices=GAMES, default="both")

@@ -1,4 +1,4 @@
-"""The differential run of the two backends (``mtrain backend-diff``): a small part of it, and
+"""The differential run of the two backends (``mtrain dev backend-diff``): a small part of it, and
 proof that it catches a difference in what an agent sees, in the legal moves and in the
 hidden state alone."""
 

@@ -85,15 +85,17 @@ README = POLICIES.parent.parent / "README.md"  # not a policy file
         (["block-bench", "--agents", "classic", "nobody"], "--agents"),
         (["block-demo", "--rules", "x"], "--rules"),
         (["block-demo", "--players", "3"], "--players"),
-        (["bench-speed", "--seconds", "-1"], "--seconds"),
-        (["soak", "--steps", "-1"], "--steps: must be an int >= 1, got -1"),
-        (["soak", "--seed", "-4"], "--seed: must be an int >= 0, got -4"),
-        (["bench-speed", "--slices", "0"], "--slices"),
-        (["block-crosscheck", "--hands", "-1"], "--hands"),
+        (["dev", "bench-speed", "--seconds", "-1"], "--seconds"),
+        (["dev", "soak", "--steps", "-1"], "--steps: must be an int >= 1, got -1"),
+        (["dev", "soak", "--seed", "-4"], "--seed: must be an int >= 0, got -4"),
+        (["dev", "bench-speed", "--slices", "0"], "--slices"),
+        (["dev", "block-crosscheck", "--hands", "-1"], "--hands"),
         (["demo", "--agents", "random", "planer"], "--agents"),
         (["demo", "--seed", "-3"], "--seed: must be an int >= 0, got -3"),
         (["demo", "--bogus"], "unrecognized arguments: --bogus"),
         (["nosuchcommand"], "nosuchcommand"),
+        (["soak"], "soak"),  # a developer tool lives under mtrain dev
+        (["dev", "nosuchtool"], "nosuchtool"),
     ],
 )
 def test_bad_command_lines_get_one_line_and_exit_2(

@@ -172,9 +172,9 @@ def test_mtrain_names_the_missing_openspiel_extra_in_one_line(
     command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(extras.EXTRA_MODULES, "openspiel", "no_such_module_for_the_test")
-    assert mtrain([command]) == 2
+    assert mtrain(["dev", command]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"mtrain {command}: ") and err.count("\n") == 1
+    assert err.startswith(f"mtrain dev {command}: ") and err.count("\n") == 1
     assert "install the `openspiel` extra: pip install 'mtrain_env[openspiel]'" in err
 
 

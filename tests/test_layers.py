@@ -175,16 +175,17 @@ def test_envs_and_agents_run_without_the_optional_extras() -> None:
 def test_mtrain_lists_every_layers_commands_with_a_line_of_help(capsys: pytest.CaptureFixture[str]) -> None:
     parser = build_parser()
     text = parser.format_help()
-    commands = ["demo", "bench", "block-demo", "block-bench", "train", "bench-speed", "block-crosscheck"]
-    for command in commands:
-        assert re.search(rf"^  {re.escape(command)}\s+\w", text, flags=re.MULTILINE), text
+    commands = ["demo", "bench", "play", "block-demo", "block-bench", "serve", "train", "selfplay", "replay", "dev"]
+    listed = re.findall(r"^  (\S+)\s+\w", text.split("commands:")[1], flags=re.MULTILINE)
+    assert listed == commands, text  # the user's commands; the developer tools under dev
     assert "register" not in text
-    for command in commands:
+    tools = ["bench-speed", "block-crosscheck", "soak", "backend-diff", "bench-selfplay"]
+    for command in [[c] for c in commands] + [["dev", t] for t in tools]:
         with pytest.raises(SystemExit) as exit_info:
-            parser.parse_args([command, "--help"])
+            parser.parse_args([*command, "--help"])
         assert exit_info.value.code == 0
         page = capsys.readouterr().out
-        assert page.startswith(f"usage: mtrain {command} ")
+        assert page.startswith(f"usage: mtrain {' '.join(command)} ")
         assert "``" not in page and ":mod:" not in page, page
 
 
@@ -200,5 +201,5 @@ def test_python_m_training_app_runs_the_mtrain_program() -> None:
 def test_block_crosscheck_runs_through_mtrain() -> None:
     pytest.importorskip("pyspiel")
     parser = build_parser()
-    args = parser.parse_args(["block-crosscheck", "--hands", "5", "--players", "2"])
+    args = parser.parse_args(["dev", "block-crosscheck", "--hands", "5", "--players", "2"])
     assert args.func(args) == 0

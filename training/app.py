@@ -29,6 +29,12 @@ environment's speed against OpenSpiel. `mtrain COMMAND --help` describes each co
 """
 
 
+DEV_DESCRIPTION = """\
+Tools for working on mtrain_env itself (the contributing guide says when to run each):
+benchmarks that print figures, and long randomized checks of the rules engines.
+"""
+
+
 class _CommandListFormatter(argparse.RawDescriptionHelpFormatter):
     """Lists the commands one per line, without argparse's extra ``COMMAND`` line above them."""
 
@@ -66,9 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
     agents_cli.register(sub)
     training_cli.register(sub)
     selfplay_cli.register(sub)
-    selfplay_bench.register(sub)
     env_cli.register(sub)
-    for command in sub.choices.values():
+    dev = sub.add_parser(
+        "dev",
+        help="developer tools: speed and throughput benchmarks, soak, backend and OpenSpiel cross-checks",
+        description=DEV_DESCRIPTION,
+        formatter_class=_CommandListFormatter,
+    )
+    tools = dev.add_subparsers(dest="tool", required=True, metavar="TOOL", title="tools")
+    env_cli.register_dev(tools)
+    selfplay_bench.register(tools)
+    for command in [*sub.choices.values(), *tools.choices.values()]:
         _one_line_errors(command)
         if command.description:
             command.description = plain(command.description)
@@ -103,7 +117,8 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``mtrain`` command; its exit status."""
     args = parse(argv)
-    return run_main(lambda: args.func(args), f"mtrain {args.command}")
+    name = f"mtrain {args.command}" + (f" {args.tool}" if args.command == "dev" else "")
+    return run_main(lambda: args.func(args), name)
 
 
 if __name__ == "__main__":

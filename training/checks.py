@@ -54,7 +54,7 @@ MAX_WIDTH = 2048
 MAX_LAYERS = 8
 #: the most rows one rollout may hold: ``n_envs x n_steps`` env steps in MaskablePPO's rollout
 #: buffer (``mtrain train``), ``num_games x steps`` decisions in the self-play seat book
-#: (``mtrain selfplay``, ``mtrain bench-selfplay``). 2**20 is 16x the largest rollout of a
+#: (``mtrain selfplay``, ``mtrain dev bench-selfplay``). 2**20 is 16x the largest rollout of a
 #: command the repository ships (``mtrain selfplay --games 512 --rollout-steps 128``: 65,536
 #: decisions; the README's ``mtrain train`` runs hold 8 x 2000), 64x self-play's default
 #: (256 x 64) and 512x ``mtrain train``'s (2048); on the default table (4 players, double-12)

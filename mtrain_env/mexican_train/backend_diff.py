@@ -1,6 +1,6 @@
 """The differential run: the AEC env on both backends, compared at every decision (issue 10).
 
-``mtrain backend-diff --decisions 1000000 --workers 2`` (or ``python -m
+``mtrain dev backend-diff --decisions 1000000 --workers 2`` (or ``python -m
 mtrain_env.mexican_train.backend_diff``) plays the same seeded episodes through
 ``env(backend="python")`` and ``env(backend="compiled")`` (the wrapped env users call) with
 the same random actions, and at every step compares everything an agent or a tool sees:

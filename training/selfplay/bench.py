@@ -1,4 +1,4 @@
-"""``mtrain bench-selfplay``: training throughput of self-play, every path in the same run.
+"""``mtrain dev bench-selfplay``: training throughput of self-play, every path in the same run.
 
 Env decisions per second INCLUDING the learning updates (rollout + PPO epochs), for:
 
@@ -100,7 +100,7 @@ def measure(rounds: int, games: int, steps: int, threads: int, paths: list[str])
 
 
 def register(subparsers: Any) -> None:
-    """Add ``mtrain bench-selfplay`` to the ``mtrain`` parser."""
+    """Add ``mtrain dev bench-selfplay`` to the ``mtrain`` parser."""
     p = subparsers.add_parser(
         "bench-selfplay",
         help="self-play training throughput (decisions/s with updates) against MaskablePPO, same run",
@@ -151,13 +151,13 @@ def main(args: argparse.Namespace) -> int:
     for name in args.paths:
         if name not in known:
             print(
-                f"mtrain bench-selfplay: --paths: unknown path {name!r} (known: {', '.join(known)})",
+                f"mtrain dev bench-selfplay: --paths: unknown path {name!r} (known: {', '.join(known)})",
                 file=sys.stderr,
             )
             return 2
     problem = _option_problem(args)
     if problem is not None:
-        print(f"mtrain bench-selfplay: {problem}", file=sys.stderr)
+        print(f"mtrain dev bench-selfplay: {problem}", file=sys.stderr)
         return 2
     rates = measure(args.rounds, args.games, args.steps, args.threads, list(args.paths))
     print(

@@ -46,7 +46,7 @@ OPPONENTS = ("none", "planner")
 #: settings added after the first runs were written: a ``selfplay.json`` without them is a
 #: run of their default (no --init, no league); every other setting must be in the file
 _LATER_SETTINGS = frozenset({"init", "opponents", "opponent_share", "opponent_seats"})
-#: the range of each int setting of :class:`SelfPlayConfig` (``mtrain bench-selfplay`` checks
+#: the range of each int setting of :class:`SelfPlayConfig` (``mtrain dev bench-selfplay`` checks
 #: its options against these too); ``num_games x steps`` is bounded by :data:`MAX_ROLLOUT`
 INT_BOUNDS: dict[str, tuple[int, int]] = {
     "num_players": (2, 8),
