@@ -233,6 +233,10 @@ class Plan:
     def rounds(self) -> int:
         return self.adapter.rounds(self.game_config)
 
+    def round_problem(self, rows: Sequence[Row]) -> tuple[int, str] | None:
+        """What one round's rows contradict of the game's rules under this run's config."""
+        return self.adapter.round_problem(self.game_config, rows)
+
     def games(self, deal: int) -> list[tuple[int, int]]:
         """``(lineup, rotation)`` of every game of ``deal``, in play (and file) order.
 
