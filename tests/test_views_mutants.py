@@ -23,7 +23,7 @@ import pytest
 from PIL import Image, ImageSequence
 
 import mtrain_env.replay_view as replay_view
-from mtrain_env.replay import ReplayStep, describe_move, read_replay, replay_frames
+from mtrain_env.replay import REPLAY_VERSION, ReplayStep, describe_move, read_replay, replay_frames
 from mtrain_env.replay_view import annotation_text, playthrough, round_lines, table_text, write_gif
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -724,7 +724,7 @@ _DAMAGED_FILES = {
     "newer version": (
         lambda: _with_header(version=99),
         1,
-        "replay format version 99 is newer than this reader's 1",
+        f"replay format version 99 is newer than this reader's {REPLAY_VERSION}",
     ),
     "header misses": (lambda: _with_header(agents=_DROP), 1, "header misses ['agents']"),
     "header key": (lambda: _with_header(cheat=1), 1, "unexpected key(s) ['cheat']"),
@@ -772,11 +772,26 @@ _DAMAGED_FILES = {
         "not a JSON object: Infinity is not valid JSON",
     ),
     "empty": (lambda: "", 0, "empty file: no header line"),
-    "no newline": (lambda: SMALL_GAME.read_text()[:-1], 14, "the last line has no newline (cut short?)"),
+    "no newline": (lambda: SMALL_GAME.read_text()[:-1], 15, "the last line has no newline (cut short?)"),
     "after final": (
-        lambda: SMALL_GAME.read_text() + json.dumps(_STEP) + "\n",
+        lambda: "\n".join([*_small_lines()[:14], json.dumps(_STEP), _small_lines()[14]]) + "\n",
         15,
         "a line after the final line",
+    ),
+    "after closing": (
+        lambda: SMALL_GAME.read_text() + json.dumps(_STEP) + "\n",
+        16,
+        "a line after the closing line",
+    ),
+    "old version": (
+        lambda: "\n".join(_with_header(version=1).splitlines()[:-1]) + "\n",
+        1,
+        "replay format version 1 has no closing line (decision count, scores, checksum)",
+    ),
+    "closing key": (
+        lambda: _with_line(15, {**json.loads(_small_lines()[14]), "cheat": 1}),
+        15,
+        "unexpected key(s) ['cheat']",
     ),
     "round_end key": (
         lambda: _with_line(13, {**json.loads(_small_lines()[12]), "cheat": 1}),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from agents.play import play_game
 from agents.registry import make_agent
 from agents.web.app import create_app
 from mtrain_env.mexican_train import raw_env
-from mtrain_env.replay import ReplayRecorder, check_replay, read_replay, write_replay
+from mtrain_env.replay import ReplayRecorder, check_replay, dumps_replay, read_replay, write_replay
 from mtrain_env.tilegame.tiles import bits_list
 from tests.web_server import live_server
 
@@ -406,16 +407,15 @@ def test_uploads_with_damaged_headers_or_odd_annotations_are_4xx_or_shown(tmp_pa
     that str.isdigit() calls a digit but int() refuses)."""
     tournament_style_replay(tmp_path / "game.jsonl")
     lines = (tmp_path / "game.jsonl").read_text().splitlines()
-    header, first = json.loads(lines[0]), json.loads(lines[1])
+    header = json.loads(lines[0])
+    replay = read_replay(tmp_path / "game.jsonl")
+    odd = replace(replay.steps[0], annotations={"values": {"\u00b2": 1.0}})
     uploads = {
         "first player": [json.dumps({**header, "options": {"first_player": 9}}), *lines[1:]],
         "deal": [json.dumps({**header, "options": {"deal": 5}}), *lines[1:]],
         "nesting": [lines[0], "[" * 5000 + "]" * 5000, *lines[2:]],
-        "annotation": [
-            lines[0],
-            json.dumps({**first, "annotations": {"values": {"\u00b2": 1.0}}}),
-            *lines[2:],
-        ],
+        # a whole file (its closing line vouches for it), whose first decision has the odd key
+        "annotation": dumps_replay(replace(replay, steps=[odd, *replay.steps[1:]])).splitlines(),
     }
     with TestClient(create_app(tmp_path), raise_server_exceptions=False) as c:
         for kind, body in uploads.items():
@@ -426,10 +426,8 @@ def test_uploads_with_damaged_headers_or_odd_annotations_are_4xx_or_shown(tmp_pa
 
 def test_a_replay_that_does_not_re_simulate_is_refused(tmp_path: Path) -> None:
     tournament_style_replay(tmp_path / "game.jsonl")
-    lines = (tmp_path / "game.jsonl").read_text().splitlines(keepends=True)
-    header = json.loads(lines[0])
-    header["seed"] += 1
-    (tmp_path / "game.jsonl").write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    replay = read_replay(tmp_path / "game.jsonl")
+    write_replay(tmp_path / "game.jsonl", replace(replay, seed=replay.seed + 1))  # whole: closing line too
     with TestClient(create_app(tmp_path)) as c:
         r = c.get("/api/replays/view", params={"path": "game.jsonl"})
         assert r.status_code == 422 and "does not re-simulate" in r.json()["error"]
