@@ -8,6 +8,7 @@ processes and the CLI subprocess can import them by path.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import math
@@ -365,6 +366,32 @@ def test_resume_after_kill_plays_each_deal_exactly_once(tmp_path: Path) -> None:
     assert max(keys.values()) == 1
     assert results.read_bytes() == (tmp_path / "clean/results.csv").read_bytes()
     assert resumed.aggregates() == clean.aggregates()
+
+
+def test_pool_workers_exit_quietly_when_the_parent_is_killed(tmp_path: Path) -> None:
+    """SIGKILL a ``mtrain bench`` with a worker pool mid-run: its workers, which share its
+    stderr, end without a word (no BrokenPipe traceback when a result has nowhere to go)."""
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "training.app", "bench", "--agents", "random", LOWEST, "--players", "4"]
+    cmd += ["--deals", "400", "--workers", "2", "--out", str(out), "--no-progress", "--no-plots"]
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        sums = out / "results.sha256"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if sums.exists() and sums.read_text().count("\n") >= 2:  # the workers are playing
+                break
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)  # EOF once every worker has closed stderr too
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # no worker outlives the test, whatever happened
+    assert proc.returncode == -signal.SIGKILL
+    assert sums.read_text().count("\n") >= 2, "killed before the workers played"
+    assert "Traceback" not in err.decode(), err.decode()
 
 
 def test_resume_refuses_another_config_and_extends_deals(tmp_path: Path) -> None:
