@@ -10,17 +10,21 @@ deterministic given the seed and options, so the actions alone replay the game:
 
 File layout (UTF-8, one JSON object per line)::
 
-    {"format": "mtrain-replay", "version": 1, "game": "mexican_train", "config": {...},
+    {"format": "mtrain-replay", "version": 2, "game": "mexican_train", "config": {...},
      "seed": 7, "agents": ["planner", ...], "versions": {...}, "reward": "zero_sum",
      "options": {...}}                                           # the header
     {"seat": 0, "action": 17, "move": "6|6 on player_0's train", "annotations": {...}}
     {"round_end": {...the round_result of the env...}}
     {"final": {"returns": [...], "scores": [...]}}
+    {"end": {"decisions": 85, "scores": [...], "sha256": "..."}}   # the closing line
 
 ``reward`` and ``options`` are optional (default: the game's default reward, no options);
 ``annotations`` is optional per decision: ``{"values": {"17": 3.2}}`` (a search's value
 per action) or ``{"probs": {"17": 0.8}}`` (a policy's probabilities); a replay cut short
-(a player quit) has no ``final`` line.
+(a player quit) has no ``final`` line (and ``null`` scores in its closing line). The
+closing line counts the decisions and holds the sha256 of the file's text before it
+(header included): a file cut at a line boundary, or edited, is refused when read.
+Version 1 files, which had no closing line, are refused: record those games again.
 
 Views of a replay for one seat (:mod:`mtrain_env.replay_view`) show only that seat's
 hand and the public facts; the file itself holds every seat's actions.
@@ -38,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mtrain_env.replay_check import ReplayFrame, check_replay, replay_frames
-from mtrain_env.replay_file import dumps_replay, loads_replay, read_replay, write_replay
+from mtrain_env.replay_file import MAX_REPLAY_BYTES, dumps_replay, loads_replay, read_replay, write_replay
 from mtrain_env.replay_format import (
     GAMES,
     REPLAY_FORMAT,
@@ -58,6 +62,7 @@ from mtrain_env.replay_format import (
 
 __all__ = [
     "GAMES",
+    "MAX_REPLAY_BYTES",
     "REPLAY_FORMAT",
     "REPLAY_VERSION",
     "DamagedReplayError",

@@ -1,8 +1,15 @@
 """Replay files: the JSON Lines text of a :class:`~mtrain_env.replay_format.Replay`, written
-atomically and read back strictly (see :mod:`mtrain_env.replay` for the layout)."""
+atomically and read back strictly (see :mod:`mtrain_env.replay` for the layout).
+
+Every file ends with a closing line: the number of decisions, the final scores (``null``
+for a game cut short) and the sha256 of the file's text before it, header included. A file
+cut at a line boundary has none, and an edited line (the header's agent names or versions
+too) no longer matches it: both are refused, never re-simulated as if whole.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import warnings
@@ -21,10 +28,24 @@ from mtrain_env.replay_format import (
     published_round_result,
 )
 from mtrain_env.tilegame import json_text
-from mtrain_env.tilegame.files import atomic_write
+from mtrain_env.tilegame.files import atomic_write, read_regular_file
+from mtrain_env.tilegame.snapshot import json_equal
 
-__all__ = ["AnnotationFilter", "dumps_replay", "loads_replay", "read_replay", "write_replay"]
+__all__ = [
+    "MAX_REPLAY_BYTES",
+    "AnnotationFilter",
+    "dumps_replay",
+    "loads_replay",
+    "read_replay",
+    "write_replay",
+]
 
+#: the most bytes of a replay file read: far above any game's replay (every decision of the
+#: longest session, with annotations), a bound against a file that is not one
+MAX_REPLAY_BYTES = 256 << 20
+#: the key of the closing line, and the keys of its object
+_CLOSING_KEY = "end"
+_CLOSING_KEYS = ("decisions", "scores", "sha256")
 _HEADER_KEYS = ("format", "version", "game", "config", "seed", "agents", "versions")
 _OPTIONAL_HEADER_KEYS = ("reward", "options")
 _STEP_KEYS = ("seat", "action", "move")
@@ -64,7 +85,18 @@ def dumps_replay(replay: Replay) -> str:
     if replay.final is not None:
         lines.append({"final": replay.final})
     encode = _ENCODER.encode
-    return "".join(encode(x) + "\n" for x in lines)
+    body = "".join(encode(x) + "\n" for x in lines)
+    closing = {
+        "decisions": len(replay.steps),
+        "scores": None if replay.final is None else replay.final["scores"],
+        "sha256": _digest(body),
+    }
+    return body + encode({_CLOSING_KEY: closing}) + "\n"
+
+
+def _digest(text: str) -> str:
+    """The sha256 of the text before a replay's closing line."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _round_ends(replay: Replay) -> dict[int, int]:
@@ -103,8 +135,9 @@ def write_replay(path: str | os.PathLike[str], replay: Replay) -> None:
 
 def read_replay(path: str | os.PathLike[str]) -> Replay:
     """Read a replay file, strictly: :class:`DamagedReplayError` (path, line, reason) on
-    anything malformed; ``OSError`` when the file cannot be opened."""
-    data = Path(path).read_bytes()
+    anything malformed; ``OSError`` when the file cannot be opened, is not a regular file
+    (a FIFO, a device) or holds more than :data:`MAX_REPLAY_BYTES`."""
+    data = read_regular_file(path, MAX_REPLAY_BYTES)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -139,10 +172,18 @@ def loads_replay(
     lines = _objects(text, path, max_line)
     replay = _read_header(next(lines)[1], path)
     n = replay.num_players
+    closing: dict[str, Any] | None = None
+    last = 1
     for no, obj in lines:
-        if replay.final is not None:
+        last = no
+        if closing is not None:
+            raise DamagedReplayError(path, no, "a line after the closing line")
+        if _CLOSING_KEY in obj:
+            _only(obj, (_CLOSING_KEY,), path, no)
+            closing = obj[_CLOSING_KEY]
+        elif replay.final is not None:
             raise DamagedReplayError(path, no, "a line after the final line")
-        if "round_end" in obj:
+        elif "round_end" in obj:
             _only(obj, ("round_end",), path, no)
             result = obj["round_end"]
             if not isinstance(result, dict) or not _is_seat_list(result.get("scores"), n):
@@ -171,6 +212,7 @@ def loads_replay(
                     step.seat, step.action, step.move, annotations(step.seat, step.action, step.annotations)
                 )
             replay.steps.append(step)
+    _check_closing(replay, closing, text, last, path)
     return replay
 
 
@@ -206,6 +248,37 @@ def _objects(text: str | bytes, path: Any, max_line: int | None) -> Iterator[tup
         yield no, obj
 
 
+def _check_closing(replay: Replay, closing: Any, text: str | bytes, last: int, path: Any) -> None:
+    """The closing line (line ``last``) is there and vouches for what was read: the number
+    of decisions, the final scores and the sha256 of every line before it."""
+    if closing is None:
+        raise DamagedReplayError(
+            path,
+            last,
+            f'no closing line (the "{_CLOSING_KEY}" line: decision count, final scores, sha256): '
+            "the file was cut short after this line",
+        )
+    if not (isinstance(closing, dict) and set(closing) == set(_CLOSING_KEYS)):
+        raise DamagedReplayError(path, last, f"the closing line must hold exactly {list(_CLOSING_KEYS)}")
+    decisions = closing["decisions"]
+    if not _is_int(decisions) or decisions != len(replay.steps):
+        raise DamagedReplayError(
+            path, last, f"the closing line counts {decisions!r} decisions, the file holds {len(replay.steps)}"
+        )
+    scores = None if replay.final is None else replay.final["scores"]
+    if not json_equal(closing["scores"], scores):
+        raise DamagedReplayError(
+            path, last, f"the closing line's scores {closing['scores']!r} are not the final line's {scores!r}"
+        )
+    if isinstance(text, str):
+        text = text.encode("utf-8")
+    body = text[: text.rstrip(b"\n").rfind(b"\n") + 1]
+    if closing["sha256"] != hashlib.sha256(body).hexdigest():
+        raise DamagedReplayError(
+            path, last, "the closing line's sha256 does not match the lines before it: the file was edited"
+        )
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -237,6 +310,13 @@ def _read_header(h: dict[str, Any], path: Any) -> Replay:
     if version > REPLAY_VERSION:
         raise DamagedReplayError(
             path, 1, f"replay format version {version} is newer than this reader's {REPLAY_VERSION}"
+        )
+    if version < REPLAY_VERSION:
+        raise DamagedReplayError(
+            path,
+            1,
+            f"replay format version {version} has no closing line (decision count, scores, checksum), "
+            f"which version {REPLAY_VERSION} requires: record the game again",
         )
     missing = [k for k in _HEADER_KEYS if k not in h]
     if missing:

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 REPLAY_FORMAT = "mtrain-replay"
-REPLAY_VERSION = 1
+REPLAY_VERSION = 2
 #: the games a replay can hold
 GAMES = ("mexican_train", "block")
 
@@ -55,7 +55,7 @@ class Replay:
     config: dict[str, Any]  #: the resolved game config (``GameConfig.to_dict()``)
     seed: int  #: the ``reset`` seed of the episode
     agents: list[str]  #: one name per seat (``"planner"``, ``"human"``, a tournament label)
-    versions: dict[str, Any]  #: ``{"mtrain_env": ..., "replay": 1}``
+    versions: dict[str, Any]  #: ``{"mtrain_env": ..., "replay": REPLAY_VERSION}``
     steps: list[ReplayStep] = field(default_factory=list)
     rounds: list[dict[str, Any]] = field(default_factory=list)  #: each round's public ``round_result``
     final: dict[str, Any] | None = None  #: ``{"returns": [...], "scores": [...]}``; None if cut short

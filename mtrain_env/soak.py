@@ -193,8 +193,8 @@ def _first_difference(a: Any, b: Any, path: str = "$") -> str:
     if type(a) is not type(b):
         return f"{path}: {type(a).__name__} {a!r} vs {type(b).__name__} {b!r}"
     if isinstance(a, dict):
-        if list(a) != list(b):
-            return f"{path}: keys {list(a)} vs {list(b)}"
+        if a.keys() != b.keys():
+            return f"{path}: keys {sorted(a)} vs {sorted(b)}"
         for k in a:
             if not json_equal(a[k], b[k]):
                 return _first_difference(a[k], b[k], f"{path}.{k}")

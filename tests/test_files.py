@@ -10,7 +10,14 @@ from typing import IO
 
 import pytest
 
-from mtrain_env.tilegame.files import atomic_path, atomic_write, atomic_writer, os_error_text, temp_path
+from mtrain_env.tilegame.files import (
+    atomic_path,
+    atomic_write,
+    atomic_writer,
+    os_error_text,
+    read_regular_file,
+    temp_path,
+)
 
 
 class BoomError(Exception):
@@ -191,3 +198,26 @@ def test_os_error_text_is_the_systems_reason_without_errno_or_path(tmp_path: Pat
     assert str(caught.value).startswith("[Errno")  # what the helper spares the user
     assert os_error_text(caught.value) == os.strerror(caught.value.errno) == "No such file or directory"
     assert os_error_text(OSError("no reason from the system")) == "no reason from the system"
+
+
+def test_read_regular_file_reads_only_a_regular_file_within_its_limit(tmp_path: Path) -> None:
+    """A FIFO (which would wait for a writer), a device (``/dev/zero`` never ends) and a
+    directory are refused before a byte is read, naming their kind; a file past the limit
+    is refused, one at the limit read whole."""
+    data = tmp_path / "data"
+    data.write_bytes(b"x" * 10)
+    assert read_regular_file(data, 10) == b"x" * 10
+    with pytest.raises(OSError, match="larger than 9 bytes") as caught:
+        read_regular_file(data, 9)
+    assert os_error_text(caught.value) == "larger than 9 bytes, the most read of it"
+    os.mkfifo(tmp_path / "fifo")
+    for path, kind in (
+        (tmp_path / "fifo", "a FIFO"),
+        ("/dev/zero", "a character device"),
+        (tmp_path, "a directory"),
+    ):
+        with pytest.raises(OSError) as caught:
+            read_regular_file(path, 1 << 20)
+        assert os_error_text(caught.value) == f"not a regular file ({kind})"
+    with pytest.raises(FileNotFoundError):
+        read_regular_file(tmp_path / "absent", 10)

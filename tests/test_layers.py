@@ -175,7 +175,9 @@ def test_envs_and_agents_run_without_the_optional_extras() -> None:
 def test_mtrain_lists_every_layers_commands_with_a_line_of_help(capsys: pytest.CaptureFixture[str]) -> None:
     parser = build_parser()
     text = parser.format_help()
-    commands = ["demo", "bench", "play", "block-demo", "block-bench", "serve", "train", "selfplay", "replay", "dev"]
+    commands = [
+        *("demo", "bench", "play", "block-demo", "block-bench", "serve", "train", "selfplay", "replay", "dev")
+    ]
     listed = re.findall(r"^  (\S+)\s+\w", text.split("commands:")[1], flags=re.MULTILINE)
     assert listed == commands, text  # the user's commands; the developer tools under dev
     assert "register" not in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from agents.block import make_agent as make_block_agent
 from agents.play import play_game
 from mtrain_env import block
 from mtrain_env.replay import (
+    MAX_REPLAY_BYTES,
     REPLAY_FORMAT,
     REPLAY_VERSION,
     DamagedReplayError,
@@ -24,6 +26,7 @@ from mtrain_env.replay import (
     ReplayStep,
     check_replay,
     dumps_replay,
+    loads_replay,
     read_replay,
     replay_frames,
     write_replay,
@@ -79,10 +82,19 @@ def test_file_layout(session: Replay) -> None:
         5,
     )
     assert head["agents"] == ["planner", "mc", "random"]
-    assert head["versions"] == {"mtrain_env": mtrain_env.__version__, "replay": 1}
-    assert lines[-1] == {"final": session.final}
+    assert head["versions"] == {"mtrain_env": mtrain_env.__version__, "replay": REPLAY_VERSION}
+    assert lines[-2] == {"final": session.final}
+    assert session.final is not None
+    body = dumps_replay(session).rsplit("\n", 2)[0] + "\n"  # every line before the closing one
+    assert lines[-1] == {
+        "end": {
+            "decisions": len(session.steps),
+            "scores": session.final["scores"],
+            "sha256": hashlib.sha256(body.encode("utf-8")).hexdigest(),
+        }
+    }
     ends = [i for i, x in enumerate(lines) if "round_end" in x]
-    assert len(ends) == 2 and ends[-1] == len(lines) - 2
+    assert len(ends) == 2 and ends[-1] == len(lines) - 3
     steps = [x for x in lines if "seat" in x]
     assert len(steps) == len(session.steps)
     # the mc agent (seat 1) annotates its non-forced decisions with its action values,
@@ -168,6 +180,10 @@ def test_recording_by_hand_around_env_step_and_a_cut_short_game() -> None:
     frames = list(replay_frames(replay))
     assert [f.index for f in frames] == list(range(8))
     assert frames[0].step is None and frames[-1].step == replay.steps[-1]
+    text = dumps_replay(replay)  # closed all the same: 7 decisions, no final scores
+    assert json.loads(text.splitlines()[-1])["end"]["decisions"] == 7
+    assert json.loads(text.splitlines()[-1])["end"]["scores"] is None
+    assert loads_replay(text) == replay
 
 
 def _tamper(replay: Replay, index: int, **change: Any) -> Replay:
@@ -210,7 +226,10 @@ DAMAGE = {
     "no newline": lambda lines: [*lines[:-1], lines[-1].rstrip("\n")],
     "not an object": lambda lines: [lines[0], "[1, 2]\n", *lines[2:]],
     "bad format": lambda lines: [lines[0].replace("mtrain-replay", "other"), *lines[1:]],
-    "future version": lambda lines: [lines[0].replace('"version": 1', '"version": 9'), *lines[1:]],
+    "future version": lambda lines: [
+        lines[0].replace(f'"version": {REPLAY_VERSION}', '"version": 9'),
+        *lines[1:],
+    ],
     "bad config": lambda lines: [lines[0].replace('"num_players": 3', '"num_players": 99'), *lines[1:]],
     "bad seat": lambda lines: [lines[0], lines[1].replace('"seat": 0', '"seat": 7'), *lines[2:]],
     "bool action": lambda lines: [
@@ -219,9 +238,14 @@ DAMAGE = {
         *lines[2:],
     ],
     "extra key": lambda lines: [lines[0], lines[1].replace("{", '{"cheat": 1, ', 1), *lines[2:]],
-    "after final": lambda lines: [*lines, lines[1]],
-    "NaN": lambda lines: [*lines[:-1], '{"final": {"returns": [NaN, 0, 0], "scores": [0, 0, 0]}}\n'],
-    "short final": lambda lines: [*lines[:-1], '{"final": {"returns": [0], "scores": [0]}}\n'],
+    "after final": lambda lines: [*lines[:-1], lines[1], lines[-1]],
+    "after closing": lambda lines: [*lines, lines[1]],
+    "NaN": lambda lines: [
+        *lines[:-2],
+        '{"final": {"returns": [NaN, 0, 0], "scores": [0, 0, 0]}}\n',
+        lines[-1],
+    ],
+    "short final": lambda lines: [*lines[:-2], '{"final": {"returns": [0], "scores": [0]}}\n', lines[-1]],
     "deep nesting": lambda lines: [lines[0], "[" * 5000 + "]" * 5000 + "\n", *lines[2:]],
     "first player not a seat": lambda lines: [_options(lines[0], first_player=7), *lines[1:]],
     "first player a string": lambda lines: [_options(lines[0], first_player="a"), *lines[1:]],
@@ -260,6 +284,75 @@ def test_damaged_files_are_refused_with_their_line(session: Replay, tmp_path: Pa
     assert str(path) in str(err.value)
     if kind.startswith(("first player", "deal", "a tile", "unknown")):  # named at its header, not later
         assert f"{path}:1: options: " in str(err.value)
+
+
+def _closing(line: str, **changes: Any) -> str:
+    """The closing line with some of its values changed."""
+    closing = json.loads(line)
+    closing["end"].update(changes)
+    return json.dumps(closing) + "\n"
+
+
+def _header(line: str, **changes: Any) -> str:
+    return json.dumps({**json.loads(line), **changes}) + "\n"
+
+
+def _new_versions(lines: list[str]) -> list[str]:
+    return [_header(lines[0], versions={"mtrain_env": "9.9", "replay": REPLAY_VERSION}), *lines[1:]]
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda lines: lines[:-1], r'no closing line \(the "end" line: .*\): the file was cut short after'),
+        (lambda lines: lines[:-3], "no closing line"),  # cut after a decision
+        (lambda lines: [_header(lines[0], agents=["a", "b", "c"]), *lines[1:]], "the file was edited"),
+        (_new_versions, "the closing line's sha256 does not match the lines before it: the file was edited"),
+        (lambda lines: [lines[0], *lines[2:]], "the closing line counts \\d+ decisions, the file holds"),
+        (lambda lines: [*lines[:-1], _closing(lines[-1], decisions=3)], "counts 3 decisions"),
+        (lambda lines: [*lines[:-1], _closing(lines[-1], scores=None)], "scores None are not the final"),
+        (lambda lines: [*lines[:-1], _closing(lines[-1], sha256=None)], "sha256 does not match"),
+        (lambda lines: [*lines[:-1], _closing(lines[-1], extra=1)], "must hold exactly"),
+    ],
+    ids=["cut-at-final", "cut-at-a-decision", "agents", "versions", "a-decision-gone", "count", "scores",
+         "sha256", "extra-key"],
+)  # fmt: skip
+def test_a_cut_or_edited_replay_is_refused_by_its_closing_line(
+    session: Replay, tmp_path: Path, edit: Any, reason: str
+) -> None:
+    """The closing line counts the decisions, repeats the final scores and holds the sha256
+    of every line before it: a file cut at a line boundary or edited anywhere (the header's
+    agent names and versions too) is refused, naming its last line."""
+    lines = edit(_lines(session))
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(DamagedReplayError, match=f"^{path}:{len(lines)}: .*{reason}"):
+        read_replay(path)
+
+
+def test_a_version_1_replay_is_refused_naming_the_missing_closing_line(
+    session: Replay, tmp_path: Path
+) -> None:
+    """Replays written before the closing line existed (format version 1) are refused, not
+    read as if whole."""
+    lines = _lines(session)[:-1]
+    old = json.loads(lines[0])
+    old["version"] = 1
+    old["versions"]["replay"] = 1
+    path = tmp_path / "old.jsonl"
+    path.write_text("".join([json.dumps(old) + "\n", *lines[1:]]), encoding="utf-8")
+    with pytest.raises(DamagedReplayError, match=f"^{path}:1: replay format version 1 has no closing line"):
+        read_replay(path)
+
+
+def test_a_file_past_the_size_cap_is_refused_unread(tmp_path: Path) -> None:
+    """A replay is read to at most MAX_REPLAY_BYTES (a FIFO or a device is not read at all:
+    tests/test_replay_view.py runs those through ``mtrain replay check``)."""
+    big = tmp_path / "big.jsonl"
+    with open(big, "wb") as f:
+        f.truncate(MAX_REPLAY_BYTES + 1)  # sparse: no disk used
+    with pytest.raises(OSError, match=f"larger than {MAX_REPLAY_BYTES} bytes"):
+        read_replay(big)
 
 
 def test_non_utf8_is_refused(tmp_path: Path) -> None:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import copy
+import os
 import re
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +16,7 @@ from PIL import Image
 
 import mtrain_env
 from mtrain_env.mexican_train.render_image import frame_shape
-from mtrain_env.replay import read_replay, replay_frames
+from mtrain_env.replay import read_replay, replay_frames, write_replay
 from mtrain_env.replay_view import playthrough, table_image, table_text, write_gif
 from training.app import main
 
@@ -123,7 +127,7 @@ def test_replay_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert gif.exists() and "frames" in capsys.readouterr().out
     # unreadable, malformed, mismatching: exit 2, 2, 1 with one line each
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(MC_GAME.read_text().replace('"seed": 2', '"seed": 3'))
+    write_replay(bad, replace(read_replay(MC_GAME), seed=3))  # a whole file, closing line and all
     assert main(["replay", "check", str(bad)]) == 1
     assert re.search(r"MISMATCH .*bad.jsonl: step \d+", capsys.readouterr().err)
     bad.write_text("{}\n")
@@ -134,6 +138,40 @@ def test_replay_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     err = capsys.readouterr().err
     assert "damaged replay" in err and "no picture render" in err
     assert main(["replay", "check", str(GOLDEN)]) == 0
+
+
+def test_replay_check_refuses_a_replay_cut_at_a_line_boundary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file that lost its last lines (closing line included) is not whole: exit 2 with
+    one line naming the missing closing line, not "re-simulate bit-exactly"."""
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(MC_GAME.read_text().splitlines(keepends=True)[:-3]))
+    assert main(["replay", "check", str(cut)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mtrain replay check: damaged replay: {cut}:") and "no closing line" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_replay_check_opens_only_regular_files(tmp_path: Path) -> None:
+    """A FIFO named like a replay (it waited for a writer forever) and a device (``/dev/zero``
+    was read until killed) are refused at once: one line each, exit 2, the other files checked."""
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    (tmp_path / "good.jsonl").write_bytes(Path(SMALL).read_bytes())
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-m", "training.app", "replay", "check", str(tmp_path), "/dev/zero"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"mtrain replay check: cannot read {tmp_path / 'fifo.jsonl'}: not a regular file (a FIFO)",
+        "mtrain replay check: cannot read /dev/zero: not a regular file (a character device)",
+    ]
+    assert done.stdout.startswith("1 of 3 replay(s) re-simulate bit-exactly")
 
 
 SMALL = str(GOLDEN / "mt_2p_double6_pagat.jsonl")  # 2 players
@@ -150,7 +188,7 @@ SMALL = str(GOLDEN / "mt_2p_double6_pagat.jsonl")  # 2 players
         (["show", SMALL, "--seat", "9"], "show: --seat: must be in 0..1 (a 2-player replay), got 9"),
         (["gif", SMALL, "--out", "{tmp}/a.png"], "gif: --out: must end in .gif (the file is written as"),
         (["gif", SMALL, "--out", "{tmp}/a"], "gif: --out: must end in .gif"),
-        (["show", "{tmp}"], "show: cannot read {tmp}: Is a directory"),
+        (["show", "{tmp}"], "show: cannot read {tmp}: not a regular file (a directory)"),
         (["check", "{tmp}"], "check: no replay files found"),
     ],
 )

@@ -65,7 +65,7 @@ def test_every_entry_point_refuses_what_the_harness_refuses(spec: str) -> None:
     message = python_refusal(spec)
     with pytest.raises(ValueError):
         make_agent(spec, seed=0).check_game(GameConfig())  # a policy file is read for a table
-    with pytest.raises(ValueError, match="sims|nosuchknob|no policy file"):
+    with pytest.raises(ValueError, match=r"sims|nosuchknob|no policy file"):
         evaluate_agent(spec, "planner", deals=1, seed=0)
     with pytest.raises(ConfigError) as info:
         check_agent("opponents", spec, GameConfig())

@@ -224,8 +224,9 @@ def mutate(d: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------ property
-def play_to_the_end(ci: int, env: Any, rng: random.Random) -> int:
-    """Random legal moves (and dead steps) until no agent is left; invariants after every step."""
+def play_to_the_end(ci: int, env: Any, rng: random.Random, record: list[str] | None = None) -> int:
+    """Random legal moves (and dead steps) until no agent is left; invariants after every step
+    (and the JSON snapshot after each appended to ``record``)."""
     steps = 0
     while env.agents:
         agent = env.agent_selection
@@ -236,6 +237,8 @@ def play_to_the_end(ci: int, env: Any, rng: random.Random) -> int:
             assert legal, "a live agent on turn always has a legal action"
             env.step(legal[rng.randrange(len(legal))])
         check(ci, env)
+        if record is not None:
+            record.append(json.dumps(env.state_dict()))
         steps += 1
         assert steps < 200_000
     return steps
@@ -308,3 +311,59 @@ def test_every_base_snapshot_kind_occurs() -> None:
         "under way",
         "dead steps under way",
     }
+
+
+# ------------------------------------------------------------------ key order
+def shuffled(value: Any, rng: random.Random) -> Any:
+    """``value`` with the keys of every dict, at every depth, in a random order (lists kept)."""
+    if isinstance(value, dict):
+        keys = list(value)
+        rng.shuffle(keys)
+        return {k: shuffled(value[k], rng) for k in keys}
+    if isinstance(value, list):
+        return [shuffled(x, rng) for x in value]
+    return value
+
+
+def continuation(ci: int, env: Any, seed: int) -> list[str]:
+    """The snapshot after each of the steps to the episode's end (seeded random legal moves)."""
+    out: list[str] = []
+    play_to_the_end(ci, env, random.Random(seed), out)
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def between_rounds(ci: int, seed: int) -> str | None:
+    """The snapshot of the first step that ends a round with another round to come (its
+    ``round_result`` then describes the round before the state's), or ``None``."""
+    env = make(ci)
+    env.reset(seed=seed)
+    rng = random.Random(seed)
+    while env.agents and not any(env.terminations.values()):
+        legal = env.legal_actions()
+        env.step(legal[rng.randrange(len(legal))])
+        d = env.state_dict()
+        if d["env"]["round_result"] is not None and not any(env.terminations.values()):
+            return json.dumps(d)
+    return None
+
+
+@pytest.mark.parametrize("ci", range(len(CONFIGS)))
+def test_a_snapshot_with_its_keys_in_another_order_loads_the_same_state(ci: int) -> None:
+    """JSON objects are unordered: a snapshot whose keys were reordered at every depth loads
+    the same state (written back key for key, in the env's own order) and plays on the same."""
+    moved = 0
+    texts = [snapshot(ci, *cut) for cut in ((0, 1, False), (1, 15, False), (2, 100, True), (0, 10**9, False))]
+    texts += [t for t in [between_rounds(ci, 0)] if t is not None]
+    for seed, text in enumerate(texts):
+        for shuffle_seed in range(3):
+            d = shuffled(json.loads(text), random.Random(shuffle_seed))
+            moved += json.dumps(d) != text
+            env = make(ci)
+            env.load_state_dict(d)
+            check(ci, env)
+            assert json.dumps(env.state_dict()) == text
+            plain = make(ci)
+            plain.load_state_dict(json.loads(text))
+            assert continuation(ci, env, seed) == continuation(ci, plain, seed)
+    assert moved, "the shuffles changed no key order"

@@ -8,6 +8,7 @@ processes and the CLI subprocess can import them by path.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import math
@@ -392,6 +393,32 @@ def test_resume_after_kill_plays_each_deal_exactly_once(tmp_path: Path) -> None:
     assert resumed.aggregates() == clean.aggregates()
 
 
+def test_pool_workers_exit_quietly_when_the_parent_is_killed(tmp_path: Path) -> None:
+    """SIGKILL a ``mtrain bench`` with a worker pool mid-run: its workers, which share its
+    stderr, end without a word (no BrokenPipe traceback when a result has nowhere to go)."""
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "training.app", "bench", "--agents", "random", LOWEST, "--players", "4"]
+    cmd += ["--deals", "400", "--workers", "2", "--out", str(out), "--no-progress", "--no-plots"]
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        sums = out / "results.sha256"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if sums.exists() and sums.read_text().count("\n") >= 2:  # the workers are playing
+                break
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)  # EOF once every worker has closed stderr too
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # no worker outlives the test, whatever happened
+    assert proc.returncode == -signal.SIGKILL
+    assert sums.read_text().count("\n") >= 2, "killed before the workers played"
+    assert "Traceback" not in err.decode(), err.decode()
+
+
 def test_resume_refuses_another_config_and_extends_deals(tmp_path: Path) -> None:
     out = tmp_path / "run"
     run_tournament(_config(out, deals=2, plots=False))
@@ -746,6 +773,51 @@ def test_block_tournament_pairs_agents_and_rotates_the_pairs(tmp_path: Path) -> 
         TournamentConfig(agents=["random"], game=block.GameConfig.make(match=True))
 
 
+@pytest.mark.parametrize(
+    ("seats", "line", "message"),
+    [
+        ({1: {"score": 0.5}}, 3, r"seat 1's score 0.5 is not its cost \d+ \(B10-B12\)"),
+        ({2: {"penalty": 7, "score": 7.0}}, 4, r"partners 0 and 2 score \d+ and 7 \(B2, B12\)"),
+        (
+            {
+                s: {"penalty": 200, "score": 200.0, "went_out": 0} if s % 2 else {"went_out": 0}
+                for s in range(4)
+            },
+            3,
+            r"seat 1's 200 points are more than a hand holds \(168, B12\)",
+        ),
+        (
+            {s: {"penalty": 5, "score": 5.0, "went_out": 0} for s in range(4)},
+            2,
+            r"the points \[5, 5, 5, 5\]: the pair that won the hand scores none \(B10, B11\)",
+        ),
+        ({3: {"actions": 113}}, 5, r"the round's seats took \d+ actions .*\(112 actions: B8, B9, B11\)"),
+    ],
+    ids=["score", "partners", "points", "winners-score", "actions"],
+)
+def test_block_rows_that_contradict_their_hand_are_refused(
+    tmp_path: Path, seats: dict[int, dict[str, Any]], line: int, message: str
+) -> None:
+    """A block hand's rows, forged with their checksum and derived columns recomputed, are
+    refused where they contradict B10-B12 or the longest hand, naming the line and the rule."""
+    from mtrain_env import block
+
+    def config() -> TournamentConfig:
+        game = block.GameConfig.make()
+        return TournamentConfig(
+            agents=["random"], game=game, deals=1, seed=3, out_dir=out, progress=False, plots=False
+        )
+
+    out = tmp_path / "run"
+    run_tournament(config())
+    rows = read_results(out / "results.csv")
+    ResultsFile(out / "results.csv").rewrite(_forged_round(rows, _edit(seats)))
+    with pytest.raises(
+        DamagedResultsError, match=rf"^{re.escape(str(out / 'results.csv'))}:{line}: {message}"
+    ):
+        run_tournament(config())
+
+
 def test_bench_cli_plays_block_and_refuses_mexican_train_options(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -866,6 +938,106 @@ def test_rows_consistent_with_a_forged_checksum_are_still_checked_against_the_pl
     ResultsFile(out / "results.csv").rewrite(forged)
     with pytest.raises(DamagedResultsError, match="should be"):
         run_tournament(_config(out, deals=2, plots=False))
+
+
+def _forged_round(rows: list[Any], change: Callable[[list[Any]], list[Any]]) -> list[Any]:
+    """``rows`` with the first round's rows changed by ``change``, its lowest / lowest_share /
+    rank worked out again from the penalties (so only the fact the change breaks is wrong)."""
+    n = next((i for i, r in enumerate(rows) if (r.lineup, r.rotation, r.round) != (0, 0, 0)), len(rows))
+    head = change(list(rows[:n]))
+    costs = [r.penalty for r in head]
+    low = min(costs)
+    head = [
+        r._replace(
+            lowest=int(r.penalty == low),
+            lowest_share=1.0 / costs.count(low) if r.penalty == low else 0.0,
+            rank=1 + sum(c < r.penalty for c in costs),
+        )
+        for r in head
+    ]
+    return head + list(rows[n:])
+
+
+def _edit(seats: dict[int, dict[str, Any]]) -> Callable[[list[Any]], list[Any]]:
+    return lambda head: [r._replace(**seats.get(r.seat, {})) for r in head]
+
+
+def _went_out_with_pips(head: list[Any]) -> list[Any]:
+    seat = max(head, key=lambda r: r.penalty).seat
+    return _edit({seat: {"went_out": 1}})(head)
+
+
+def _two_out(head: list[Any]) -> list[Any]:
+    return _edit(
+        {0: {"penalty": 0, "score": 0.0, "went_out": 1}, 1: {"penalty": 0, "score": 0.0, "went_out": 1}}
+    )(head)
+
+
+def _more_pips(head: list[Any]) -> list[Any]:
+    worst = max(head, key=lambda r: r.penalty)
+    return _edit({worst.seat: {"penalty": 10_000, "score": 10_000.0}})(head)
+
+
+def _first_player(head: list[Any]) -> list[Any]:
+    return _edit({1: {"first_player": (head[0].first_player + 1) % len(head)}})(head)
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "message"),
+    [
+        (_went_out_with_pips, None, r"seat \d went out with a cost of \d+: .*\(R24\)"),
+        (_two_out, 3, r"seats \[0, 1\] went out in one round: the round ends when the first does \(R23"),
+        (
+            _edit({2: {"score": 1e9}}),
+            4,
+            r"seat 2's score 1000000000.0 is not \d+\.0 \(R24: the score is the penalty\)",
+        ),
+        (_first_player, 3, r"seat 1's first_player \d is not seat 0's \d: one seat opens a round \(R6"),
+        (
+            _edit({1: {"actions": 999_999_999}}),
+            3,
+            r"the round's seats took \d+ actions .*more than the longest possible round "
+            r"\({actions} actions: R15, R16, R23\)",
+        ),
+        (_more_pips, None, r"the round's penalties \[.*\] add up to more than the set's {pips} pips \(R24\)"),
+    ],
+    ids=["went-out-with-pips", "two-out", "score", "first-player", "actions", "pips"],
+)
+def test_rows_that_contradict_their_round_are_refused_with_a_recomputed_checksum(
+    tmp_path: Path, change: Callable[[list[Any]], list[Any]], line: int | None, message: str
+) -> None:
+    """Rows forged consistently with their checksums (and with the round's derived columns)
+    are still refused when they contradict what a round implies, naming the file, the line
+    and the fact: never averaged in."""
+    out = tmp_path / "run"
+    run_tournament(_config(out, deals=2, plots=False))
+    rows = read_results(out / "results.csv")
+    forged = _forged_round(rows, change)
+    ResultsFile(out / "results.csv").rewrite(forged)
+    if line is None:  # the changed row
+        line = 2 + next(
+            i
+            for i, (a, b) in enumerate(zip(rows, forged, strict=True))
+            if a.penalty != b.penalty or a.went_out != b.went_out
+        )
+    c = GameConfig.make(num_players=3)
+    message = message.format(actions=c.max_round_actions, pips=c.tiles.hand_value(c.tiles.full))
+    with pytest.raises(
+        DamagedResultsError, match=rf"^{re.escape(str(out / 'results.csv'))}:{line}: {message}"
+    ):
+        run_tournament(_config(out, deals=2, plots=False))
+
+
+def test_results_of_positive_scoring_are_checked_for_the_winners_share(tmp_path: Path) -> None:
+    """R24 positive_scoring: a seat's score is its share of the others' pips; a forged
+    score that is the penalty instead is refused."""
+    out = tmp_path / "run"
+    run_tournament(_config(out, deals=1, plots=False, flags={"positive_scoring": True}))
+    rows = read_results(out / "results.csv")
+    assert any(r.score != r.penalty for r in rows)
+    ResultsFile(out / "results.csv").rewrite([r._replace(score=float(r.penalty)) for r in rows])
+    with pytest.raises(DamagedResultsError, match=r"is not .* \(R24, positive_scoring"):
+        run_tournament(_config(out, deals=1, plots=False, flags={"positive_scoring": True}))
 
 
 def test_rows_or_checksums_removed_or_added_are_refused(tmp_path: Path) -> None:

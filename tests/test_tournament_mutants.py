@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from agents.tournament import paired
+from agents.tournament.games import GAMES
 from agents.tournament.harness import PlayStats, TournamentConfig, make_plan
 from agents.tournament.rating import Ratings, game_ranks, rate_games
 from agents.tournament.report import (
@@ -434,6 +435,9 @@ class _Plan:
     def games(self, deal: int) -> list[tuple[int, int]]:
         return [(0, 0), (0, 1)] if self.duplicate else [(0, deal % 2)]
 
+    def round_problem(self, rows: Sequence[Row]) -> tuple[int, str] | None:
+        return GAMES["mexican_train"].round_problem(GameConfig.make(num_players=2), rows)
+
 
 SEATED = {0: ("x", "y"), 1: ("y", "x")}  # seat s holds lineup[(s - rotation) mod 2]
 
@@ -578,7 +582,7 @@ def test_rows_are_checked_against_the_plan(tmp_path: Path) -> None:
         ([good[0]._replace(agent="y"), *good[1:]], "seat 0 of deal 0 should be 'x'"),
         ([good[0]._replace(deal_seed=1), *good[1:]], "should be 'x' with seeds"),
         ([good[0]._replace(agent_seed=good[1].agent_seed), *good[1:]], "should be 'x' with seeds"),
-        ([good[0]._replace(first_player=2), *good[1:]], "first_player or rank beyond the seats"),
+        ([*(r._replace(first_player=2) for r in good[:2]), *good[2:]], "first_player or rank beyond"),
     ]
     for rows, message in cases:
         results.rewrite(rows)
@@ -639,7 +643,7 @@ def test_parse_row_accepts_the_extremes() -> None:
 def test_check_round_derives_lowest_share_and_rank_from_the_penalties() -> None:
     """Penalties 4, 0, 0, 9: seats 1 and 2 tie lowest (share 1/2 each, rank 1); seat 0
     ranks 3 (two smaller), seat 3 ranks 4."""
-    rows = _round_rows(0, 0, 0, ("a", "b", "c", "d"), [4, 0, 0, 9])
+    rows = [r._replace(went_out=0) for r in _round_rows(0, 0, 0, ("a", "b", "c", "d"), [4, 0, 0, 9])]
     assert [(r.lowest, r.lowest_share, r.rank) for r in rows] == [
         (0, 0.0, 3),
         (1, 0.5, 1),

@@ -23,7 +23,7 @@ import pytest
 from PIL import Image, ImageSequence
 
 import mtrain_env.replay_view as replay_view
-from mtrain_env.replay import ReplayStep, describe_move, read_replay, replay_frames
+from mtrain_env.replay import REPLAY_VERSION, ReplayStep, describe_move, read_replay, replay_frames
 from mtrain_env.replay_view import annotation_text, playthrough, round_lines, table_text, write_gif
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -724,7 +724,7 @@ _DAMAGED_FILES = {
     "newer version": (
         lambda: _with_header(version=99),
         1,
-        "replay format version 99 is newer than this reader's 1",
+        f"replay format version 99 is newer than this reader's {REPLAY_VERSION}",
     ),
     "header misses": (lambda: _with_header(agents=_DROP), 1, "header misses ['agents']"),
     "header key": (lambda: _with_header(cheat=1), 1, "unexpected key(s) ['cheat']"),
@@ -772,11 +772,26 @@ _DAMAGED_FILES = {
         "not a JSON object: Infinity is not valid JSON",
     ),
     "empty": (lambda: "", 0, "empty file: no header line"),
-    "no newline": (lambda: SMALL_GAME.read_text()[:-1], 14, "the last line has no newline (cut short?)"),
+    "no newline": (lambda: SMALL_GAME.read_text()[:-1], 15, "the last line has no newline (cut short?)"),
     "after final": (
-        lambda: SMALL_GAME.read_text() + json.dumps(_STEP) + "\n",
+        lambda: "\n".join([*_small_lines()[:14], json.dumps(_STEP), _small_lines()[14]]) + "\n",
         15,
         "a line after the final line",
+    ),
+    "after closing": (
+        lambda: SMALL_GAME.read_text() + json.dumps(_STEP) + "\n",
+        16,
+        "a line after the closing line",
+    ),
+    "old version": (
+        lambda: "\n".join(_with_header(version=1).splitlines()[:-1]) + "\n",
+        1,
+        "replay format version 1 has no closing line (decision count, scores, checksum)",
+    ),
+    "closing key": (
+        lambda: _with_line(15, {**json.loads(_small_lines()[14]), "cheat": 1}),
+        15,
+        "unexpected key(s) ['cheat']",
     ),
     "round_end key": (
         lambda: _with_line(13, {**json.loads(_small_lines()[12]), "cheat": 1}),
@@ -876,7 +891,8 @@ def test_the_terminal_shows_seat_0s_table_numbered_moves_and_every_move_made(tmp
         "seats: player_0 (you), player_1 greedy",
         "Mexican Train, double-9, pagat rules, 1 round(s)",
     ]
-    made = [line for line in lines if re.match(r"  player_\d \(", line)]
+    forced = " (your only move: played for you)"
+    made = [line.removesuffix(forced) for line in lines if re.match(r"  player_\d \(", line)]
     names = ["you", "greedy"]
     assert made == [f"  player_{s.seat} ({names[s.seat]}): {s.move}" for s in replay.steps]
     assert lines.count(f"  please type a number from 1 to {len(tables[0][1])}, or q to quit (got 'abc')") == 1
@@ -926,7 +942,7 @@ def test_the_terminal_shows_session_scores_only_in_sessions_and_quits_on_q_or_ct
         assert lines[-2] == "   session scores: player_0 0, player_1 14"
         assert sum(line.startswith("   session scores: ") for line in lines) == 1 + after_first
     for answer, status in (("Q", 0), ("^C", 130)):
-        session = _session({"num_players": 2, "max_pips": 6}, [answer])
+        session = _session({"num_players": 2, "max_pips": 9}, [answer])
         assert session.run(tmp_path / f"{status}.jsonl") == status
         text = session.out.getvalue()
         assert f"you quit; the game so far is saved: {tmp_path / f'{status}.jsonl'}" in text

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from agents.play import play_game
 from agents.registry import make_agent
 from agents.web.app import create_app
 from mtrain_env.mexican_train import raw_env
-from mtrain_env.replay import ReplayRecorder, check_replay, read_replay, write_replay
+from mtrain_env.replay import ReplayRecorder, check_replay, dumps_replay, read_replay, write_replay
 from mtrain_env.tilegame.tiles import bits_list
 from tests.web_server import TableClient, live_server
 
@@ -411,16 +412,15 @@ def test_uploads_with_damaged_headers_or_odd_annotations_are_4xx_or_shown(tmp_pa
     that str.isdigit() calls a digit but int() refuses)."""
     tournament_style_replay(tmp_path / "game.jsonl")
     lines = (tmp_path / "game.jsonl").read_text().splitlines()
-    header, first = json.loads(lines[0]), json.loads(lines[1])
+    header = json.loads(lines[0])
+    replay = read_replay(tmp_path / "game.jsonl")
+    odd = replace(replay.steps[0], annotations={"values": {"\u00b2": 1.0}})
     uploads = {
         "first player": [json.dumps({**header, "options": {"first_player": 9}}), *lines[1:]],
         "deal": [json.dumps({**header, "options": {"deal": 5}}), *lines[1:]],
         "nesting": [lines[0], "[" * 5000 + "]" * 5000, *lines[2:]],
-        "annotation": [
-            lines[0],
-            json.dumps({**first, "annotations": {"values": {"\u00b2": 1.0}}}),
-            *lines[2:],
-        ],
+        # a whole file (its closing line vouches for it), whose first decision has the odd key
+        "annotation": dumps_replay(replace(replay, steps=[odd, *replay.steps[1:]])).splitlines(),
     }
     with TableClient(create_app(tmp_path), raise_server_exceptions=False) as c:
         for kind, body in uploads.items():
@@ -431,10 +431,8 @@ def test_uploads_with_damaged_headers_or_odd_annotations_are_4xx_or_shown(tmp_pa
 
 def test_a_replay_that_does_not_re_simulate_is_refused(tmp_path: Path) -> None:
     tournament_style_replay(tmp_path / "game.jsonl")
-    lines = (tmp_path / "game.jsonl").read_text().splitlines(keepends=True)
-    header = json.loads(lines[0])
-    header["seed"] += 1
-    (tmp_path / "game.jsonl").write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    replay = read_replay(tmp_path / "game.jsonl")
+    write_replay(tmp_path / "game.jsonl", replace(replay, seed=replay.seed + 1))  # whole: closing line too
     with TableClient(create_app(tmp_path)) as c:
         r = c.get("/api/replays/view", params={"path": "game.jsonl"})
         assert r.status_code == 422 and "does not re-simulate" in r.json()["error"]
@@ -619,18 +617,14 @@ def test_shutting_down_saves_every_unfinished_game(tmp_path: Path) -> None:
 def adversarial_upload(path: Path, line_chars: int) -> bytes:
     """A real replay whose every decision carries annotations of about ``line_chars``
     characters: a value for every action id (legal or not) and a list of empty lists, the
-    JSON that costs the most memory per byte once parsed."""
-    lines = path.read_text().splitlines()
+    JSON that costs the most memory per byte once parsed (sealed by its closing line)."""
+    replay = read_replay(path)
     n_actions = raw_env().codec.num_actions
-    out = [lines[0]]
-    for line in lines[1:]:
-        obj = json.loads(line)
-        if "seat" in obj:
-            obj["annotations"] = {"values": {str(a): a / 1000 for a in range(n_actions)}, "junk": []}
-            room = line_chars - len(json.dumps(obj))
-            obj["annotations"]["junk"] = [[]] * max(0, room // 4)
-        out.append(json.dumps(obj))
-    return ("\n".join(out) + "\n").encode()
+    values = {str(a): a / 1000 for a in range(n_actions)}
+    room = line_chars - len(json.dumps({"values": values, "junk": []})) - 100
+    annotations = {"values": values, "junk": [[]] * max(0, room // 4)}
+    steps = [replace(step, annotations=annotations) for step in replay.steps]
+    return dumps_replay(replace(replay, steps=steps)).encode()
 
 
 def test_an_upload_of_huge_annotations_costs_memory_and_answer_bounded_by_its_size(tmp_path: Path) -> None:

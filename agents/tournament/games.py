@@ -19,13 +19,16 @@ round (lower is better), which every statistic, rating and plot is computed from
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
+from agents.tournament.results import Row
 from mtrain_env import block, mexican_train
 from mtrain_env.block.core import dealing as block_dealing
 from mtrain_env.mexican_train.core import dealing as mt_dealing
+from mtrain_env.mexican_train.core.scoring import positive_scores
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["BlockGame", "MexicanTrainGame", "TournamentGame", "game_of", "make_game_config"]
@@ -56,6 +59,16 @@ class TournamentGame(abc.ABC):
     @abc.abstractmethod
     def costs(self, config: Any, result: dict[str, Any]) -> list[int]:
         """Per seat, the cost of a round from its public result (lower is better)."""
+
+    @abc.abstractmethod
+    def round_problem(self, config: Any, rows: Sequence[Row]) -> tuple[int, str] | None:
+        """What one round's rows (one per seat, in seat order) contradict of the game's rules,
+        as ``(index of the row, the fact and its rule)``; ``None`` if nothing.
+
+        The facts a round implies beyond those every game shares (checked by
+        :func:`agents.tournament.results.check_round`): each seat's score from the costs,
+        the bounds on costs and on the actions of one round.
+        """
 
     def rounds(self, config: Any) -> int:
         """Rounds in one game."""
@@ -103,6 +116,26 @@ class MexicanTrainGame(TournamentGame):
     def costs(self, config: mexican_train.GameConfig, result: dict[str, Any]) -> list[int]:
         return [int(x) for x in result["pips"]]
 
+    def round_problem(self, config: mexican_train.GameConfig, rows: Sequence[Row]) -> tuple[int, str] | None:
+        """R24: the pips of every hand add up to at most the set's; the score is the penalty,
+        or under ``positive_scoring`` the winners' share of the others' pips; at most
+        ``max_round_actions`` actions (R15, R16, R23)."""
+        penalties = [r.penalty for r in rows]
+        most = config.tiles.hand_value(config.tiles.full, config.blank_penalty)
+        if sum(penalties) > most:
+            fact = f"the round's penalties {penalties} add up to more than the set's {most} pips (R24)"
+            return _largest(penalties), fact
+        if config.positive_scoring:
+            rule = "R24, positive_scoring: the winners share the others' pips"
+            scores = positive_scores(penalties, [bool(r.went_out) for r in rows])
+        else:
+            rule = "R24: the score is the penalty"
+            scores = [float(p) for p in penalties]
+        for i, (r, score) in enumerate(zip(rows, scores, strict=True)):
+            if r.score != score:
+                return i, f"seat {r.seat}'s score {r.score!r} is not {score!r} ({rule})"
+        return _actions_problem(rows, config.max_round_actions, "R15, R16, R23")
+
     def rounds(self, config: mexican_train.GameConfig) -> int:
         return config.rounds
 
@@ -142,11 +175,45 @@ class BlockGame(TournamentGame):
     def costs(self, config: block.GameConfig, result: dict[str, Any]) -> list[int]:
         return [int(x) for x in result["scores"]]
 
+    def round_problem(self, config: block.GameConfig, rows: Sequence[Row]) -> tuple[int, str] | None:
+        """B10-B12: a seat's cost and score are its pair's points (partners alike), at most
+        every pip of the set; after a dominó, or a cierre scored by the loser only, the
+        winning pair scores nothing; at most ``max_hand_moves`` actions (B8, B9, B11)."""
+        costs = [r.penalty for r in rows]
+        most = config.max_hand_points
+        for i, r in enumerate(rows):
+            if r.score != r.penalty:
+                return i, f"seat {r.seat}'s score {r.score!r} is not its cost {r.penalty} (B10-B12)"
+            if r.penalty > most:
+                return i, f"seat {r.seat}'s {r.penalty} points are more than a hand holds ({most}, B12)"
+            partner = r.seat - 2
+            if config.partners and partner >= 0 and r.penalty != costs[partner]:
+                return i, f"partners {partner} and {r.seat} score {costs[partner]} and {r.penalty} (B2, B12)"
+        if (any(r.went_out for r in rows) or config.closed_scoring == "loser") and min(costs) != 0:
+            return _largest(costs), f"the points {costs}: the pair that won the hand scores none (B10, B11)"
+        return _actions_problem(rows, config.max_hand_moves, "B8, B9, B11")
+
     def partnerships(self, config: block.GameConfig) -> bool:
         return config.partners
 
     def describe(self, config: block.GameConfig) -> str:
         return f"block dominoes, {config.num_players} players, rules {config.rules}"
+
+
+def _largest(values: Sequence[int]) -> int:
+    """The index of the largest value (the row a bound is broken at)."""
+    return max(range(len(values)), key=values.__getitem__)
+
+
+def _actions_problem(rows: Sequence[Row], bound: int, rule: str) -> tuple[int, str] | None:
+    """The seats of one round took at most ``bound`` actions together (the longest round)."""
+    actions = [r.actions for r in rows]
+    if sum(actions) > bound:
+        return _largest(actions), (
+            f"the round's seats took {sum(actions)} actions {actions}, more than the longest "
+            f"possible round ({bound} actions: {rule})"
+        )
+    return None
 
 
 GAMES: dict[str, TournamentGame] = {g.name: g for g in (MexicanTrainGame(), BlockGame())}

@@ -73,7 +73,7 @@ from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 from mtrain_env.replay import ReplayRecorder, write_replay
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.files import atomic_write, os_error_text
-from mtrain_env.tilegame.interrupts import ignore_interrupts, workers_ignore_interrupts
+from mtrain_env.tilegame.interrupts import exit_with_parent, ignore_interrupts, workers_ignore_interrupts
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
 FORMAT_VERSION = 2  # 2: results.sha256 beside results.csv
@@ -199,6 +199,10 @@ class Plan:
     @property
     def rounds(self) -> int:
         return self.adapter.rounds(self.game_config)
+
+    def round_problem(self, rows: Sequence[Row]) -> tuple[int, str] | None:
+        """What one round's rows contradict of the game's rules under this run's config."""
+        return self.adapter.round_problem(self.game_config, rows)
 
     def games(self, deal: int) -> list[tuple[int, int]]:
         """``(lineup, rotation)`` of every game of ``deal``, in play (and file) order.
@@ -433,6 +437,7 @@ _WORKER: DealPlayer | None = None
 def _init_worker(plan: Plan, replays_dir: str | None) -> None:
     global _WORKER
     ignore_interrupts()  # Ctrl-C reaches the whole group: the parent stops the pool
+    exit_with_parent()  # a parent killed outright stops nobody: end quietly without it
     _WORKER = DealPlayer(plan, replays_dir)
 
 

@@ -11,12 +11,16 @@ what is wrong (:class:`DamagedResultsError`):
 * a line that does not parse (wrong field count, a column that is not its type);
 * a value out of its range (negative pips, a rank beyond the seats, a share outside
   [0, 1], a non-finite score), or a round whose ``lowest`` / ``lowest_share`` / ``rank``
-  disagree with its own penalties;
+  disagree with its own penalties, whose seats name two first players, or in which two
+  seats went out or a seat went out with a cost;
 * a deal block whose text no longer matches its checksum, a checksum with no rows, rows
   of one deal in two places;
 * against the run's plan (on resume): a deal id out of range, a game or seat the plan
   does not play, an agent label or seed that is not the one the plan derives for that
-  seat, a deal with missing or extra rows.
+  seat, a deal with missing or extra rows; and a round that contradicts the game's rules
+  under the plan's config (:meth:`~agents.tournament.games.TournamentGame.round_problem`:
+  a score that is not the one the costs imply, costs beyond the set's pips, more actions
+  than the longest possible round).
 """
 
 from __future__ import annotations
@@ -84,6 +88,11 @@ class RunPlan(Protocol):
     def rounds(self) -> int: ...
 
     def games(self, deal: int) -> list[tuple[int, int]]: ...
+
+    def round_problem(self, rows: Sequence[Row]) -> tuple[int, str] | None:
+        """What one round's rows (seat order) contradict of the game's rules (see
+        :meth:`agents.tournament.games.TournamentGame.round_problem`)."""
+        ...
 
 
 class ConfigMismatchError(ValueError):
@@ -160,8 +169,29 @@ def parse_row(raw: list[str], where: str) -> Row:
 
 
 def check_round(rows: Sequence[Row], where: Sequence[str]) -> None:
-    """The derived columns of one round (``lowest``, ``lowest_share``, ``rank``) agree with its
-    penalties; ``where[i]`` names row ``i``'s line."""
+    """The facts of one round that every game shares hold; ``where[i]`` names row ``i``'s line.
+
+    One seat opened it (R6; block B5, B6), at most one seat went out, and that seat's cost
+    is 0 (R23, R24: it holds no pips; block B10: its pair won, the losers score); the
+    derived columns (``lowest``, ``lowest_share``, ``rank``) agree with the penalties.
+    """
+    for r, line in zip(rows, where, strict=True):
+        if r.first_player != rows[0].first_player:
+            raise DamagedResultsError(
+                f"{line}: seat {r.seat}'s first_player {r.first_player} is not seat {rows[0].seat}'s "
+                f"{rows[0].first_player}: one seat opens a round (R6, B5, B6)"
+            )
+        if r.went_out and r.penalty != 0:
+            raise DamagedResultsError(
+                f"{line}: seat {r.seat} went out with a cost of {r.penalty}: the seat that goes out "
+                "holds no pips (R24) and its pair scores none (B10)"
+            )
+    out = [i for i, r in enumerate(rows) if r.went_out]
+    if len(out) > 1:
+        raise DamagedResultsError(
+            f"{where[out[1]]}: seats {[rows[i].seat for i in out]} went out in one round: "
+            "the round ends when the first does (R23, B10)"
+        )
     costs = [r.penalty for r in rows]
     low = min(costs)
     ties = costs.count(low)
@@ -295,10 +325,7 @@ class ResultsFile:
         return blocks
 
     def _check_rounds(self, block: _Block) -> None:
-        by_round: dict[tuple[int, int, int], list[tuple[int, Row]]] = {}
-        for number, r in zip(block.lines, block.rows, strict=True):
-            by_round.setdefault((r.lineup, r.rotation, r.round), []).append((number, r))
-        for numbered in by_round.values():
+        for numbered in _rounds(block):
             check_round([r for _, r in numbered], [f"{self.path}:{n}" for n, _ in numbered])
 
     def _checksums(self) -> dict[int, str]:
@@ -319,6 +346,14 @@ class ResultsFile:
                 raise DamagedResultsError(f"{where}: not a '<deal> <sha256>' line ({line!r})")
             sums[int(deal_text)] = digest
         return sums
+
+
+def _rounds(block: _Block) -> list[list[tuple[int, Row]]]:
+    """A deal's rows grouped by round (lineup, rotation, round), each with its file line."""
+    by_round: dict[tuple[int, int, int], list[tuple[int, Row]]] = {}
+    for number, r in zip(block.lines, block.rows, strict=True):
+        by_round.setdefault((r.lineup, r.rotation, r.round), []).append((number, r))
+    return list(by_round.values())
 
 
 def read_text(path: Path) -> str:
@@ -359,3 +394,9 @@ def _check_against_plan(plan: RunPlan, block: _Block, path: Path) -> None:
             )
         if not 0 <= r.first_player < plan.num_players or r.rank > plan.num_players:
             raise DamagedResultsError(f"{path}:{number}: first_player or rank beyond the seats")
+    for numbered in _rounds(block):
+        numbered.sort(key=lambda x: x[1].seat)  # complete: every seat once (checked above)
+        problem = plan.round_problem([r for _, r in numbered])
+        if problem is not None:
+            i, fact = problem
+            raise DamagedResultsError(f"{path}:{numbered[i][0]}: {fact}")

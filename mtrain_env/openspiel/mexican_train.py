@@ -180,13 +180,6 @@ def static_for(config: GameConfig, reward: str) -> Static:
     return Static(config, reward)
 
 
-def _max_game_length(config: GameConfig) -> int:
-    """A bound on the player actions of an episode: per round every tile is laid or drawn at
-    most once, and between two tiles each seat passes at most once (R15, R16, R23)."""
-    t, n = config.num_tiles, config.num_players
-    return config.rounds * (2 * t + n * (t + 2))
-
-
 class MexicanTrainGame(pyspiel.Game):
     """The OpenSpiel game (see the module docstring)."""
 
@@ -206,7 +199,7 @@ class MexicanTrainGame(pyspiel.Game):
             min_utility=-bound,
             max_utility=bound,
             utility_sum=0.0 if reward != "penalty" else None,
-            max_game_length=_max_game_length(c),
+            max_game_length=c.rounds * c.max_round_actions,
         )
         super().__init__(_game_type(reward), info, {**DEFAULT_PARAMS, **params})
 

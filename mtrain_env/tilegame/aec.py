@@ -607,15 +607,18 @@ class TileGameEnv(AECEnv, EzPickle):
             problem = self._previous_round_problem(state, round_result)
             if problem is not None:
                 raise bad_value(f"{ENV_STATE_KEY}.round_result", "AEC", problem)
-        # everything validated: swap in at once
+        if round_result is not None:  # JSON objects are unordered: the keys in the env's own order
+            round_result = {k: round_result[k] for k in self._round_info(state)}
+        # everything validated: swap in at once, every agent's book in seat order
+        agents = list(e["agents"])
         self._state = state
         self._rng = rng
-        self.agents = list(e["agents"])
-        self.rewards = dict(e["rewards"])
+        self.agents = agents
+        self.rewards = {a: e["rewards"][a] for a in agents}
         self._rewards_given = any(self.rewards.values())
-        self._cumulative_rewards = dict(e["cumulative_rewards"])
-        self.terminations = dict(e["terminations"])
-        self.truncations = dict(e["truncations"])
+        self._cumulative_rewards = {a: e["cumulative_rewards"][a] for a in agents}
+        self.terminations = {a: e["terminations"][a] for a in agents}
+        self.truncations = {a: e["truncations"][a] for a in agents}
         self.infos = self._fresh_infos()
         self._round_result_info = None
         self._settle(state)

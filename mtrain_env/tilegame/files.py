@@ -18,14 +18,17 @@ A writer killed outright (SIGKILL, a power cut) leaves its temporary file behind
 :func:`remove_temp_files` removes those of a run directory, called by a run that holds the
 directory's lock before it writes anything.
 
-And :func:`run_lock`: one writer per run directory at a time, and :func:`os_error_text`: how
-every command names the reason a file could not be read or written.
+And :func:`run_lock`: one writer per run directory at a time, :func:`os_error_text`: how
+every command names the reason a file could not be read or written, and
+:func:`read_regular_file`: a reader that never waits on a FIFO nor reads a device without end.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -40,6 +43,7 @@ __all__ = [
     "atomic_write",
     "atomic_writer",
     "os_error_text",
+    "read_regular_file",
     "remove_temp_files",
     "run_lock",
     "temp_path",
@@ -51,6 +55,48 @@ def os_error_text(err: OSError) -> str:
     (``strerror``, e.g. "Permission denied") without the errno and path Python adds, or the
     error's text where the system gave none."""
     return err.strerror or str(err)
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file at ``path``, refused past ``limit`` bytes.
+
+    Opened without blocking and checked to be a regular file before a byte is read: a FIFO
+    named like a data file would wait for a writer forever, and a device such as
+    ``/dev/zero`` never ends. Raises ``OSError`` when the file cannot be opened, is not a
+    regular file (``strerror`` names its kind) or holds more than ``limit`` bytes (read at
+    most ``limit + 1`` of them, even while it grows).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "of another kind")
+            raise OSError(errno.EINVAL, f"not a regular file ({kind})", os.fspath(path))
+        too_large = OSError(errno.EFBIG, f"larger than {limit} bytes, the most read of it", os.fspath(path))
+        if info.st_size > limit:
+            raise too_large
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:  # it grew past the limit while being read
+            raise too_large
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def temp_path(target: Path) -> Path:

@@ -11,10 +11,16 @@
   workers itself. A process started while Ctrl-C is ignored ignores it from its first
   instruction (Python installs its KeyboardInterrupt handler only over the default), so
   a worker still importing is quiet too.
+* :func:`exit_with_parent` (in a pool worker): a parent killed outright (SIGKILL, the OOM
+  killer) stops nobody; its workers would finish their task and die on the result they can
+  no longer send, each with a ``BrokenPipeError`` traceback on the stderr they share with
+  it. They end quietly instead, as soon as it is gone.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys
@@ -23,7 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["ignore_interrupts", "run_main", "workers_ignore_interrupts"]
+__all__ = ["exit_with_parent", "ignore_interrupts", "run_main", "workers_ignore_interrupts"]
 
 #: the exit status of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's)
 INTERRUPTED = 130
@@ -62,6 +68,23 @@ def run_main(main: Callable[[], object], prog: str) -> int:
 def ignore_interrupts() -> None:
     """Let this (worker) process ignore Ctrl-C: its parent stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def exit_with_parent() -> None:
+    """Let this worker process (started by :mod:`multiprocessing`) end, without a word, as
+    soon as the process that started it is gone: a daemon thread waits on the parent's
+    sentinel, then exits at once (``os._exit``: nothing is flushed or sent to a parent that
+    is not there). Outside a :mod:`multiprocessing` child it does nothing."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+    sentinel = parent.sentinel
+
+    def watch() -> None:
+        multiprocessing.connection.wait([sentinel])
+        os._exit(INTERRUPTED)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 @contextmanager

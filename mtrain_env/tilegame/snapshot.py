@@ -161,11 +161,15 @@ def read_finite(value: Any, kind: type, key: str, rule: str) -> Any:
 
 
 def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values with exact types at every depth (``1 != 1.0 != True``)."""
+    """Equality of JSON values with exact types at every depth (``1 != 1.0 != True``).
+
+    Objects compare by value: JSON objects are unordered, so two dicts with the same keys
+    and values are equal whatever order their keys come in; lists keep their order.
+    """
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return list(a) == list(b) and all(json_equal(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)

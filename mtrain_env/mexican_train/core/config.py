@@ -321,6 +321,14 @@ class GameConfig:
         """Whether a player who cannot start their train draws on the first turn (R10 vs variants)."""
         return self.one_tile_opening or self.opening_draw or self.draw_until_engine_match
 
+    @property
+    def max_round_actions(self) -> int:
+        """A bound on the player actions of one round, all seats together: every tile is laid
+        or drawn at most once, and between two tiles each seat passes at most once (R15,
+        R16, R23)."""
+        t, n = self.num_tiles, self.num_players
+        return 2 * t + n * (t + 2)
+
     def engine_value(self, round_index: int) -> int:
         """R5: round k uses the double (N - k, N - k)."""
         return self.max_pips - round_index
