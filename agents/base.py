@@ -55,6 +55,11 @@ class SeatDecision:
         return self._observation
 
     @property
+    def observation_version(self) -> int:
+        """The version of the env's observation layout (what a learned policy must read)."""
+        return int(self._env.observation_version)
+
+    @property
     def view(self) -> Any:
         """Leak-free public table + own hand."""
         if self._view is None:

@@ -11,6 +11,14 @@ the same weights give the same bytes, written to a temporary file and then renam
 header checked before any byte of data is read). Each failure is a ``ValueError`` naming
 the member; each format adds its own spec checks and error class. Nothing here imports a
 learning framework, so reading a self-play policy needs numpy only.
+
+Both formats record the **observation version** of their network's input
+(``observation_version``: the env's observation layout version, or a feature set's own
+version) from their format version 2 on. :func:`observation_version_of` reads it and
+states the rule for the files written before the field existed (format version 1: every
+one of them was trained on observation version 1, the only layout there was), and
+:func:`check_observation_version` refuses a network of another version, before any of its
+sizes are compared, with both versions named.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import os
 import re
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,6 +42,8 @@ __all__ = [
     "HEADER_MEMBER",
     "MAX_HEADER_BYTES",
     "check_format",
+    "check_observation_version",
+    "observation_version_of",
     "read_checked_npy",
     "read_json_member",
     "read_member",
@@ -126,16 +136,51 @@ def read_npy_members(zf: zipfile.ZipFile, shapes: Mapping[str, tuple[int, ...]])
     return arrays
 
 
-def check_format(data: Any, name: str, version: int) -> None:
-    """A policy file's JSON header is an object of format ``name`` at ``version``;
-    ``ValueError`` saying what is not."""
+def check_format(data: Any, name: str, version: int | Collection[int]) -> None:
+    """A policy file's JSON header is an object of format ``name`` at ``version`` (or one of
+    several versions); ``ValueError`` saying what is not."""
     if not isinstance(data, dict):
         raise ValueError(f"must be a JSON object, got {type(data).__name__}")
     if data.get("format") != name:
         raise ValueError(f"format must be {name!r}, got {data.get('format')!r}")
+    versions = (version,) if isinstance(version, int) else tuple(version)
     found = data.get("version")
-    if type(found) is not int or found != version:  # not True, not 1.0
-        raise ValueError(f"format version {found!r}; this version reads {version}")
+    if type(found) is not int or found not in versions:  # not True, not 1.0
+        raise ValueError(f"format version {found!r}; this version reads {', '.join(map(str, versions))}")
+
+
+#: the format version from which a header carries ``observation_version`` (both formats)
+FIRST_VERSION_WITH_OBSERVATION = 2
+#: the observation version of a file written before the field existed (format version 1):
+#: its network read the only layout there was, observation version 1
+PRE_FIELD_OBSERVATION_VERSION = 1
+
+
+def observation_version_of(data: Mapping[str, Any]) -> int:
+    """The ``observation_version`` of a header already passed by :func:`check_format`: the
+    field from format version 2 on (an int ``>= 1``, else ``ValueError``), and
+    :data:`PRE_FIELD_OBSERVATION_VERSION` for a format-version-1 file, which has no such field."""
+    if data["version"] < FIRST_VERSION_WITH_OBSERVATION:
+        if "observation_version" in data:
+            raise ValueError(f"observation_version: not a key of format version {data['version']}")
+        return PRE_FIELD_OBSERVATION_VERSION
+    if "observation_version" not in data:
+        raise ValueError("missing key observation_version (the version of the observation it was trained on)")
+    found = data["observation_version"]
+    if type(found) is not int or found < 1:
+        raise ValueError(f"observation_version must be an int >= 1, got {found!r}")
+    return found
+
+
+def check_observation_version(found: int, expected: int, what: str = "observation") -> None:
+    """``ValueError`` unless a network trained on ``what`` version ``found`` reads the
+    ``expected`` one (what this env writes); checked before any size, so that a network of
+    another layout is refused for its layout, not for the sizes that follow from it."""
+    if found != expected:
+        raise ValueError(
+            f"trained on {what} version {found}; this env writes version {expected} -- retrain it on "
+            f"version {expected}, or play it in an env made with observation_version={found}"
+        )
 
 
 def read_checked_npy(

@@ -10,12 +10,24 @@ agents layer because playing a saved policy needs it and training builds on it.
 (``.npz``, so ``numpy.load`` reads it too; the container of :mod:`agents.policy_format`,
 members stored uncompressed) of ``policy.json``, the architecture
 (:class:`PolicySpec`: format name and version, observation size, action count,
-``net_arch``, activation, feature set, logit bound, orthogonal init, every parameter's
-shape), and one ``<parameter>.npy`` per tensor of the network's ``state_dict``
-(little-endian float32). :func:`read_policy` reads it without any unpickler: the JSON is
-checked field by field, each array's header is checked against the shape the
-architecture implies before its bytes are read (``allow_pickle`` never comes into it),
-and anything else is refused with a one-line :class:`PolicyFileError` naming the file.
+``net_arch``, activation, feature set and the version of its input
+(``observation_version``), logit bound, orthogonal init, every parameter's shape), and one
+``<parameter>.npy`` per tensor of the network's ``state_dict`` (little-endian float32).
+:func:`read_policy` reads it without any unpickler: the JSON is checked field by field,
+each array's header is checked against the shape the architecture implies before its
+bytes are read (``allow_pickle`` never comes into it), and anything else is refused with a
+one-line :class:`PolicyFileError` naming the file.
+
+**Observation versions.** A network reads the positions of the layout it was trained on,
+so a file records ``observation_version``
+(:func:`agents.mexican_train.features.input_version` of its feature set: the env's layout
+version for ``"env"``, the planner feature version for ``"planner"``) and
+:func:`read_policy` refuses one of another version than the env it is read for writes,
+naming both, before any size is compared. Files of format version 1 predate the field:
+they are read as observation version 1 (the only layout there was; rule in
+:func:`agents.policy_format.observation_version_of`). That rule, rather than rewriting
+the headers of the files people have, keeps every existing policy file loading as it is;
+an SB3 archive whose ``policy_kwargs`` lack ``observation_version`` is read by it too.
 
 :func:`read_policy` also reads the policy of a model archive written by SB3
 (``model.zip``, ``final_model.zip``) through its data-only parts: the ``data`` JSON (its
@@ -54,7 +66,10 @@ from stable_baselines3.common.torch_layers import FlattenExtractor
 from agents.policy_format import (
     HEADER_MEMBER,
     MAX_HEADER_BYTES,
+    PRE_FIELD_OBSERVATION_VERSION,
     check_format,
+    check_observation_version,
+    observation_version_of,
     read_json_member,
     read_member,
     read_npy_members,
@@ -95,19 +110,30 @@ class GuardedMaskablePolicy(MaskableActorCriticPolicy):
         logit_bound: the soft clamp ``b`` on action logits (``<= 0``: only ``nan_to_num``).
         features: the feature set its input is built with (:mod:`agents.mexican_train.features`); saved
             with the policy so that the ``ppo`` agent feeds it the same input.
+        observation_version: the version of that input; default the one the feature set has in
+            an env of the default observation layout (what the trainers build).
         *args: the positional arguments of :class:`MaskableActorCriticPolicy`.
         **kwargs: its other keyword arguments.
     """
 
-    def __init__(self, *args: Any, logit_bound: float = 20.0, features: str = "env", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        logit_bound: float = 20.0,
+        features: str = "env",
+        observation_version: int | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.logit_bound = float(logit_bound)
         self.features = str(features)
+        self.observation_version = _input_version(self.features, observation_version)
         super().__init__(*args, **kwargs)
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
         data["logit_bound"] = self.logit_bound
         data["features"] = self.features
+        data["observation_version"] = self.observation_version
         return data
 
     def _get_action_dist_from_latent(self, latent_pi: th.Tensor) -> MaskableDistribution:
@@ -134,9 +160,11 @@ def policy_logits(policy: MaskableActorCriticPolicy, obs: th.Tensor) -> th.Tenso
 
 
 # ----------------------------------------------------------------- policy files
-#: ``format`` of ``policy.json``, and the version this code writes and reads
+#: ``format`` of ``policy.json``, the version this code writes, and those it reads (version
+#: 1 has no ``observation_version``: read as observation version 1, see the module docstring)
 POLICY_FORMAT = "mtrain-policy"
-POLICY_VERSION = 1
+POLICY_VERSION = 2
+POLICY_VERSIONS_READ = (1, 2)
 #: the architecture member of a policy file
 SPEC_MEMBER = HEADER_MEMBER
 #: hidden-layer activations a policy file may name
@@ -155,10 +183,13 @@ _SPEC_KEYS = (
     "net_arch",
     "activation",
     "features",
+    "observation_version",
     "logit_bound",
     "ortho_init",
     "parameters",
 )
+#: the keys of a format-version-1 ``policy.json`` (no ``observation_version``)
+_SPEC_KEYS_V1 = tuple(k for k in _SPEC_KEYS if k != "observation_version")
 _REFUSED = (
     "loading it would run code stored in the file, so it is refused "
     "(convert it with: python -m agents.policy_net SRC DST, which reads it without running it)"
@@ -172,6 +203,20 @@ class PolicyFileError(ValueError):
         super().__init__(f"{path}: {message}")
         self.path = str(path)
         self.message = message
+
+
+def _input_version(features: str, given: int | None) -> int:
+    """``given``, else the current version of feature set ``features``'s input (what a network
+    built now is trained on); ``ValueError`` for an unknown set without a version."""
+    if given is not None:
+        if type(given) is not int or given < 1:
+            raise ValueError(f"observation_version must be an int >= 1, got {given!r}")
+        return given
+    from agents.mexican_train.features import FEATURE_SETS, input_version
+
+    if features not in FEATURE_SETS:
+        raise ValueError(f"feature set {features!r} has no observation version: give observation_version")
+    return input_version(features)
 
 
 def _constant_zero(_progress: float) -> float:
@@ -198,6 +243,8 @@ class PolicySpec:
     features: str = "env"  #: the input's feature set (``agents.mexican_train.features``)
     logit_bound: float = 20.0
     ortho_init: bool = True
+    #: the version of that input (module docstring); ``None``: its current version
+    observation_version: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("observation_size", "action_count"):
@@ -212,6 +259,9 @@ class PolicySpec:
             raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
         if not isinstance(self.features, str) or not self.features.isidentifier():
             raise ValueError(f"features must name a feature set, got {self.features!r}")
+        object.__setattr__(
+            self, "observation_version", _input_version(self.features, self.observation_version)
+        )
         bound = self.logit_bound
         if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound):
             raise ValueError(f"logit_bound must be a finite number, got {bound!r}")
@@ -248,19 +298,27 @@ class PolicySpec:
             "net_arch": {"pi": list(self.pi), "vf": list(self.vf)},
             "activation": self.activation,
             "features": self.features,
+            "observation_version": self.observation_version,
             "logit_bound": float(self.logit_bound),
             "ortho_init": self.ortho_init,
             "parameters": {k: list(v) for k, v in self.parameter_shapes().items()},
         }
 
     @classmethod
-    def from_json(cls, data: Any) -> PolicySpec:
-        """Inverse of :meth:`to_json`; ``ValueError`` saying what is wrong (key, value)."""
-        check_format(data, POLICY_FORMAT, POLICY_VERSION)
-        missing = [k for k in _SPEC_KEYS if k not in data]
-        unknown = sorted(set(data) - set(_SPEC_KEYS))
+    def from_json(cls, data: Any, env_version: int | None = None) -> PolicySpec:
+        """Inverse of :meth:`to_json` (and reader of format version 1, read as observation
+        version 1); ``ValueError`` saying what is wrong (key, value). With ``env_version``
+        (the observation version of the env it is read for), a network of a known feature
+        set whose input has another version is refused first, naming both versions."""
+        check_format(data, POLICY_FORMAT, POLICY_VERSIONS_READ)
+        keys = _SPEC_KEYS if data["version"] >= 2 else _SPEC_KEYS_V1
+        missing = [k for k in keys if k not in data]
+        unknown = sorted(set(data) - set(keys))
         if missing or unknown:
             raise ValueError(f"missing keys {missing}" if missing else f"unknown keys {unknown}")
+        version = observation_version_of(data)
+        if env_version is not None:
+            _check_input_version(data["features"], version, env_version)
         arch = data["net_arch"]
         if not isinstance(arch, dict) or set(arch) != {"pi", "vf"}:
             raise ValueError(f'net_arch must be {{"pi": [...], "vf": [...]}}, got {arch!r}')
@@ -274,10 +332,21 @@ class PolicySpec:
             features=data["features"],
             logit_bound=data["logit_bound"],
             ortho_init=data["ortho_init"],
+            observation_version=version,
         )
         if data["parameters"] != spec.to_json()["parameters"]:
             raise ValueError("parameters: the shapes listed are not those of the architecture")
         return spec
+
+
+def _check_input_version(features: Any, found: int, env_version: int) -> None:
+    """``ValueError`` naming both versions unless a network of feature set ``features`` whose
+    input has version ``found`` reads what an env of ``env_version`` gives it (an unknown set
+    is left to the caller, which refuses the set itself)."""
+    from agents.mexican_train.features import FEATURE_SETS, input_label, input_version
+
+    if features in FEATURE_SETS:
+        check_observation_version(found, input_version(features, env_version), input_label(features))
 
 
 def policy_spec(policy: GuardedMaskablePolicy) -> PolicySpec:
@@ -304,6 +373,7 @@ def policy_spec(policy: GuardedMaskablePolicy) -> PolicySpec:
         features=policy.features,
         logit_bound=float(policy.logit_bound),
         ortho_init=bool(policy.ortho_init),
+        observation_version=policy.observation_version,
     )
 
 
@@ -324,6 +394,7 @@ def build_policy(spec: PolicySpec) -> GuardedMaskablePolicy:
             ortho_init=spec.ortho_init,
             logit_bound=spec.logit_bound,
             features=spec.features,
+            observation_version=spec.observation_version,
         )
     policy.set_training_mode(False)
     for param in policy.parameters():
@@ -402,10 +473,10 @@ def _assemble(spec: PolicySpec, weights: Mapping[str, np.ndarray], path: Path) -
     return policy
 
 
-def _read_policy_file(zf: zipfile.ZipFile, path: Path) -> GuardedMaskablePolicy:
+def _read_policy_file(zf: zipfile.ZipFile, path: Path, env_version: int) -> GuardedMaskablePolicy:
     data = _json_member(zf, path, SPEC_MEMBER, MAX_HEADER_BYTES)
     try:
-        spec = PolicySpec.from_json(data)
+        spec = PolicySpec.from_json(data, env_version)
     except ValueError as err:
         raise PolicyFileError(path, f"{SPEC_MEMBER}: {err}") from None
     try:
@@ -434,7 +505,9 @@ def _sb3_spec(data: Any) -> tuple[PolicySpec, int]:
     kwargs = data.get("policy_kwargs", {})
     if not isinstance(kwargs, dict) or ":serialized:" in kwargs:
         raise ValueError(f"policy_kwargs would need unpickling: {_REFUSED}")
-    unknown = sorted(set(kwargs) - {"net_arch", "logit_bound", "features", "ortho_init"})
+    unknown = sorted(
+        set(kwargs) - {"net_arch", "logit_bound", "features", "observation_version", "ortho_init"}
+    )
     if unknown:
         raise ValueError(f"policy_kwargs {unknown} are not read without unpickling: {_REFUSED}")
     arch = kwargs.get("net_arch", {"pi": [64, 64], "vf": [64, 64]})  # SB3's default
@@ -459,6 +532,9 @@ def _sb3_spec(data: Any) -> tuple[PolicySpec, int]:
         features=kwargs.get("features", "env"),
         logit_bound=kwargs.get("logit_bound", 20.0),
         ortho_init=kwargs.get("ortho_init", True),
+        # an archive written before policies recorded it read observation version 1, the
+        # only layout there was (the rule of format-version-1 policy files)
+        observation_version=kwargs.get("observation_version", PRE_FIELD_OBSERVATION_VERSION),
     )
     return spec, steps
 
@@ -484,9 +560,12 @@ def _weights_only(raw: bytes, path: Path, spec: PolicySpec) -> dict[str, np.ndar
     return weights
 
 
-def read_sb3_archive(path: str | os.PathLike[str]) -> tuple[PolicySpec, int, dict[str, np.ndarray]]:
+def read_sb3_archive(
+    path: str | os.PathLike[str], env_version: int | None = None
+) -> tuple[PolicySpec, int, dict[str, np.ndarray]]:
     """The policy spec, ``num_timesteps`` and policy weights of an SB3 model archive
-    (``model.zip``), read without unpickling anything (:class:`PolicyFileError` otherwise)."""
+    (``model.zip``), read without unpickling anything (:class:`PolicyFileError` otherwise);
+    with ``env_version``, refused first if its input has another version (:func:`read_policy`)."""
     p = Path(path)
     with _open_zip(p, "an SB3 model archive") as zf:
         if "data" not in zf.NameToInfo or "policy.pth" not in zf.NameToInfo:
@@ -496,28 +575,40 @@ def read_sb3_archive(path: str | os.PathLike[str]) -> tuple[PolicySpec, int, dic
             spec, steps = _sb3_spec(data)
         except ValueError as err:
             raise PolicyFileError(p, f"data: {err}") from None
+        if env_version is not None:
+            assert spec.observation_version is not None  # resolved by PolicySpec
+            try:
+                _check_input_version(spec.features, spec.observation_version, env_version)
+            except ValueError as err:
+                raise PolicyFileError(p, str(err)) from None
         limit = 4 * sum(math.prod(s) for s in spec.parameter_shapes().values()) + (1 << 20)
         weights = _weights_only(_member(zf, p, "policy.pth", limit), p, spec)
     return spec, steps, weights
 
 
-def read_policy(path: str | os.PathLike[str]) -> GuardedMaskablePolicy:
+def read_policy(path: str | os.PathLike[str], env_version: int | None = None) -> GuardedMaskablePolicy:
     """The policy stored at ``path``: a policy file, or the policy of an SB3 model archive.
 
+    ``env_version`` is the observation version of the env it will read (default the default
+    layout's, :data:`~mtrain_env.mexican_train.observation.OBSERVATION_VERSION`): a network
+    trained on another is refused, naming both versions, before its sizes are checked.
     Nothing is unpickled: a pickle (SB3's ``policy.save``, ``torch.save`` of an object) and
     every malformed file are refused with a :class:`PolicyFileError` (a ``ValueError``)
     ``<path>: <what is wrong>``. The network is on the CPU, in eval mode, without gradients.
     """
+    from mtrain_env.mexican_train.observation import OBSERVATION_VERSION
+
+    env = OBSERVATION_VERSION if env_version is None else env_version
     p = Path(path)
     with _open_zip(p) as zf:
         names = set(zf.namelist())
         if SPEC_MEMBER in names:
-            return _read_policy_file(zf, p)
+            return _read_policy_file(zf, p, env)
         if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names):
             raise PolicyFileError(p, f"a pickled torch file (SB3's policy.save or torch.save): {_REFUSED}")
         if not {"data", "policy.pth"} <= names:
             raise PolicyFileError(p, f"not a policy file (a zip archive without {SPEC_MEMBER})")
-    spec, _steps, weights = read_sb3_archive(p)
+    spec, _steps, weights = read_sb3_archive(p, env)
     return _assemble(spec, weights, p)
 
 
@@ -526,8 +617,8 @@ _PICKLED_POLICY_KEYS = frozenset(
     {
         "observation_space", "action_space", "normalize_images", "net_arch", "activation_fn", "lr_schedule",
         "ortho_init", "optimizer_class", "optimizer_kwargs", "features_extractor_class",
-        "features_extractor_kwargs", "logit_bound", "features", "use_sde", "log_std_init", "full_std",
-        "use_expln", "squash_output", "share_features_extractor",
+        "features_extractor_kwargs", "logit_bound", "features", "observation_version", "use_sde",
+        "log_std_init", "full_std", "use_expln", "squash_output", "share_features_extractor",
     }
 )  # fmt: skip
 

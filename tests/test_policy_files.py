@@ -40,6 +40,7 @@ from agents.policy_net import (
     save_policy,
     upgrade_trusted_policy,
 )
+from mtrain_env.mexican_train.core.config import GameConfig
 
 SMALL: dict[str, Any] = {"num_players": 3, "max_pips": 6}
 
@@ -309,7 +310,16 @@ MALFORMED: list[Any] = [
     pytest.param(
         lambda s: s.update(format="other"), "policy.json: format must be 'mtrain-policy'", id="format"
     ),
-    pytest.param(lambda s: s.update(version=2), "format version 2; this version reads 1", id="version"),
+    pytest.param(lambda s: s.update(version=3), "format version 3; this version reads 1, 2", id="version"),
+    pytest.param(
+        lambda s: s.pop("observation_version"), "missing keys ['observation_version']", id="no-obs-version"
+    ),
+    pytest.param(
+        lambda s: s.update(observation_version="1"), "observation_version must be an int >= 1", id="obs-str"
+    ),
+    pytest.param(
+        lambda s: s.update(version=1), "unknown keys ['observation_version']", id="obs-version-in-v1"
+    ),
     pytest.param(lambda s: s.pop("features"), "missing keys ['features']", id="missing"),
     pytest.param(lambda s: s.update(extra=1), "unknown keys ['extra']", id="unknown"),
     pytest.param(
@@ -444,3 +454,106 @@ def test_a_trusted_pickled_policy_is_upgraded_to_a_policy_file(model_zip: Path, 
         policy.state_dict().values(), read_policy(tmp_path / "new.npz").state_dict().values(), strict=True
     ):
         assert th.equal(a, b)
+
+
+# ------------------------------------------------------------------------- observation versions
+def test_a_policy_file_records_the_observation_version_of_its_input(
+    policy: GuardedMaskablePolicy, tmp_path: Path
+) -> None:
+    path = tmp_path / "p.npz"
+    save_policy(policy, path)
+    header = json.loads(zipfile.ZipFile(path).read("policy.json"))
+    assert header["version"] == 2 and header["observation_version"] == 1  # planner features version 1
+    assert read_policy(path).observation_version == 1
+
+
+def _reshaped(spec: dict[str, Any], observation_version: int) -> None:
+    """Another observation version AND another observation size (its parameters to match)."""
+    spec.update(observation_version=observation_version, observation_size=spec["observation_size"] + 7)
+    for name, shape in spec["parameters"].items():
+        if name.endswith(".0.weight"):
+            shape[1] += 7
+
+
+@pytest.mark.parametrize("features", ["env", "planner"])
+def test_a_policy_of_another_observation_version_is_refused_for_it_before_its_sizes(
+    tmp_path: Path, features: str
+) -> None:
+    """The message names both versions, not the sizes that differ too."""
+    net = build_policy(PolicySpec(observation_size=12, action_count=5, pi=(4,), vf=(3,), features=features))
+    good = tmp_path / "good.npz"
+    save_policy(net, good)
+    bad = _with_spec(good, tmp_path / "bad.npz", lambda s: _reshaped(s, 2))
+    what = "observation" if features == "env" else "'planner' features"
+    with pytest.raises(
+        PolicyFileError, match=f"trained on {what} version 2; this env writes version 1 -- retrain"
+    ):
+        read_policy(bad)
+    agent = PPOAgent(path=str(bad))
+    with pytest.raises(ValueError, match=f"trained on {what} version 2; this env writes version 1"):
+        agent.check_game(GameConfig.make(**SMALL))
+    if features == "env":  # a version-1 network read for an env writing version 2
+        with pytest.raises(
+            PolicyFileError, match="trained on observation version 1; this env writes version 2"
+        ):
+            read_policy(good, env_version=2)
+        with pytest.raises(PolicyFileError, match=r"shape \(4, 12\), the architecture says \(4, 19\)"):
+            read_policy(bad, env_version=2)  # its version fits: only then are its sizes compared
+    else:  # the planner features extend observation version 1 only
+        with pytest.raises(PolicyFileError, match="the planner features extend observation version 1"):
+            read_policy(good, env_version=2)
+
+
+def test_a_policy_file_of_format_version_1_is_read_as_observation_version_1(
+    policy: GuardedMaskablePolicy, tmp_path: Path
+) -> None:
+    """Files written before the field existed read the only layout there was: version 1."""
+    good = tmp_path / "good.npz"
+    save_policy(policy, good)
+
+    def version_1(spec: dict[str, Any]) -> None:
+        spec.update(version=1)
+        del spec["observation_version"]
+
+    old = _with_spec(good, tmp_path / "old.npz", version_1)
+    again = read_policy(old)
+    assert again.observation_version == 1 and policy_spec(again) == policy_spec(policy)
+    with pytest.raises(PolicyFileError, match="the planner features extend observation version 1"):
+        read_policy(old, env_version=2)
+
+
+def test_an_sb3_archive_without_observation_version_is_read_as_version_1(model_zip: Path) -> None:
+    spec, _steps, _weights = read_sb3_archive(model_zip)
+    assert spec.observation_version == 1
+
+
+def test_the_shipped_networks_load_at_observation_version_1() -> None:
+    """Every shipped policy file (the self-play networks, and the MaskablePPO one while it
+    ships) predates the field and loads as observation version 1, headers untouched."""
+    from agents.mexican_train.selfplay_file import is_selfplay_policy
+
+    shipped = [p for p in sorted(ppo.REFERENCE_POLICY.parent.glob("*.npz")) if _is_policy_file(p)]
+    assert ppo.REFERENCE_POLICY in shipped and len(shipped) >= 7
+    for path in shipped:
+        assert json.loads(zipfile.ZipFile(path).read("policy.json"))["version"] == 1
+        assert load_policy(path).observation_version == 1, path
+        assert is_selfplay_policy(path) or path.name == "maskable_ppo.npz"
+
+
+def _is_policy_file(path: Path) -> bool:
+    with zipfile.ZipFile(path) as zf:
+        return "policy.json" in zf.namelist()
+
+
+def test_the_ppo_agent_refuses_an_env_of_another_observation_version_by_name() -> None:
+    """The reference network (version 1) in an env writing version 2: refused for the version
+    on its first decision, not for the observation size that differs too."""
+    import mtrain_env
+    from agents.mexican_train.base import decision_for
+
+    env = mtrain_env.raw_env(num_players=4, max_pips=12, observation_version=2)
+    env.reset(seed=0)
+    agent = PPOAgent()
+    agent.check_game(env.config)  # the table fits; the env's layout does not
+    with pytest.raises(ValueError, match="trained on observation version 1; this env writes version 2"):
+        agent.act(decision_for(env, env.agent_selection))

@@ -112,3 +112,81 @@ def test_the_member_set_is_checked(tmp_path: Path) -> None:
         with pytest.raises(ValueError) as info:
             read_selfplay_file(path)
         assert str(info.value) == f"{path}: {says}"
+
+
+# ------------------------------------------------------------------------- observation versions
+def test_a_selfplay_file_records_its_observation_version(tmp_path: Path) -> None:
+    path, header = _selfplay(tmp_path)
+    assert header["version"] == 2 and header["observation_version"] == 1
+    spec, _ = read_selfplay_file(path)
+    assert spec.observation_version == 1
+
+
+def test_a_selfplay_network_of_another_observation_version_is_refused_for_it_before_its_shapes(
+    tmp_path: Path,
+) -> None:
+    """A version-2 network (its trunk wider by version 2's view) read for the default env:
+    the message names both versions, not the shapes; read for version 2 it loads and plays
+    that env's vectors. A version-1 network read for version 2 is refused by name too."""
+    import mtrain_env
+    from agents.mexican_train.numpy_nets import load_selfplay_policy
+
+    config = GameConfig.make(num_players=2, max_pips=6)
+    new = NetSpec.make("mlp", config, hidden=4, observation_version=2)
+    old = NetSpec.make("mlp", config, hidden=4)
+    assert parameter_shapes(new)["trunk.0.weight"] != parameter_shapes(old)["trunk.0.weight"]
+    arrays = {k: np.full(s, 0.01, np.float32) for k, s in parameter_shapes(new).items()}
+    path = write_selfplay_file(new, arrays, tmp_path / "v2.npz")
+    with pytest.raises(
+        ValueError, match="trained on observation version 2; this env writes version 1 -- retrain"
+    ):
+        read_selfplay_file(path)
+    policy = load_selfplay_policy(path, env_version=2)
+    env = mtrain_env.raw_env(num_players=2, max_pips=6, observation_version=2)
+    env.reset(seed=0)
+    agent = env.agent_selection
+    logits = policy.masked_logits(env.observe(agent)["observation"], env.observe_mask(agent))
+    assert logits.shape == (config.num_actions,) and policy.observation_version == 2
+    v1, _ = _selfplay(tmp_path)
+    with pytest.raises(ValueError, match="trained on observation version 1; this env writes version 2"):
+        read_selfplay_file(v1, env_version=2)
+
+
+def test_a_selfplay_file_of_format_version_1_is_read_as_observation_version_1(tmp_path: Path) -> None:
+    path, header = _selfplay(tmp_path)
+    header["version"] = 1
+    del header["observation_version"]
+    old = _copy(
+        path, tmp_path / "old.npz", drop="policy.json", add={"policy.json": json.dumps(header).encode()}
+    )
+    spec, _ = read_selfplay_file(old)
+    assert spec.observation_version == 1
+    with pytest.raises(ValueError, match="trained on observation version 1; this env writes version 2"):
+        read_selfplay_file(old, env_version=2)
+    header["observation_version"] = 1  # not a key of format version 1
+    bad = _copy(
+        path, tmp_path / "bad.npz", drop="policy.json", add={"policy.json": json.dumps(header).encode()}
+    )
+    with pytest.raises(ValueError, match="keys must be"):
+        read_selfplay_file(bad)
+
+
+def test_the_shipped_selfplay_networks_load_with_their_weights_as_written(tmp_path: Path) -> None:
+    """Each shipped self-play network is a format-version-1 file read as observation version
+    1; written again it differs from the shipped file in its header only."""
+    import hashlib
+
+    from agents.mexican_train.ppo import REFERENCE_POLICY
+    from agents.mexican_train.selfplay_file import is_selfplay_policy
+
+    shipped = [p for p in sorted(REFERENCE_POLICY.parent.glob("*.npz")) if is_selfplay_policy(p)]
+    assert REFERENCE_POLICY in shipped and len(shipped) >= 7
+    for path in shipped:
+        spec, arrays = read_selfplay_file(path)
+        assert spec.observation_version == 1, path
+        again = write_selfplay_file(spec, arrays, tmp_path / path.name)
+        with zipfile.ZipFile(path) as a, zipfile.ZipFile(again) as b:
+            names = [n for n in a.namelist() if n != "policy.json"]
+            assert sorted(names) == sorted(n for n in b.namelist() if n != "policy.json")
+            for name in names:
+                assert hashlib.sha256(a.read(name)).digest() == hashlib.sha256(b.read(name)).digest(), name

@@ -958,11 +958,12 @@ def test_a_net_spec_takes_the_widths_at_their_bounds_and_its_games_table() -> No
     assert (spec.config.num_players, spec.config.max_pips, spec.config.rounds) == (3, 9, 4)
     assert spec.to_json() == {
         "format": "mtrain-selfplay-policy",
-        "version": 1,
+        "version": 2,
         "net": "graph",
         "game": {"max_pips": 9, "num_players": 3, "rounds": 4},
         "hidden": 8,
         "pair_hidden": 2,
+        "observation_version": 1,
     }
     assert NetSpec.from_json({**spec.to_json(), "parameters": {}}) == spec
     assert NetSpec.make("tile", game) == NetSpec("tile", spec.game)  # the default widths are the spec's
@@ -972,8 +973,9 @@ def test_a_net_spec_takes_the_widths_at_their_bounds_and_its_games_table() -> No
     ("change", "says"),
     [
         ({"format": "mtrain-policy"}, "format must be 'mtrain-selfplay-policy', got 'mtrain-policy'"),
-        ({"version": 2}, "format version 2; this version reads 1"),
-        ({"version": 1.0}, "format version 1.0; this version reads 1"),
+        ({"version": 3}, "format version 3; this version reads 1, 2"),
+        ({"version": 1.0}, "format version 1.0; this version reads 1, 2"),
+        ({"observation_version": 0}, "observation_version must be an int >= 1, got 0"),
         ({"extra": 1}, "keys must be ["),
         ({"game": [6, 2, 1]}, "game must map num_players, max_pips, rounds to ints, got [6, 2, 1]"),
         (

@@ -1036,7 +1036,12 @@ def test_a_policy_file_with_an_unknown_feature_set_is_refused(
 ) -> None:
     path = tmp_path / "p.npz"
     save_policy(
-        build_policy(PolicySpec(observation_size=6, action_count=5, pi=(4,), vf=(3,), features="odd")), path
+        build_policy(
+            PolicySpec(
+                observation_size=6, action_count=5, pi=(4,), vf=(3,), features="odd", observation_version=1
+            )
+        ),
+        path,
     )
     with pytest.raises(PolicyFileError) as err:
         ppo.load_policy(path)

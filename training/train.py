@@ -102,6 +102,7 @@ from stable_baselines3.common.logger import HumanOutputFormat, KVWriter, Logger,
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
+from agents.mexican_train.features import input_version
 from agents.mexican_train.league import League
 from agents.policy_net import save_policy
 from mtrain_env.tilegame.files import atomic_write, remove_temp_files, run_lock
@@ -396,6 +397,8 @@ class Trainer:
                 "net_arch": {"pi": list(c.net_arch), "vf": list(c.net_arch)},
                 "logit_bound": c.logit_bound,
                 "features": c.features,
+                # recorded in the archive, so that it is read for this layout (policy_net)
+                "observation_version": input_version(c.features),
                 "ortho_init": True,
             },
             seed=c.seed,

@@ -15,6 +15,13 @@ planner's choice rests on a longest-path search that an MLP cannot redo from the
 bits. With the search's result as an input the network starts from the planner's
 play and learning is spent on when to deviate from it. The features are a function of
 the seat's own information only, so the learned policy stays an honest player.
+
+**Versions.** A policy file records the version of its input (:func:`input_version`):
+for ``"env"`` that is the env's observation layout version
+(:mod:`mtrain_env.mexican_train.observation`); ``"planner"`` has its own number
+(:data:`PLANNER_VERSIONS`), which names the env vector it extends and the advice views
+appended to it. Bump it when either changes (a new advice view, another chain rule, or
+planner features over a later observation version).
 """
 
 from __future__ import annotations
@@ -25,8 +32,12 @@ from agents.mexican_train.base import Decision
 from agents.mexican_train.chains import ChainSolver
 from agents.mexican_train.planner import PlannerAgent
 from mtrain_env.mexican_train.core.config import GameConfig
+from mtrain_env.mexican_train.observation import OBSERVATION_VERSION
 
 FEATURE_SETS: tuple[str, ...] = ("env", "planner")
+#: observation version of the env vector -> the ``"planner"`` feature version built on it
+#: (1: observation version 1, then ``planner_choice`` and ``chain``)
+PLANNER_VERSIONS: dict[int, int] = {1: 1}
 
 #: planner decisions between resets of its chain-search memo (keeps memory bounded)
 _MEMO_RESET_EVERY = 2000
@@ -38,6 +49,26 @@ def feature_size(name: str, config: GameConfig, env_size: int) -> int:
     if name == "env":
         return env_size
     return env_size + config.num_actions + config.num_tiles
+
+
+def input_version(name: str, observation_version: int = OBSERVATION_VERSION) -> int:
+    """The version of feature set ``name``'s input in an env writing ``observation_version``
+    (what a policy file of that set records); ``ValueError`` if the set is not defined there."""
+    check_feature_set(name)
+    if name == "env":
+        return observation_version
+    if observation_version not in PLANNER_VERSIONS:
+        built_on = ", ".join(map(str, PLANNER_VERSIONS))
+        raise ValueError(
+            f"the planner features extend observation version {built_on}; "
+            f"this env writes version {observation_version}"
+        )
+    return PLANNER_VERSIONS[observation_version]
+
+
+def input_label(name: str) -> str:
+    """What the version of feature set ``name`` counts, for messages."""
+    return "observation" if name == "env" else f"{name!r} features"
 
 
 def check_feature_set(name: str) -> None:

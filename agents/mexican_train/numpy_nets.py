@@ -23,7 +23,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from agents.mexican_train.selfplay_file import GRAPH_ROUNDS, MASKED, NetSpec, read_selfplay_file
-from mtrain_env.mexican_train.observation import ObservationLayout
+from mtrain_env.mexican_train.observation import OBSERVATION_VERSION
 
 __all__ = ["NumpyMlpNet", "NumpyTileNet", "SelfPlayPolicy", "load_selfplay_policy", "numpy_net"]
 
@@ -70,7 +70,7 @@ class NumpyTileNet:
     def __init__(self, spec: NetSpec, arrays: Arrays) -> None:
         self.spec = spec
         cfg = spec.config
-        layout = ObservationLayout(cfg)
+        layout = spec.layout  # the layout of the network's observation version
         self.size, self.num_actions = layout.size, cfg.num_actions
         self.w, self.t, self.p = cfg.num_trains, cfg.num_tiles, cfg.max_pips + 1
         self.slices = {name: (view.slice, view.shape) for name, view in layout.views.items()}
@@ -229,7 +229,7 @@ class NumpyMlpNet:
     def __init__(self, spec: NetSpec, arrays: Arrays) -> None:
         self.spec = spec
         cfg = spec.config
-        self.size, self.num_actions = ObservationLayout(cfg).size, cfg.num_actions
+        self.size, self.num_actions = spec.layout.size, cfg.num_actions
         f = {k: v.astype(np.float64) for k, v in arrays.items()}
         self.trunk0, self.trunk2 = _Linear(f, "trunk.0"), _Linear(f, "trunk.2")
         self.policy_head, self.value_head = _Linear(f, "policy_head"), _Linear(f, "value_head")
@@ -260,7 +260,7 @@ class SelfPlayPolicy:
     """A self-play policy file as the ``ppo`` agent plays it: one decision at a time, in numpy.
 
     It has the attributes the agent checks of every policy (``observation_space.shape``,
-    ``action_space.n``, ``features``); its logits need the action mask, since the
+    ``action_space.n``, ``features``, ``observation_version``); its logits need the action mask, since the
     structured networks score only the legal actions.
     """
 
@@ -269,6 +269,8 @@ class SelfPlayPolicy:
     def __init__(self, net: NumpyTileNet | NumpyMlpNet) -> None:
         self.net = net
         self.spec = net.spec
+        #: the observation layout version the network reads (its file records it)
+        self.observation_version = net.spec.observation_version
         self.observation_space = SimpleNamespace(shape=(net.size,))
         self.action_space = SimpleNamespace(n=net.num_actions)
 
@@ -278,8 +280,9 @@ class SelfPlayPolicy:
         return logits[0]
 
 
-def load_selfplay_policy(path: str | Path) -> SelfPlayPolicy:
-    """The policy file at ``path`` ready to play (``ValueError`` naming the file if it is
-    not one: :func:`~agents.mexican_train.selfplay_file.read_selfplay_file`)."""
-    spec, arrays = read_selfplay_file(path)
+def load_selfplay_policy(path: str | Path, env_version: int = OBSERVATION_VERSION) -> SelfPlayPolicy:
+    """The policy file at ``path`` ready to play in an env writing observation version
+    ``env_version`` (``ValueError`` naming the file if it is not one, or one of another
+    version: :func:`~agents.mexican_train.selfplay_file.read_selfplay_file`)."""
+    spec, arrays = read_selfplay_file(path, env_version)
     return SelfPlayPolicy(numpy_net(spec, arrays))

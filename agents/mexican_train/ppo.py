@@ -17,8 +17,13 @@ given); a pickle
 (else ``final_model.zip``). The default is the repository's reference policy
 ``agents/policies/reference.npz``, a self-play policy file (4 players, double-12);
 ``agents/policies/maskable_ppo.npz`` is the earlier, MaskablePPO one. A policy only fits
-the game configuration it was trained on (same observation size and action count); a
-mismatch raises a ``ValueError`` naming both.
+the observation layout and game configuration it was trained on: its file records the
+observation version of its input, and a network of another version than the default
+layout's (:data:`~mtrain_env.mexican_train.observation.OBSERVATION_VERSION`, what every
+``mtrain`` table writes) is refused on loading, naming both versions; a game whose env
+writes another version (an opt-in ``observation_version``) is refused on the first
+decision the same way. Then the observation size and action count must match; a mismatch
+raises a ``ValueError`` naming both.
 
 Policies are loaded once per process and path (a small cache shared by all ``ppo``
 agents), and pickling an agent keeps its path and generator, not the network.
@@ -38,7 +43,7 @@ import numpy as np
 from agents.mexican_train.base import Agent, Decision, decision_for
 from agents.mexican_train.features import FeatureEncoder
 from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.mexican_train.observation import ObservationLayout
+from mtrain_env.mexican_train.observation import OBSERVATION_VERSION, ObservationLayout
 
 #: the repository's reference policy (default ``path``): PPO self-play from scratch on the raw
 #: observation, the ``graph`` network (README, "Self-play on the batched engine")
@@ -179,6 +184,8 @@ class PPOAgent(Agent):
         self._actor: NumpyActor | None = None
         self._encoder: FeatureEncoder | None = None
         self._from_path = policy is None  #: the network can be reloaded from ``path``
+        #: the env observation version the policy was last found to read
+        self._checked_version: int | None = None
         #: logits and mask of the last decision (its probabilities are computed only when asked)
         self._last: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -222,6 +229,7 @@ class PPOAgent(Agent):
             policy = self.policy
         except FileNotFoundError as err:
             raise ValueError(str(err)) from None
+        self._check_version(OBSERVATION_VERSION)  # the layout every table of a config writes
         actions = int(policy.action_space.n)
         inputs = int(np.prod(policy.observation_space.shape))
         if getattr(policy, "features", "env") == "env":  # the raw observation
@@ -235,7 +243,26 @@ class PPOAgent(Agent):
                 f"double-{config.max_pips})"
             )
 
+    def _check_version(self, env_version: int) -> None:
+        """``ValueError`` naming both versions unless the policy reads observation version
+        ``env_version`` (checked before any size: the sizes follow from the layout)."""
+        found = getattr(self.policy, "observation_version", None)
+        if found is None:  # an in-memory policy of no file (training evaluation)
+            self._checked_version = env_version
+            return
+        from agents.mexican_train.features import input_label, input_version
+        from agents.policy_format import check_observation_version
+
+        features = getattr(self.policy, "features", "env")
+        try:
+            check_observation_version(found, input_version(features, env_version), input_label(features))
+        except ValueError as err:
+            raise ValueError(f"policy {self.path}: {err}") from None
+        self._checked_version = env_version
+
     def act(self, decision: Decision) -> int:
+        if decision.observation_version != self._checked_version:
+            self._check_version(decision.observation_version)
         mask = decision.action_mask
         if mask.shape[0] != int(self.policy.action_space.n):
             raise ValueError(

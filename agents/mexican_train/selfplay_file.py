@@ -2,9 +2,19 @@
 
 A policy file (``.npz``, written by ``mtrain selfplay``, read by the ``ppo`` agent) is the
 container of :mod:`agents.policy_format` with its members deflated: ``policy.json``
-(``{"format": "mtrain-selfplay-policy", "version": 1, "net": ..., "game": ..., "hidden":
-..., "pair_hidden": ..., "parameters": {name: shape}}``) and one little-endian float32
-``<name>.npy`` per tensor of the network's ``state_dict``.
+(``{"format": "mtrain-selfplay-policy", "version": 2, "net": ..., "game": ..., "hidden":
+..., "pair_hidden": ..., "observation_version": ..., "parameters": {name: shape}}``) and
+one little-endian float32 ``<name>.npy`` per tensor of the network's ``state_dict``.
+
+The networks read the env's flat observation vector and nothing else (the numpy and
+torch forward passes slice it by the named views of its layout), so
+``observation_version`` is that layout's version
+(:mod:`mtrain_env.mexican_train.observation`), and :func:`read_selfplay_file` refuses a
+network of another version than the env it is read for, naming both, before any shape
+is compared. A file of format version 1 predates the field and is read as observation
+version 1, the only layout there was (:func:`agents.policy_format.observation_version_of`):
+a stated rule rather than rewritten headers, so the shipped networks
+(``agents/policies/*.npz``) and every file users have keep loading byte for byte as they are.
 
 :func:`read_selfplay_file` checks the JSON, compares the listed shapes with those the
 spec implies (:func:`parameter_shapes`, the torch networks' ``state_dict`` shapes) and
@@ -28,12 +38,20 @@ import numpy as np
 from agents.policy_format import (
     HEADER_MEMBER,
     check_format,
+    check_observation_version,
+    observation_version_of,
     read_json_member,
     read_npy_members,
     write_npy_zip,
 )
 from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.mexican_train.observation import ObservationLayout
+from mtrain_env.mexican_train.observation import (
+    OBSERVATION_VERSION,
+    ObservationLayout,
+)
+from mtrain_env.mexican_train.observation import (
+    check_observation_version as known_observation_version,
+)
 from mtrain_env.tilegame.validate import as_int
 
 __all__ = [
@@ -51,7 +69,16 @@ __all__ = [
 ]
 
 SELFPLAY_FORMAT = "mtrain-selfplay-policy"
-SELFPLAY_VERSION = 1
+#: the format version written, and those read (1: no ``observation_version``, read as 1)
+SELFPLAY_VERSION = 2
+SELFPLAY_VERSIONS_READ = (1, 2)
+#: the header keys of each format version read
+_KEYS = {
+    1: frozenset({"format", "version", "net", "game", "hidden", "pair_hidden", "parameters"}),
+    2: frozenset(
+        {"format", "version", "net", "game", "hidden", "pair_hidden", "observation_version", "parameters"}
+    ),
+}
 SPEC_MEMBER = HEADER_MEMBER
 NET_KINDS = ("tile", "graph", "mlp")
 #: the game keywords that shape the observation and the actions
@@ -66,12 +93,15 @@ GRAPH_WIDTH = 32
 
 @dataclass(frozen=True)
 class NetSpec:
-    """What a self-play network is: its kind, the game it plays and its widths."""
+    """What a self-play network is: its kind, the game it plays, its widths and the version
+    of the observation layout it reads (default the env's default layout, which the
+    self-play trainer plays)."""
 
     net: str
     game: tuple[tuple[str, int], ...]  #: sorted ``GAME_KEYS`` items
     hidden: int = 128
     pair_hidden: int = 64
+    observation_version: int = OBSERVATION_VERSION
 
     def __post_init__(self) -> None:
         if self.net not in NET_KINDS:
@@ -82,12 +112,20 @@ class NetSpec:
         keys = tuple(k for k, _ in self.game)
         if keys != tuple(sorted(GAME_KEYS)):
             raise ValueError(f"game must give exactly {', '.join(sorted(GAME_KEYS))}, got {list(keys)}")
+        known_observation_version(self.observation_version)
 
     @classmethod
-    def make(cls, net: str, config: GameConfig, hidden: int = 128, pair_hidden: int = 64) -> NetSpec:
-        """The spec of a ``net`` for the game ``config``."""
+    def make(
+        cls,
+        net: str,
+        config: GameConfig,
+        hidden: int = 128,
+        pair_hidden: int = 64,
+        observation_version: int = OBSERVATION_VERSION,
+    ) -> NetSpec:
+        """The spec of a ``net`` for the game ``config`` reading ``observation_version``."""
         game = {k: int(getattr(config, k)) for k in GAME_KEYS}
-        return cls(net, tuple(sorted(game.items())), hidden, pair_hidden)
+        return cls(net, tuple(sorted(game.items())), hidden, pair_hidden, observation_version)
 
     @property
     def config(self) -> GameConfig:
@@ -97,6 +135,11 @@ class NetSpec:
             num_players=game["num_players"], max_pips=game["max_pips"], rounds=game["rounds"]
         )
 
+    @property
+    def layout(self) -> ObservationLayout:
+        """The observation layout the network reads (its config, its observation version)."""
+        return ObservationLayout(self.config, self.observation_version)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "format": SELFPLAY_FORMAT,
@@ -105,28 +148,35 @@ class NetSpec:
             "game": dict(self.game),
             "hidden": self.hidden,
             "pair_hidden": self.pair_hidden,
+            "observation_version": self.observation_version,
         }
 
     @classmethod
-    def from_json(cls, data: Any) -> NetSpec:
-        """Inverse of :meth:`to_json` (plus ``parameters``); ``ValueError`` saying what is wrong."""
-        check_format(data, SELFPLAY_FORMAT, SELFPLAY_VERSION)
-        keys = {"format", "version", "net", "game", "hidden", "pair_hidden", "parameters"}
+    def from_json(cls, data: Any, env_version: int | None = None) -> NetSpec:
+        """Inverse of :meth:`to_json` (plus ``parameters``; format version 1 read as
+        observation version 1); ``ValueError`` saying what is wrong. With ``env_version``
+        (what the env it is read for writes) a network of another observation version is
+        refused first, naming both."""
+        check_format(data, SELFPLAY_FORMAT, SELFPLAY_VERSIONS_READ)
+        keys = _KEYS[data["version"]]
         if set(data) != keys:
             raise ValueError(f"keys must be {sorted(keys)}, got {sorted(data)}")
+        version = observation_version_of(data)
+        if env_version is not None:
+            check_observation_version(version, env_version)
         game = data["game"]
         if not isinstance(game, dict) or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in game.values()
         ):
             raise ValueError(f"game must map {', '.join(GAME_KEYS)} to ints, got {game!r}")
-        return cls(data["net"], tuple(sorted(game.items())), data["hidden"], data["pair_hidden"])
+        return cls(data["net"], tuple(sorted(game.items())), data["hidden"], data["pair_hidden"], version)
 
 
 def parameter_shapes(spec: NetSpec) -> dict[str, tuple[int, ...]]:
     """Name -> shape of every tensor of the ``spec`` network's ``state_dict`` (what a file
     must hold; ``tests/test_numpy_nets.py`` checks them against the torch networks)."""
     cfg = spec.config
-    size = ObservationLayout(cfg).size
+    size = spec.layout.size
     h, hp = spec.hidden, spec.pair_hidden
     if spec.net == "mlp":
         return {
@@ -202,13 +252,17 @@ def is_selfplay_policy(path: str | Path) -> bool:
     return isinstance(data, dict) and data.get("format") == SELFPLAY_FORMAT
 
 
-def read_selfplay_file(path: str | Path) -> tuple[NetSpec, dict[str, np.ndarray]]:
-    """The spec and the float32 arrays stored at ``path``; ``ValueError`` (``<path>: <what
-    is wrong>``) for anything that is not such a file (``FileNotFoundError`` if missing)."""
+def read_selfplay_file(
+    path: str | Path, env_version: int = OBSERVATION_VERSION
+) -> tuple[NetSpec, dict[str, np.ndarray]]:
+    """The spec and the float32 arrays stored at ``path``, for an env writing observation
+    version ``env_version`` (default the default layout's); ``ValueError`` (``<path>: <what
+    is wrong>``) for anything that is not such a file or a network of another observation
+    version (named before any shape) (``FileNotFoundError`` if missing)."""
     try:
         with zipfile.ZipFile(path) as zf:
             data = read_json_member(zf)
-            spec = NetSpec.from_json(data)
+            spec = NetSpec.from_json(data, env_version)
             shapes = parameter_shapes(spec)
             if data["parameters"] != {k: list(v) for k, v in shapes.items()}:
                 raise ValueError("parameters: the shapes listed are not those of the network")

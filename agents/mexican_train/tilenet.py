@@ -43,8 +43,7 @@ from agents.mexican_train.selfplay_file import (
     read_selfplay_file,
     write_selfplay_file,
 )
-from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.mexican_train.observation import ObservationLayout
+from mtrain_env.mexican_train.observation import OBSERVATION_VERSION
 
 __all__ = [
     "MASKED",
@@ -63,8 +62,9 @@ __all__ = [
 class _Views:
     """Index tensors of the observation views a network slices."""
 
-    def __init__(self, config: GameConfig) -> None:
-        layout = ObservationLayout(config)
+    def __init__(self, spec: NetSpec) -> None:
+        config = spec.config
+        layout = spec.layout  # the layout of the network's observation version
         self.layout = layout
         self.size = layout.size
         self.v = layout.views
@@ -98,7 +98,7 @@ class TileNet(nn.Module):
         super().__init__()
         self.spec = spec
         cfg = spec.config
-        vw = _Views(cfg)
+        vw = _Views(spec)
         self.views = vw
         h, hp = spec.hidden, spec.pair_hidden
         t, p, w = vw.t, vw.p, vw.w
@@ -280,7 +280,7 @@ class MlpNet(nn.Module):
     def __init__(self, spec: NetSpec) -> None:
         super().__init__()
         self.spec = spec
-        vw = _Views(spec.config)
+        vw = _Views(spec)
         self.views = vw
         h = spec.hidden
         self.trunk = nn.Sequential(nn.Linear(vw.size, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU())
@@ -312,10 +312,11 @@ def save_selfplay_policy(net: TileNet | MlpNet, path: str | Path) -> Path:
     return write_selfplay_file(net.spec, arrays, path)
 
 
-def read_selfplay_policy(path: str | Path) -> TileNet | MlpNet:
-    """The torch network stored at ``path``, in eval mode without gradients; ``ValueError``
-    (``<path>: <what is wrong>``) for anything that is not such a file."""
-    spec, arrays = read_selfplay_file(path)
+def read_selfplay_policy(path: str | Path, env_version: int = OBSERVATION_VERSION) -> TileNet | MlpNet:
+    """The torch network stored at ``path``, in eval mode without gradients, for an env
+    writing observation version ``env_version``; ``ValueError`` (``<path>: <what is
+    wrong>``) for anything that is not such a file or a network of another version."""
+    spec, arrays = read_selfplay_file(path, env_version)
     net = build_net(spec, seed=0)
     net.load_state_dict({k: th.from_numpy(v.copy()) for k, v in arrays.items()})
     net.eval()

@@ -22,6 +22,9 @@ scores                (2,)        match points of own pair, other pair / target
 ====================  ==========  =====================================================
 
 (``T = 28`` tiles, ``P = 7`` pip values; the first seven views are 0/1, the last two real.)
+
+This is observation version :data:`OBSERVATION_VERSION` (``layout.version``; what a
+version means and when it is bumped: :mod:`mtrain_env.tilegame.layout`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.block.core.state import GameState, Phase
 from mtrain_env.tilegame.layout import FlatLayout
 
-__all__ = ["ObservationEncoder", "ObservationLayout"]
+__all__ = ["OBSERVATION_VERSION", "ObservationEncoder", "ObservationLayout"]
+
+#: the version of the layout above (1: the table of the module docstring)
+OBSERVATION_VERSION = 1
 
 
 class ObservationLayout(FlatLayout):
@@ -55,6 +61,7 @@ class ObservationLayout(FlatLayout):
                 ("hand_counts", (n,), 1.0, "tiles in each relative seat's hand / 7"),
                 ("scores", (2,), np.inf, "match points (penalties) of own pair, other pair / target (B13)"),
             ],
+            version=OBSERVATION_VERSION,
         )
 
 

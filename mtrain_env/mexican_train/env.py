@@ -94,7 +94,12 @@ from mtrain_env.mexican_train.core.public import PublicView, public_view
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.serialize import state_from_dict, state_to_dict
 from mtrain_env.mexican_train.core.state import GameState, Phase
-from mtrain_env.mexican_train.observation import ObservationEncoder, ObservationLayout
+from mtrain_env.mexican_train.observation import (
+    OBSERVATION_VERSION,
+    ObservationEncoder,
+    ObservationLayout,
+    check_observation_version,
+)
 from mtrain_env.mexican_train.rewards import REWARD_MODES, round_rewards
 from mtrain_env.mexican_train.round_result import previous_round_problem
 from mtrain_env.tilegame.aec import TileGameEnv, seat_option
@@ -140,6 +145,10 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             masks, rewards, infos, snapshots and renders for the same seed; a snapshot of
             one loads into the other. With ``"compiled"``, ``state_obj`` is a pure
             ``GameState`` copy built on demand (not the live state).
+        observation_version: the observation layout
+            (:mod:`~mtrain_env.mexican_train.observation`): 1 (default; every shipped network
+            reads it) or an opt-in later one that adds views (python backend only). Policy
+            files record the version they were trained on, and ``ppo`` refuses another.
         **flags: RULES.md variant flags (``one_tile_opening=True``, ...), overriding the preset.
     """
 
@@ -172,6 +181,7 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         reward: str = "zero_sum",
         render_mode: str | None = None,
         backend: str = "python",
+        observation_version: int = OBSERVATION_VERSION,
         **flags: bool,
     ) -> None:
         EzPickle.__init__(
@@ -184,10 +194,17 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
             reward=reward,
             render_mode=render_mode,
             backend=backend,
+            observation_version=observation_version,
             **flags,
         )
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        check_observation_version(observation_version)
+        if backend == "compiled" and observation_version != OBSERVATION_VERSION:
+            raise ValueError(
+                f'observation_version={observation_version} needs backend="python" (the compiled '
+                f"encoder writes version {OBSERVATION_VERSION})"
+            )
         config = GameConfig.make(
             num_players=num_players,
             max_pips=max_pips,
@@ -199,7 +216,7 @@ class raw_env(TileGameEnv):  # noqa: N801 - PettingZoo's naming convention
         self.backend = backend
         #: the pure core: the engine of the python backend, the reference of the compiled one
         self.pure_game = pure = MexicanTrain(config)
-        layout = ObservationLayout(config)
+        layout = ObservationLayout(config, observation_version)
         self._compiled: Any = None
         game: Any = pure
         encoder: Any = ObservationEncoder(pure, layout)

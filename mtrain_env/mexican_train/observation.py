@@ -7,6 +7,18 @@ and the observer's own hand are encoded (no hidden tile ever reaches a vector).
 
 ``ObservationLayout.views`` maps each name to ``(slice, shape)`` so research code can
 slice by name: ``obs[layout["hand"].slice].reshape(layout["hand"].shape)``.
+
+**Versions** (``layout.version``, the env's ``observation_version``; what a version means
+and when to bump it: :mod:`mtrain_env.tilegame.layout`). Every policy file records the
+version its network was trained on and is refused by an env writing another one:
+
+* 1 (:data:`OBSERVATION_VERSION`, the default; every shipped network): the views of
+  :class:`ObservationLayout` below, ``round`` and ``scores`` only in a session (``rounds > 1``).
+* 2 (opt-in, ``raw_env(observation_version=2)``): version 1 followed by ``hand_pips``.
+
+A new view is added as a new version here (:data:`OBSERVATION_VERSIONS`, its views in
+:data:`_ADDED_VIEWS`, filled by the encoder); the default stays, so trained networks keep
+working until one is retrained on the new layout and the default is moved on purpose.
 """
 
 from __future__ import annotations
@@ -18,10 +30,33 @@ from mtrain_env.mexican_train.core.rules import NORMAL, MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState, Phase
 from mtrain_env.tilegame.layout import FlatLayout, View
 
-__all__ = ["PHASE_FLAGS", "ObservationEncoder", "ObservationLayout", "View"]
+__all__ = [
+    "OBSERVATION_VERSION",
+    "OBSERVATION_VERSIONS",
+    "PHASE_FLAGS",
+    "ObservationEncoder",
+    "ObservationLayout",
+    "View",
+    "check_observation_version",
+]
 
 #: The phase flags, in order (several may be set at once).
 PHASE_FLAGS: tuple[str, ...] = ("seek_engine", "opening", "normal", "owes_tile", "has_drawn")
+#: the layout version envs write unless told otherwise (the module docstring lists them)
+OBSERVATION_VERSION = 1
+#: every version this code writes
+OBSERVATION_VERSIONS: tuple[int, ...] = (1, 2)
+#: the real-valued views each version appends to the one before it (version 1: the base layout)
+_ADDED_VIEWS: dict[int, tuple[str, ...]] = {1: (), 2: ("hand_pips",)}
+
+
+def check_observation_version(version: object) -> int:
+    """``version`` if it is one of :data:`OBSERVATION_VERSIONS`, else ``ValueError`` naming them."""
+    if type(version) is not int or version not in OBSERVATION_VERSIONS:  # not True, not 1.0
+        raise ValueError(
+            f"observation_version must be one of {', '.join(map(str, OBSERVATION_VERSIONS))}, got {version!r}"
+        )
+    return version
 
 
 class ObservationLayout(FlatLayout):
@@ -29,9 +64,11 @@ class ObservationLayout(FlatLayout):
 
     The 0/1 views come first and the real-valued ones last (``binary_size`` marks the
     border), which lets the encoder fill every 0/1 view with one bit-unpacking call.
+    ``version`` picks the layout (module docstring; ``ValueError`` for an unknown one).
     """
 
-    def __init__(self, config: GameConfig) -> None:
+    def __init__(self, config: GameConfig, version: int = OBSERVATION_VERSION) -> None:
+        check_observation_version(version)
         n, t, w, pips = config.num_players, config.num_tiles, config.num_trains, config.max_pips + 1
         binary: list[tuple[str, tuple[int, ...], str]] = [
             ("hand", (t,), "1 for each tile id in the observer's hand"),
@@ -61,7 +98,16 @@ class ObservationLayout(FlatLayout):
             real.append(
                 ("scores", (n,), np.inf, "cumulative session scores / (hand_size * max_pips), relative seats")
             )
-        super().__init__(binary, real)
+        added = {
+            "hand_pips": (
+                (pips,),
+                np.inf,
+                "tiles in the observer's hand showing each pip value / hand_size (a double counts once)",
+            )
+        }
+        for v in OBSERVATION_VERSIONS[1 : OBSERVATION_VERSIONS.index(version) + 1]:
+            real.extend((name, *added[name]) for name in _ADDED_VIEWS[v])
+        super().__init__(binary, real, version=version)
 
 
 class ObservationEncoder:
@@ -137,6 +183,11 @@ class ObservationEncoder:
         self._scaled_hand = [k / c.hand_size for k in range(c.num_tiles + 1)]
         self._scaled_boneyard = [k / c.num_tiles for k in range(c.num_tiles + 1)]
         self._score_scale = 1.0 / (c.hand_size * c.max_pips)
+        # version 2's hand_pips: per tile id, the pip values it shows (a double once)
+        self._hand_pips = "hand_pips" in views
+        self._tile_pips = [(a,) if a == b else (a, b) for a, b in c.tiles.tiles]
+        self._pips = pips
+        self._pip_scale = 1.0 / c.hand_size
 
     def encode(self, s: GameState, seat: int) -> np.ndarray:
         """The observation vector of ``seat`` (public state + its own hand only)."""
@@ -197,4 +248,18 @@ class ObservationEncoder:
             score_scale = self._score_scale
             for q in self._seat_order[seat]:
                 real.append(scores[q] * score_scale)
+        if self._hand_pips:
+            real.extend(self._pip_counts(hands[seat]))
         return self._fill(hands[seat] << self._o_hand | s.table << self._o_table | rest << self._o_rest, real)
+
+    def _pip_counts(self, hand: int) -> list[float]:
+        """``hand_pips`` of a hand bitmask: tiles showing each pip value / hand_size."""
+        counts = [0] * self._pips
+        tile_pips = self._tile_pips
+        while hand:
+            low = hand & -hand
+            for v in tile_pips[low.bit_length() - 1]:
+                counts[v] += 1
+            hand ^= low
+        scale = self._pip_scale
+        return [k * scale for k in counts]

@@ -290,6 +290,12 @@ class TileGameEnv(AECEnv, EzPickle):
         return self.layout.views
 
     @property
+    def observation_version(self) -> int:
+        """The version of :attr:`observation_layout` (:mod:`mtrain_env.tilegame.layout`):
+        what a policy file's network must have been trained on to read this env's vectors."""
+        return self.layout.version
+
+    @property
     def state_obj(self) -> Any:
         """The live core state (hidden information included; for tooling, never for agents)."""
         return self._live_state()

@@ -4,6 +4,15 @@ A :class:`FlatLayout` is built from 0/1 views (listed first) and real-valued vie
 last). Encoders OR the 0/1 features into one Python int at their bit offsets and call
 :func:`fill` once: a single bit-unpacking call writes every 0/1 view, one list the rest.
 Used by every game of this package (Mexican Train, partnership block dominoes).
+
+Every layout carries a **version** (an int, published as ``layout.version`` and the env's
+``observation_version``): one version number names one set of views, in one order, with
+one shape rule and one meaning each (for every game config). A network trained on a
+vector learns those positions, so its policy file records the version and is refused by
+an env writing another one. Bump it whenever a view is added, removed, reordered,
+reshaped or changes meaning (another scale, another encoding); a change that leaves every
+vector the same (a faster encoder, a better doc string) keeps it. Each game documents
+its versions beside its layout.
 """
 
 from __future__ import annotations
@@ -41,13 +50,20 @@ class FlatLayout:
     Args:
         binary: ``(name, shape, doc)`` of the 0/1 views, in order.
         real: ``(name, shape, high, doc)`` of the real-valued views (low is 0), in order.
+        version: the layout's version (see the module docstring), an int ``>= 1``.
     """
 
     def __init__(
         self,
         binary: Sequence[tuple[str, tuple[int, ...], str]],
         real: Sequence[tuple[str, tuple[int, ...], float, str]],
+        *,
+        version: int,
     ) -> None:
+        if type(version) is not int or version < 1:  # not True, not 1.0
+            raise ValueError(f"version must be an int >= 1, got {version!r}")
+        #: the layout's version: which views, in which order, shapes and meaning
+        self.version = version
         specs = [(name, shape, 1.0, doc) for name, shape, doc in binary] + list(real)
         self.views: dict[str, View] = {}
         self.docs: dict[str, str] = {}
