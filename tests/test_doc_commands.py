@@ -380,8 +380,9 @@ def pending(command: DocCommand) -> str | None:
 @pytest.mark.parametrize("command", _cases())
 def test_quoted_command_is_accepted(command: DocCommand) -> None:
     """The parser accepts the command (or refuses it with the very error the doc shows)."""
-    if pending(command) is not None:
-        pytest.skip(pending(command))
+    waiting = pending(command)
+    if waiting is not None:
+        pytest.skip(waiting)
     refused = refusal(command.program, command.argv, fragment=command.inline)
     if refused is not None and command.shown_error is not None:
         assert refused == command.shown_error, f"the doc shows another error: {command.shown_error}"
@@ -505,7 +506,8 @@ def missing_package(code: str) -> str | None:
 
 
 def test_python_block_extraction() -> None:
-    text = "x\n```python\nprint(1)\n```\n\n* item\n\n  ```python\n  import tianshou\n  ```\n```bash\nls\n```\n"
+    text = "x\n```python\nprint(1)\n```\n\n* item\n\n  ```python\n  import tianshou\n  ```\n"
+    text += "```bash\nls\n```\n"
     blocks = extract_python("x.md", text)
     assert [(b.line, b.code) for b in blocks] == [(2, "print(1)\n"), (8, "import tianshou\n")]
     assert missing_package("import numpy\n") is None
@@ -518,9 +520,7 @@ def test_every_python_block_is_found() -> None:
     assert per_file["README.md"] >= 2 and per_file["docs/env.md"] >= 3 and per_file["docs/ecosystem.md"] >= 4
 
 
-@pytest.mark.parametrize(
-    "block", [pytest.param(b, id=f"{b.file}:{b.line}") for b in python_blocks()]
-)
+@pytest.mark.parametrize("block", [pytest.param(b, id=f"{b.file}:{b.line}") for b in python_blocks()])
 def test_python_block_runs(block: PythonBlock, tmp_path: Path) -> None:
     """The block runs to the end in a fresh interpreter, in an empty directory."""
     missing = missing_package(block.code)

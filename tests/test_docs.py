@@ -64,7 +64,8 @@ def test_the_nav_has_the_guide_the_research_record_and_the_api_reference() -> No
                  "benchmarks", "architecture", "contributing"):  # fmt: skip
         assert f": {page}.md" in guide, page
     api = CONFIG.split("  - API reference:")[1]
-    assert sorted(re.findall(r"(api/\S+\.md)", api)) == sorted(p.relative_to(DOCS).as_posix() for p in (DOCS / "api").glob("*.md"))
+    pages = sorted(p.relative_to(DOCS).as_posix() for p in (DOCS / "api").glob("*.md"))
+    assert sorted(re.findall(r"(api/\S+\.md)", api)) == pages
 
 
 def _used_files() -> set[str]:
@@ -89,7 +90,8 @@ def test_every_file_of_docs_is_used_by_a_page() -> None:
 
 
 def test_the_used_files_check_sees_a_link() -> None:
-    assert "table.png" in _used_files() and "img/web_play.png" in _used_files() and "ladder.csv" in _used_files()
+    used = _used_files()
+    assert "table.png" in used and "img/web_play.png" in used and "ladder.csv" in used
 
 
 def test_the_build_is_strict_and_fetches_no_font() -> None:
