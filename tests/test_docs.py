@@ -1,7 +1,8 @@
-"""The API reference's sources hold together (``make docs`` builds them with ``--strict``).
+"""The site's sources hold together (``make docs`` builds them with ``--strict``).
 
 * every page of ``docs/`` is in the nav, and every ``::: module`` names a module of the
-  project (once);
+  project (once); the guide, the research record and the API reference are its sections;
+* every other file of ``docs/`` (pictures, CSV) is used by a page or the README;
 * the build fetches nothing: no web fonts, and the README page's links stay inside the site
   (the other pages link the README page, not the repository file);
 * Sphinx roles in docstrings become optional cross-references.
@@ -55,6 +56,44 @@ def test_every_page_is_in_the_nav_and_every_directive_names_a_module() -> None:
         assert _source(module).is_file(), f"::: {module}: no such module"
 
 
+def test_the_nav_has_the_guide_the_research_record_and_the_api_reference() -> None:
+    sections = re.findall(r"^  - ([^:]+):", CONFIG.split("\nnav:\n")[1], flags=re.MULTILINE)
+    assert sections == ["Home", "README", "Guide", "The research record", "API reference"]
+    guide = CONFIG.split("  - Guide:")[1].split("\n  - ")[0]
+    for page in ("install", "env", "variants", "agents", "tournaments", "training", "replays", "ecosystem",
+                 "benchmarks", "architecture", "contributing"):  # fmt: skip
+        assert f": {page}.md" in guide, page
+    api = CONFIG.split("  - API reference:")[1]
+    pages = sorted(p.relative_to(DOCS).as_posix() for p in (DOCS / "api").glob("*.md"))
+    assert sorted(re.findall(r"(api/\S+\.md)", api)) == pages
+
+
+def _used_files() -> set[str]:
+    """The files of ``docs/`` (relative to it) that a page of ``docs/`` or the README names."""
+    texts = [p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md")]
+    texts.append((ROOT / "README.md").read_text(encoding="utf-8").replace("](docs/", "]("))
+    named: set[str] = set()
+    for text in texts:
+        named |= set(re.findall(r"\]\(([^)#\s]+)", text))
+    return named
+
+
+def test_every_file_of_docs_is_used_by_a_page() -> None:
+    files = {
+        p.relative_to(DOCS).as_posix()
+        for p in DOCS.rglob("*")
+        if p.is_file() and p.suffix not in (".md", ".py") and "__pycache__" not in p.parts
+    }
+    assert files  # pictures and the ladder's CSV
+    used = {name.removeprefix("../") for name in _used_files()}
+    assert sorted(files - used) == []
+
+
+def test_the_used_files_check_sees_a_link() -> None:
+    used = _used_files()
+    assert "table.png" in used and "img/web_play.png" in used and "ladder.csv" in used
+
+
 def test_the_build_is_strict_and_fetches_no_font() -> None:
     assert re.search(r"^strict: true$", CONFIG, flags=re.MULTILINE)
     assert re.search(r"^  font: false", CONFIG, flags=re.MULTILINE)
@@ -69,10 +108,10 @@ def test_the_build_is_strict_and_fetches_no_font() -> None:
 
 def test_the_readme_page_keeps_its_links_inside_the_site() -> None:
     text = _hooks().readme_page()
-    assert "](docs/" not in text and "](RULES.md)" in text and "](table.png)" in text
+    assert "](docs/" not in text and "](RULES.md)" in text and "](img/web_play.png)" in text
     for target in re.findall(r"\]\(([^)#]+)\)", text):
         assert target.startswith(("http://", "https://")) or (DOCS / target).is_file(), target
-    assert "training/README.md (`training/README.md` in the repository)" in text  # a repository file
+    assert "the license text (`LICENSE` in the repository)" in text  # a repository file
 
 
 def test_sphinx_roles_become_optional_cross_references() -> None:
@@ -95,10 +134,10 @@ def test_the_docs_pages_link_the_readme_page_not_the_repository_file() -> None:
         def __init__(self, src_uri: str) -> None:
             self.file = _File(src_uri)
 
-    text = (DOCS / "champion.md").read_text(encoding="utf-8")
-    assert "](../README.md#the-champion-issue-12-where-it-stands)" in text  # right on GitHub
-    page = hooks.on_page_markdown(text, page=_Page("champion.md"))
-    assert "../README.md" not in page and "](readme.md#the-champion-issue-12-where-it-stands)" in page
+    text = (DOCS / "training.md").read_text(encoding="utf-8")
+    assert "](../README.md#quick-start)" in text  # right on GitHub
+    page = hooks.on_page_markdown(text, page=_Page("training.md"))
+    assert "../README.md" not in page and "](readme.md#quick-start)" in page
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", page):
         assert (
             target.startswith(("http://", "https://")) or target == "readme.md" or (DOCS / target).is_file()

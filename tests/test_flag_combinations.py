@@ -6,7 +6,7 @@
 * the precedence rules of ``FLAG_PRECEDENCE`` and the block game's ``KEYWORD_PRECEDENCE``
   that say a keyword "adds nothing" or "has no effect" are true: games played with and
   without it are identical step for step;
-* the README's combination table is generated from those constants.
+* the guide's combination table (docs/variants.md) is generated from those constants.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from mtrain_env.mexican_train.core.config import (
     GameConfig,
 )
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+VARIANTS = (Path(__file__).resolve().parent.parent / "docs" / "variants.md").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------------------ refused
@@ -192,7 +192,7 @@ def test_block_keywords_are_never_refused_together() -> None:
         BlockConfig.make(match=match, opener=opener, double_opening=double_opening, first_opener=first_opener)
 
 
-# ----------------------------------------------------------------------------- README
+# ----------------------------------------------------------------------------- docs/variants.md
 def _rows() -> list[str]:
     def flags(names: tuple[str, ...]) -> str:
         return " + ".join(f"`{f}`" for f in names)
@@ -203,8 +203,8 @@ def _rows() -> list[str]:
     return rows
 
 
-def test_readme_combination_table_matches_the_code() -> None:
-    block = README.split("<!-- flag-combinations:start")[1].split("<!-- flag-combinations:end -->")[0]
+def test_the_guide_combination_table_matches_the_code() -> None:
+    block = VARIANTS.split("<!-- flag-combinations:start")[1].split("<!-- flag-combinations:end -->")[0]
     rows = [line for line in block.splitlines() if line.startswith("| ") and not line.startswith("| game")]
     assert rows == _rows()
     for names, _ in (*FLAG_PRECEDENCE, *KEYWORD_PRECEDENCE):

@@ -258,10 +258,10 @@ def test_bad_new_games_are_refused_with_a_message(client: Any) -> None:
     assert len(client.app.state.store) == 0
 
 
-def test_the_web_tables_seat_cap_is_the_one_the_readme_states(client: Any) -> None:
+def test_the_web_tables_seat_cap_is_the_one_the_guide_states(client: Any) -> None:
     """The engine seats 9 at double-15 (R3: N - 1 past double-12); the web table stops at
     ``MAX_WEB_PLAYERS`` (8) whatever the set, says so in ``/api/options`` and refuses more
-    with a 422 naming ``num_players``; the README's web section states the same cap."""
+    with a 422 naming ``num_players``; the guide's web section (docs/replays.md) states the same cap."""
     from agents.web.schemas import MAX_WEB_PLAYERS
     from mtrain_env.mexican_train import GameConfig
 
@@ -269,9 +269,9 @@ def test_the_web_tables_seat_cap_is_the_one_the_readme_states(client: Any) -> No
     assert client.get("/api/options").json()["players"] == [2, MAX_WEB_PLAYERS]
     r = client.post("/api/games", json={"num_players": 9, "max_pips": 15, "agents": ["random"] * 8})
     assert r.status_code == 422 and "num_players" in r.json()["error"], r.text
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    web = readme[readme.index("## Web table") :]
-    web = " ".join(web[: web.index("\n## ")].split())
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "replays.md").read_text(encoding="utf-8")
+    web = guide[guide.index("## Web table") :]
+    web = " ".join(web[: web.index("\n## ")].split() if "\n## " in web else web.split())
     assert f"The web table seats 2 to {MAX_WEB_PLAYERS} players whatever the set" in web
     assert "`agents.web.schemas.MAX_WEB_PLAYERS`" in web
 
