@@ -44,7 +44,6 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
         "greedy": "agents.mexican_train.greedy:GreedyAgent",
         "planner": "agents.mexican_train.planner:PlannerAgent",
         "mc": "agents.mexican_train.mc:MCAgent",
-        "mc_infer": "agents.mexican_train.mc_infer:MCInferAgent",
         "mc_student": "agents.mexican_train.mc_student:MCStudentAgent",
         "ismcts": "agents.mexican_train.ismcts:ISMCTSAgent",
         "champion": "agents.mexican_train.champion:ChampionAgent",
@@ -53,7 +52,6 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
         "ismcts_puct_policy": "agents.mexican_train.puct:PUCTPolicyAgent",
         # CHEATS (perfect information): the headroom bound, never a fair baseline
         "oracle": "agents.mexican_train.oracle:OracleAgent",
-        "oracle_champion": "agents.mexican_train.oracle_champion:OracleChampionAgent",
         "ppo": "agents.mexican_train.ppo:PPOAgent",
         "openspiel_ismcts": "agents.mexican_train.openspiel_ismcts:OpenSpielISMCTSAgent",
     },

@@ -416,8 +416,6 @@ AGENT_SPECS: list[tuple[str, dict[str, Any]]] = [
     ("mc", {"rollouts": 12}),
     ("mc", {"rollouts": 12, "engine": "python"}),
     ("mc", {"rollouts": 12, "policy": "greedy", "prior": None}),
-    ("mc_infer", {"rollouts": 12}),
-    ("mc_infer", {"rollouts": 12, "engine": "python"}),
     ("ismcts", {"sims": 12}),
 ]
 
@@ -603,8 +601,6 @@ def test_agents_only_play_legal_actions(config: dict[str, Any]) -> None:
         ("mc", {"rollouts": 4, "engine": "python"}),
         ("mc", {"rollouts": 4, "policy": "greedy", "prior": None}),
         ("oracle", {}),
-        ("mc_infer", {"rollouts": 4}),
-        ("mc_infer", {"rollouts": 4, "engine": "python"}),
         ("ismcts", {"sims": 4}),
     ]
     env = mtrain_env.raw_env(**config)

@@ -511,7 +511,6 @@ def test_curves_read_a_point_from_a_tournament_played_elsewhere(
     "name, params",
     [
         ("mc", {"sims": 16}),
-        ("mc_infer", {"sims": 16}),
         ("oracle", {}),
         ("oracle", {"rollout": "search", "levels": 2}),
     ],

@@ -427,7 +427,3 @@ def test_mc_threads_knob() -> None:
             MCAgent(threads=threads)
     with pytest.raises(ValueError, match="splits the compiled rollouts"):
         MCAgent(engine="python", threads=2)
-    from agents.mexican_train.mc_infer import MCInferAgent
-
-    with pytest.raises(ValueError, match="threads must be 1 with pool=8"):
-        MCInferAgent(threads=2)
