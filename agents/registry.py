@@ -44,12 +44,9 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
         "greedy": "agents.mexican_train.greedy:GreedyAgent",
         "planner": "agents.mexican_train.planner:PlannerAgent",
         "mc": "agents.mexican_train.mc:MCAgent",
-        "mc_student": "agents.mexican_train.mc_student:MCStudentAgent",
         "ismcts": "agents.mexican_train.ismcts:ISMCTSAgent",
         "champion": "agents.mexican_train.champion:ChampionAgent",
         "champion_policy": "agents.mexican_train.champion:ChampionPolicyAgent",
-        "ismcts_puct": "agents.mexican_train.puct:PUCTAgent",
-        "ismcts_puct_policy": "agents.mexican_train.puct:PUCTPolicyAgent",
         # CHEATS (perfect information): the headroom bound, never a fair baseline
         "oracle": "agents.mexican_train.oracle:OracleAgent",
         "ppo": "agents.mexican_train.ppo:PPOAgent",

@@ -19,9 +19,7 @@ For each decision with more than one legal action:
    planner as prior (default), its move stays unless the best beats it by more than ``z``
    standard errors of their paired differences. ``prior="policy"`` makes a trained policy
    (``path=``, as the ``ppo`` agent reads it: one forward pass on the seat's own
-   observation) the default instead, ``prior="mc_student"`` the ``mc_student`` agent
-   (the planner corrected by a network fitted to ``mc``'s own choices): search on top of a
-   learned player.
+   observation) the default instead: search on top of a learned player.
 
 ``leaf="policy"`` plays step 2's rollouts with the seat's later choices made by a
 self-play network (batched over the worlds; the others keep ``policy``), and
@@ -62,7 +60,6 @@ from typing import Any
 import numpy as np
 
 from agents.mexican_train.base import Agent, Decision
-from agents.mexican_train.mc_student import MC_STUDENT_POLICY, MCStudentAgent
 from agents.mexican_train.planner import PlannerAgent
 from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from agents.mexican_train.rollout_policies import ChainPolicy, GreedyPolicy, compiled_rollouts, round_result
@@ -81,9 +78,9 @@ COMPILED_POLICIES = ("chain", "lookahead", "planner")
 #: the rollout policies a network ``leaf`` can have the other seats play
 LEAF_POLICIES = ("chain", "planner")
 #: what makes the default move (``MCAgent(prior=...)``)
-PRIORS = (None, "planner", "policy", "mc_student")
+PRIORS = (None, "planner", "policy")
 #: the priors that read a network (``path=``)
-LEARNED_PRIORS = ("policy", "mc_student")
+LEARNED_PRIORS = ("policy",)
 #: how a candidate is valued on a world (``MCAgent(leaf=...)``)
 LEAVES = ("rollout", "policy", "value")
 #: the leaves that read a self-play network (``path=``)
@@ -148,12 +145,10 @@ class MCAgent(Agent):
             :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`).
         prior: ``"planner"`` (default): the planner's move is the default, kept unless
             another beats it significantly; ``"policy"``: the move of the policy file
-            ``path`` (the ``ppo`` agent's argmax) is; ``"mc_student"``: the ``mc_student``
-            agent's move (its network: ``path``) is; ``None``: the best mean, however
+            ``path`` (the ``ppo`` agent's argmax) is; ``None``: the best mean, however
             small the gap.
-        path: the policy file of ``prior="policy"`` or ``"mc_student"`` (default: the
-            ``ppo`` agent's reference policy, the ``mc_student`` agent's network); refused
-            with any other prior.
+        path: the policy file of ``prior="policy"`` or of a network ``leaf`` (default: the
+            ``ppo`` agent's reference policy); refused otherwise.
         z: the margin, in standard errors of the paired differences, by which a move must
             beat the prior's move to be chosen instead.
         engine: where the rollouts run: ``"compiled"`` (numba,
@@ -272,10 +267,10 @@ class MCAgent(Agent):
             )
         if depth and leaf != "value":
             raise ValueError(f"depth= counts the network's moves before a leaf='value'; got leaf={leaf!r}")
-        if leaf in NETWORK_LEAVES and (prior == "mc_student" or policy not in LEAF_POLICIES):
+        if leaf in NETWORK_LEAVES and policy not in LEAF_POLICIES:
             raise ValueError(
                 f"leaf={leaf!r} reads the network path= (a self-play policy file) with a policy in "
-                f"{LEAF_POLICIES} for the other seats; got prior={prior!r}, policy={policy!r}"
+                f"{LEAF_POLICIES} for the other seats; got policy={policy!r}"
             )
         if path is not None and prior not in LEARNED_PRIORS and leaf not in NETWORK_LEAVES:
             raise ValueError(
@@ -290,7 +285,7 @@ class MCAgent(Agent):
         if prior not in LEARNED_PRIORS and leaf not in NETWORK_LEAVES:
             return None
         if path is None:
-            return str(MC_STUDENT_POLICY if prior == "mc_student" else REFERENCE_POLICY)
+            return str(REFERENCE_POLICY)
         return str(path)
 
     @staticmethod
@@ -313,9 +308,7 @@ class MCAgent(Agent):
             return None
         if prior == "planner":
             return PlannerAgent()
-        if prior == "policy":
-            return PPOAgent(path=path)
-        return MCStudentAgent(path=path)
+        return PPOAgent(path=path)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the compiled module and its per-config caches (rebuilt on use)."""
