@@ -422,13 +422,8 @@ class MCAgent(Agent):
 
             depth = None if self.leaf == "policy" else self.depth
             net = load_value_net(self._network_path(config))
-            leaves = self._leaves[config] = ValueLeaves(net, config, depth, levels=self._leaf_levels())
+            leaves = self._leaves[config] = ValueLeaves(net, config, depth)
         return leaves
-
-    def _leaf_levels(self) -> int:
-        """Levels of search over the network's playouts at the seat's later choices on a
-        world (``ValueLeaves(levels=)``): none here; ``champion[levels=k]`` sets them."""
-        return 0
 
     def _network_path(self, config: GameConfig) -> str:
         """The self-play policy file of a network ``leaf`` at ``config``'s table (``path``)."""
