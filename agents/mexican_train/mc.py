@@ -10,8 +10,7 @@ For each decision with more than one legal action:
    observation): ``chain`` (default,
    :class:`~agents.mexican_train.rollout_policies.ChainPolicy`, the planner's ranking of plays
    with a cheap chain-damage estimate), ``greedy`` (the highest-value tile) or, compiled
-   only, ``lookahead`` (the chain policy, but the seat's own later choices play each legal
-   move out on the world and keep the best) and ``planner`` (the planner's moves exactly, its chain damage
+   only, ``planner`` (the planner's moves exactly, its chain damage
    searched at each choice: :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`);
 3. score the round for this seat: the table's mean penalty minus its own (the zero-sum
    result), or its positive score minus the mean with ``positive_scoring``;
@@ -72,9 +71,9 @@ from mtrain_env.tilegame.validate import as_int
 #: rollouts per decision when neither ``rollouts`` nor ``ms`` is given
 DEFAULT_ROLLOUTS = 200
 #: rollout policies
-POLICIES = ("chain", "greedy", "lookahead", "planner")
+POLICIES = ("chain", "greedy", "planner")
 #: the rollout policies of the compiled engine (``greedy``: the pure one only)
-COMPILED_POLICIES = ("chain", "lookahead", "planner")
+COMPILED_POLICIES = ("chain", "planner")
 #: the rollout policies a network ``leaf`` can have the other seats play
 LEAF_POLICIES = ("chain", "planner")
 #: what makes the default move (``MCAgent(prior=...)``)
@@ -137,10 +136,7 @@ class MCAgent(Agent):
         ms: wall-clock milliseconds per decision (not reproducible).
         policy: rollout policy, ``"chain"`` (default: the planner's ranking with the chain
             damage estimated from a reservation made when the rollout starts), ``"greedy"``
-            (pure engine), ``"lookahead"`` (compiled engine: the chain policy, except that
-            this seat's later choices play each legal move out and keep the best, on each
-            world: :func:`mtrain_env.mexican_train.compiled.rollout.lookahead_rollout`) or
-            ``"planner"`` (compiled engine: the ``planner`` agent's moves exactly, its chain
+            (pure engine) or ``"planner"`` (compiled engine: the ``planner`` agent's moves exactly, its chain
             damage searched at every choice:
             :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`).
         prior: ``"planner"`` (default): the planner's move is the default, kept unless
@@ -333,7 +329,7 @@ class MCAgent(Agent):
     def _resolve_engine(engine: str, policy: str) -> str:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-        if policy in ("lookahead", "planner") and engine == "python":
+        if policy == "planner" and engine == "python":
             raise ValueError(f"policy={policy!r} runs on the compiled engine only (numba, the 'fast' extra)")
         if engine == "python":
             return engine
@@ -344,7 +340,7 @@ class MCAgent(Agent):
                 )
             return "python"
         if compiled_rollouts() is None:
-            if engine == "compiled" or policy in ("lookahead", "planner"):
+            if engine == "compiled" or policy == "planner":
                 raise ValueError(
                     f"the compiled engine (policy={policy!r}) needs numba: pip install 'mtrain_env[fast]'"
                 )
@@ -558,10 +554,7 @@ class MCAgent(Agent):
         def rows(det: Any, base: int, first: int, count: int, candidates: list[int]) -> np.ndarray:
             if leaves is not None:
                 return leaves.results(det, base, first, count, candidates, sc, pool)
-            lookahead = self.policy == "lookahead"
-            return rollout.run_rollouts(
-                det, base, first, count, candidates, sc=sc, pool=pool, lookahead=lookahead
-            )
+            return rollout.run_rollouts(det, base, first, count, candidates, sc=sc, pool=pool)
 
         chunk = (VALUE_CHUNK if leaves is not None else CHUNK) * self.threads  # a call under a deadline
         return self._staged_runner(decision, moves, rows, chunk)
