@@ -24,7 +24,7 @@ from agents.mexican_train.chains import ChainSolver, chain_ends
 from agents.mexican_train.greedy import GreedyAgent
 from agents.mexican_train.mc import MCAgent
 from agents.mexican_train.planner import PlannerAgent
-from agents.mexican_train.puct import PUCT_POLICY
+from agents.mexican_train.ppo import REFERENCE_POLICY
 from agents.mexican_train.rollout_policies import round_result
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.public import _exact_deal, sample_state
@@ -265,7 +265,7 @@ def test_mc_overrides_its_planner_prior_only_for_a_clear_gain_r19() -> None:
 def test_mc_with_a_policy_prior_keeps_the_policys_move_unless_clearly_beaten() -> None:
     """``prior="policy"``: with an absurd ``z`` mc plays exactly the policy file's move (the
     ``ppo`` agent's), which is not always the planner's; ``path=`` needs that prior."""
-    policy = str(PUCT_POLICY)
+    policy = str(REFERENCE_POLICY)
     env = mtrain_env.raw_env(num_players=4)
     env.reset(seed=8)
     net, planner = make_agent("ppo", path=policy), PlannerAgent()
@@ -416,8 +416,6 @@ AGENT_SPECS: list[tuple[str, dict[str, Any]]] = [
     ("mc", {"rollouts": 12}),
     ("mc", {"rollouts": 12, "engine": "python"}),
     ("mc", {"rollouts": 12, "policy": "greedy", "prior": None}),
-    ("mc_infer", {"rollouts": 12}),
-    ("mc_infer", {"rollouts": 12, "engine": "python"}),
     ("ismcts", {"sims": 12}),
 ]
 
@@ -603,8 +601,6 @@ def test_agents_only_play_legal_actions(config: dict[str, Any]) -> None:
         ("mc", {"rollouts": 4, "engine": "python"}),
         ("mc", {"rollouts": 4, "policy": "greedy", "prior": None}),
         ("oracle", {}),
-        ("mc_infer", {"rollouts": 4}),
-        ("mc_infer", {"rollouts": 4, "engine": "python"}),
         ("ismcts", {"sims": 4}),
     ]
     env = mtrain_env.raw_env(**config)
@@ -625,63 +621,6 @@ def test_agents_only_play_legal_actions(config: dict[str, Any]) -> None:
             env.step(action)
             steps += 1
         assert steps > 0
-
-
-def test_mc_student_overrules_the_planner_only_when_its_network_is_confident() -> None:
-    """``mc_student``: threshold > 1 (or a huge margin) is the planner, 0 the network's
-    argmax (the ``ppo`` agent's move on the same file), and a middle threshold deviates
-    from the planner at some of the network's disagreements, never elsewhere."""
-    policy = str(PUCT_POLICY)
-    env = mtrain_env.raw_env(num_players=4)
-    env.reset(seed=8)
-    net, planner = make_agent("ppo", path=policy), PlannerAgent()
-    never = make_agent("mc_student", path=policy, threshold=1.01)
-    always = make_agent("mc_student", path=policy, threshold=0.0)
-    middle = make_agent("mc_student", path=policy, threshold=0.6)
-    never_by_margin = make_agent("mc_student", path=policy, margin=1e9)
-    by_margin = make_agent("mc_student", path=policy, margin=0.0)
-    disagreements = deviations = 0
-    for _ in range(60):
-        if all(env.terminations.values()):
-            break
-        decision = decision_for(env, env.agent_selection)
-        planned, argmax = planner.act(decision), net.act(decision)
-        assert never.act(decision) == planned and not never.last_deviated
-        assert always.act(decision) == argmax
-        assert never_by_margin.act(decision) == planned
-        assert by_margin.act(decision) == argmax  # scores tie only by accident
-        move = middle.act(decision)
-        assert move in (planned, argmax) and middle.last_deviated == (move != planned)
-        disagreements += planned != argmax
-        deviations += middle.last_deviated
-        env.step(planned)
-    assert disagreements >= 3 and deviations <= disagreements
-    with pytest.raises(ValueError, match="threshold must be >= 0"):
-        make_agent("mc_student", path=policy, threshold=-0.1)
-    with pytest.raises(ValueError, match="margin must be >= 0"):
-        make_agent("mc_student", path=policy, margin=-1.0)
-    with pytest.raises(ValueError, match="not both"):
-        make_agent("mc_student", path=policy, threshold=0.5, margin=1.0)
-
-
-def test_the_shipped_mc_student_network_plays_legally() -> None:
-    """``mc_student`` without ``path=`` reads the shipped file (a self-play policy file, no
-    pickle, a few hundred KB) with its selected rule."""
-    from agents.mexican_train.mc_student import DEFAULT_RULE, MC_STUDENT_POLICY
-    from agents.mexican_train.selfplay_file import is_selfplay_policy
-
-    assert is_selfplay_policy(MC_STUDENT_POLICY) and MC_STUDENT_POLICY.stat().st_size < 3_000_000
-    agent = make_agent("mc_student")
-    assert agent.params() == {"path": str(MC_STUDENT_POLICY), DEFAULT_RULE[0]: DEFAULT_RULE[1]}
-    env = mtrain_env.raw_env(num_players=4)
-    env.reset(seed=2)
-    for _ in range(40):
-        if all(env.terminations.values()):
-            break
-        decision = decision_for(env, env.agent_selection)
-        action = agent.act(decision)
-        assert decision.action_mask[action] == 1
-        env.step(action)
 
 
 def test_check_params_reads_the_constructors_signature() -> None:

@@ -18,7 +18,6 @@ import pytest
 
 import mtrain_env
 from agents.mexican_train.base import decision_for
-from agents.mexican_train.planner import PlannerAgent
 from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from agents.registry import make_agent
 from agents.tournament import AgentSpec
@@ -35,7 +34,6 @@ from agents.mexican_train.champion import (
     table_policy,
 )
 from agents.mexican_train.mc import MCAgent
-from agents.mexican_train.mc_infer import MCInferAgent
 
 
 def _decisions(players: int, count: int, seed: int = 5, max_pips: int = 12) -> Iterator[tuple[Any, Any]]:
@@ -88,65 +86,22 @@ def test_another_table_needs_a_path() -> None:
         ChampionAgent(sims=8).act(decision)
 
 
-def test_planner_rollouts_are_mc_with_policy_planner_and_change_the_values() -> None:
-    """``policy=planner``: the other seats play the planner's moves exactly in the rollouts
-    (``tests/test_rollout.py`` checks the kernel); the champion is then
-    ``mc[prior=policy,leaf=policy,policy=planner]``, and its values are not the chain policy's."""
-    planner = ChampionAgent(seed=1, sims=40, policy="planner")
-    chain = ChampionAgent(seed=1, sims=40)
-    mc = MCAgent(seed=1, sims=40, prior="policy", leaf="policy", policy="planner", path=str(REFERENCE_POLICY))
-    differ = 0
-    for decision, _env in _decisions(4, 6):
-        assert planner.act(decision) == mc.act(decision)
-        assert planner.last_values == mc.last_values
-        chain.act(decision)
-        differ += planner.last_values != chain.last_values
-    assert differ > 0
-    assert planner.params()["policy"] == "planner" and "policy" not in chain.params()
-    with pytest.raises(ValueError, match="policy must be one of"):
-        ChampionAgent(policy="planer")
-    with pytest.raises(ValueError, match="runs on the compiled engine only"):
-        MCAgent(policy="planner", engine="python")
+def test_the_champion_takes_only_the_knobs_that_changed_a_measured_result() -> None:
+    """The knobs measured as no gain (inference pools, particle filters, history walks,
+    planner rollouts for the other seats, searched later choices) are not the champion's:
+    a spec naming one is refused before play, naming the knob."""
+    import inspect
+
+    knobs = set(inspect.signature(ChampionAgent).parameters) - {"seed"}
+    assert knobs == {"sims", "ms", "z", "path", "extend", "threads"}
+    retired_knobs = ("pool", "beta", "model", "alpha", "hands")
+    retired_knobs += ("particles", "eps", "history", "policy", "levels")
+    for retired in retired_knobs:
+        with pytest.raises(ValueError, match=retired):
+            make_agent(f"champion[{retired}=1]")
     with pytest.raises(ValueError, match="for the other seats"):
         MCAgent(leaf="policy", policy="greedy")
-
-
-def test_levels_search_the_seats_later_choices_on_each_world() -> None:
-    """``levels=k``: on each of the champion's worlds, a candidate's value is its playout
-    with the seat's later choices searched ``k`` levels deep ON THAT WORLD, the values
-    ``oracle[rollout=search]`` would give were the world the true state
-    (``ValueLeaves.searched_results_on``, checked against the search spelled out in
-    ``tests/test_oracle.py``); the champion's worlds and gate are unchanged, so only the
-    values move."""
-    import numpy as np
-
-    from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
-    from mtrain_env.mexican_train.compiled import rollout
-    from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
-
-    decision, env = next(_decisions(4, 3))
-    config = decision.game.config
-    net = load_value_net(table_policy(config))
-    plain, searched = ValueLeaves(net, config, None), ValueLeaves(net, config, None, levels=1)
-    game = CompiledMexicanTrain(config)
-    sc = rollout.scratch()
-    worlds = np.stack([game.to_compiled(env.state_obj) for _ in range(2)])  # any full states
-    moves = [decision.to_move(a) for a in decision.legal_actions]
-    values = searched.results_on(worlds, game.tables, decision.seat, moves, sc)
-    for row, world in zip(values, worlds, strict=True):
-        expected = plain.searched_results_on(world, game.tables, decision.seat, moves, sc)
-        assert list(row) == pytest.approx(list(expected))
-    assert np.any(values != plain.results_on(worlds, game.tables, decision.seat, moves, sc))
-    champion, deep = ChampionAgent(seed=2, sims=16), ChampionAgent(seed=2, sims=16, levels=1)
-    assert deep.params()["levels"] == 1 and "levels" not in champion.params()
-    champion.act(decision)
-    deep.act(decision)
-    assert champion.last_values != deep.last_values
-    for bad in (-1, True, 1.5):
-        with pytest.raises(ValueError, match="levels must be an int >= 0"):
-            ChampionAgent(levels=bad)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="needs depth=None"):
-        ValueLeaves(net, config, 0, levels=1)
+    assert AgentSpec.parse("champion[threads=2]").params == {"threads": 2}
 
 
 def test_extend_adds_worlds_to_close_decisions_only() -> None:
@@ -170,9 +125,7 @@ def test_extend_adds_worlds_to_close_decisions_only() -> None:
     assert AgentSpec.parse("champion[extend=40]").params == {"extend": 40}
 
 
-@pytest.mark.parametrize(
-    "budget", [{"sims": 40}, {"sims": 40, "extend": 40}, {"sims": 40, "policy": "planner"}]
-)
+@pytest.mark.parametrize("budget", [{"sims": 40}, {"sims": 40, "extend": 40}])
 def test_threads_split_the_same_worlds(budget: dict[str, Any]) -> None:
     """``threads=2``: the network's rollouts of one decision run on two threads, one block of
     worlds each, and every move, value and rollout count is the one-thread champion's."""
@@ -185,25 +138,9 @@ def test_threads_split_the_same_worlds(budget: dict[str, Any]) -> None:
     assert AgentSpec.parse("champion[threads=2]").params == {"threads": 2}
 
 
-def test_a_history_walk_too_short_for_one_world_is_refused() -> None:
-    """``history=N`` keeps every tenth state of an N-proposal walk: under 10, no world at all
-    (it crashed at the first decision with numpy's error); refused when made, naming why."""
-    for steps in (1, 9):
-        with pytest.raises(ValueError, match=r"history must be 0 \(no walk\) or >= 10 \(a world every 10"):
-            ChampionAgent(history=steps)
-    agent = ChampionAgent(seed=3, sims=8, history=10)
-    decision, _env = next(iter(_decisions(4, 6, seed=11)))
-    assert decision.legal_actions.count(agent.act(decision)) == 1
-
-
-def test_threads_need_the_priors_worlds() -> None:
+def test_threads_are_checked() -> None:
     with pytest.raises(ValueError, match=r"threads must be an int in 1\.\.64"):
         ChampionAgent(threads=0)
-    with pytest.raises(ValueError, match="threads must be 1 with pool=4"):
-        ChampionAgent(threads=2, pool=4)
-    for source in ({"particles": 8}, {"history": 40}):
-        with pytest.raises(ValueError, match="deal their worlds on one thread"):
-            ChampionAgent(threads=2, **source)
 
 
 def test_a_decision_is_close_when_the_challengers_t_is_near_the_gate() -> None:
@@ -233,12 +170,10 @@ def test_a_decision_is_close_when_the_challengers_t_is_near_the_gate() -> None:
         MCAgent(prior=None, extend=100)
 
 
-@pytest.mark.parametrize(
-    "params", [{}, {"pool": 4}, {"particles": 8}, {"history": 40}, {"policy": "planner"}, {"levels": 1}]
-)
+@pytest.mark.parametrize("params", [{}, {"extend": 24}])
 def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, int]) -> None:
-    """The leak check of ``tests/test_agents.py`` on the champion (with and without
-    inference), with an untrained network of that test's table (3 players, double-6) as ``path=``."""
+    """The leak check of ``tests/test_agents.py`` on the champion, with an untrained network
+    of that test's table (3 players, double-6) as ``path=``."""
     pytest.importorskip("torch")
     from agents.mexican_train.tilenet import NetSpec, build_net, save_selfplay_policy
     from tests.test_agents import _leak_check
@@ -255,13 +190,8 @@ def test_champion_sees_no_hidden_information(tmp_path: Path, params: dict[str, i
     "params",
     [
         {"sims": 12},
-        {"sims": 12, "pool": 4},
-        {"sims": 12, "particles": 8},
-        {"sims": 12, "history": 40},
-        {"sims": 12, "policy": "planner"},
         {"sims": 12, "extend": 24},
         {"sims": 12, "threads": 2},
-        {"sims": 8, "levels": 1},
     ],
 )
 def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path, params: dict[str, Any]) -> None:
@@ -269,37 +199,3 @@ def test_champion_same_csv_on_one_and_two_workers(tmp_path: Path, params: dict[s
     lineup = [champion.default_label(), "planner", "planner", "planner"]
     one = same_csv_on_one_and_two_workers(tmp_path, [champion, AgentSpec("planner")], lineup)
     assert b"champion" in one
-
-
-def test_inference_reweights_the_champions_worlds() -> None:
-    """With a pool, the champion's worlds are ``mc_infer``'s (resampled by the opponents'
-    attributed plays): once plays are attributed its values move; before any, it is the
-    plain champion decision for decision; every move is legal."""
-    env = mtrain_env.raw_env(num_players=4)
-    env.reset(seed=4)
-    plain = ChampionAgent(seed=5, sims=48)
-    infer = ChampionAgent(seed=5, sims=48, pool=8)
-    planners = [PlannerAgent() for _ in range(4)]
-    before = differ = 0
-    while not all(env.terminations.values()):
-        decision = decision_for(env, env.agent_selection)
-        if decision.seat == 0:
-            action = plain.act(decision)
-            chosen = infer.act(decision)
-            assert chosen in decision.legal_actions
-            if not infer.tracker.plays:
-                assert chosen == action and infer.last_values == plain.last_values
-                before += bool(plain.last_values)
-            differ += infer.tracker.plays != [] and infer.last_values != plain.last_values
-        else:
-            action = planners[decision.seat].act(decision)
-        env.step(action)
-    assert before >= 1 and differ >= 1
-    assert infer.params()["pool"] == 8 and "pool" not in plain.params()
-
-
-def test_inference_keeps_network_leaves_only_for_rollouts_to_the_end() -> None:
-    with pytest.raises(ValueError, match="leaf='rollout' or 'policy'"):
-        MCInferAgent(leaf="value", prior="policy")
-    with pytest.raises(ValueError, match="pool"):
-        ChampionAgent(pool=0)

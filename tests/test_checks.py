@@ -20,7 +20,7 @@ from mtrain_env.mexican_train import rewards
 from training.checks import ConfigError
 from training.rllib.train import RLlibConfig
 from training.run_config import TrainConfig
-from training.selfplay.config import DMCConfig, RunOptions, SelfPlayConfig, config_to_json, read_config_file
+from training.selfplay.config import RunOptions, SelfPlayConfig, config_to_json, read_config_file
 
 #: (field, a value RLlibConfig.validate accepted before the shared checks)
 BAD: list[tuple[str, Any]] = [
@@ -71,7 +71,6 @@ def test_rllib_accepts_its_defaults_and_fills_the_league() -> None:
         (lambda: SelfPlayConfig(clip=0.0), "clip"),
         (lambda: SelfPlayConfig(net="cnn"), "net"),
         (lambda: SelfPlayConfig(opponent_seats=1), "opponent_seats"),
-        (lambda: DMCConfig(epsilon=2.0), "epsilon"),
         (lambda: RunOptions(eval_deals=0), "eval_deals"),
         (lambda: RunOptions(max_minutes=-1.0), "max_minutes"),
     ],
@@ -126,7 +125,7 @@ def test_selfplay_bounds_its_rollout_and_names_the_seat_book() -> None:
     of their product was a MemoryError); the product at the bound passes."""
     for make in (
         lambda: SelfPlayConfig(num_games=2048, steps=513),
-        lambda: DMCConfig(num_games=65536, steps=65536),
+        lambda: SelfPlayConfig(num_games=65536, steps=65536),
     ):
         with pytest.raises(ConfigError) as err:
             make()

@@ -15,7 +15,6 @@ from training.app import main
 
 POLICIES = Path(__file__).resolve().parent.parent / "agents" / "policies"
 TWO_PLAYER_NET = POLICIES / "graph_2p.npz"  # a 2-player network: refused at the 4-player table
-README = POLICIES.parent.parent / "README.md"  # not a policy file
 
 
 @pytest.mark.parametrize(
@@ -63,15 +62,6 @@ README = POLICIES.parent.parent / "README.md"  # not a policy file
         (
             ["bench", "--agents", "champion", "planner", "--max-pips", "9"],
             "--agents: champion: champion's networks ship for",
-        ),
-        (
-            ["bench", "--agents", "mc_infer[model=learned]", "planner", "--players", "5"],
-            "hand models ship for",
-        ),
-        (["bench", "--agents", "ismcts_puct", "planner", "--players", "3"], "--agents: ismcts_puct: policy"),
-        (
-            ["bench", "--agents", f"mc[prior=mc_student,path={README}]", "planner"],
-            "not a policy file (not a zip archive)",
         ),
         (["bench", "--agents", "mc", "--agent-param", "xx.rollouts=3"], "--agent-param"),
         (
@@ -188,11 +178,7 @@ def test_output_problem_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ("module", "argv"),
     [
         ("agents.tournament.curves", ["--out", "{blocker}/c", "--points", "planner"]),
-        ("agents.tournament.exact_gap", ["--out", "{blocker}/e"]),
         ("agents.tournament.ladder", ["--out", "{blocker}/l", "--table", "a", "{tmp}"]),
-        ("training.distill_mc", ["label", "--out", "{blocker}/d"]),
-        ("training.hand_model", ["--out", "{blocker}/h.npz"]),
-        ("training.expert_iteration", ["--out", "{blocker}/x"]),
     ],
 )
 def test_the_research_commands_check_their_output_first(
@@ -229,7 +215,6 @@ def test_the_research_commands_check_their_output_first(
         ("mtrain_env.mexican_train.compiled.bench", ["--deals", "0"], "--deals: must be an int >= 1, got 0"),
         ("mtrain_env.mexican_train.compiled.bench", ["--seconds", "0"], "--seconds: must be a number > 0"),
         ("agents.block.bench", ["--hands", "-1"], "--hands: must be an int >= 1, got -1"),
-        ("agents.mexican_train.inference", ["--seed", "-1"], "--seed: must be an int >= 0, got -1"),
         ("mtrain_env.soak", ["--steps", "0"], "--steps: must be an int >= 1, got 0"),
         ("mtrain_env.bench_speed", ["--seconds", "0", "--slices", "1"], "--seconds: must be a number > 0"),
         ("mtrain_env.bench_speed", ["--seconds", "nan"], "--seconds: must be a number >= 0, got nan"),
@@ -241,17 +226,6 @@ def test_the_research_commands_check_their_output_first(
         ("agents.block.bench", ["--agents", "nosuch", "random"], "--agents: invalid choice: 'nosuch'"),
         ("agents.block.bench", ["--agents", "nosuch"], "--agents: invalid choice: 'nosuch'"),
         ("agents.block.bench", ["--agents", "random", "--hands", "1"], "--agents: every two agents meet"),
-        (
-            "agents.mexican_train.inference",
-            ["--betas", "-1", "--games", "1"],
-            "--betas: must be a number >= 0",
-        ),
-        (
-            "agents.mexican_train.inference",
-            ["--betas", "nan", "--games", "1"],
-            "--betas: must be a number >= 0",
-        ),
-        ("agents.mexican_train.inference", ["--placement", "-1", "--games", "1"], "--placement: must be a"),
         ("mtrain_env.block.crosscheck", ["--hands", "0"], "--hands: must be an int >= 1, got 0"),
         (
             "mtrain_env.mexican_train.backend_diff",
@@ -281,7 +255,6 @@ EXTRAS = {
     "mtrain_env.mexican_train.compiled.bench": "numba",
     "mtrain_env.mexican_train.bench_batch": "numba",
     "mtrain_env.mexican_train.backend_diff": "numba",
-    "agents.tournament.exact_gap": "numba",
     "agents.policy_net": "sb3_contrib",
 }
 
@@ -302,32 +275,6 @@ def _skip_without_extra(module: str) -> None:
         ("mtrain_env.mexican_train.bench_backend", ["--pips", "99", "--slices", "1"], "--pips: R1"),
         ("mtrain_env.mexican_train.compiled.bench", ["--players", "9"], "--players: R3"),
         ("mtrain_env.mexican_train.compiled.bench", ["--pips", "99"], "--pips: R1"),
-        (
-            "agents.tournament.exact_gap",
-            ["--out", "{tmp}/e", "--players", "9", "--games", "1"],
-            "--players: R3",
-        ),
-        ("training.agreement", ["planner", "planner", "--players", "9", "--games", "1"], "--players: R3"),
-        (
-            "training.agreement",
-            ["planner", "planner", "--games", "1", "--out", "/proc/x.json"],
-            "--out: cannot",
-        ),
-        (
-            "training.hand_model",
-            ["--out", "{tmp}/h.npz", "--players", "9", "--games", "1", "--eval-games", "1"],
-            "--players: R3",
-        ),
-        (
-            "training.hand_model",
-            ["--out", "{tmp}/h.npz", "--alphas", "-1", "--games", "1", "--eval-games", "1"],
-            "--alphas: must be a number >= 0, got -1",
-        ),
-        (
-            "training.distill_mc",
-            ["label", "--out", "{tmp}/o", "--players", "9", "--games", "1", "--sims", "1"],
-            "--players: R3",
-        ),
     ],
 )
 def test_the_python_m_tools_check_every_option_before_any_work(
@@ -338,8 +285,6 @@ def test_the_python_m_tools_check_every_option_before_any_work(
     import importlib
 
     _skip_without_extra(module)
-    if "/proc/x.json" in argv and not Path("/proc").is_dir():
-        pytest.skip("no /proc")
     with pytest.raises(SystemExit) as exit_info:
         importlib.import_module(module).main([a.format(tmp=tmp_path) for a in argv])
     assert exit_info.value.code == 2
@@ -377,49 +322,6 @@ def test_policy_net_refuses_an_unwritable_destination_before_reading(
     assert policy_net.main([str(tmp_path / "missing.pt"), str(blocker / "out.npz")]) == 2
     err = capsys.readouterr().err
     assert err == f"python -m agents.policy_net: DST: cannot create {blocker}/out.npz: {blocker} is a file\n"
-
-
-def _labels_dir(tmp_path: Path, shard: str) -> Path:
-    """A distill_mc directory whose first shard is ``shard``: a well-formed archive, garbage,
-    an empty file or a directory."""
-    import numpy as np
-
-    out = tmp_path / "o"
-    out.mkdir()
-    path = out / "labels_00000.npz"
-    if shard == "valid":
-        np.savez(path, **{k: np.zeros((1, 1)) for k in ("obs", "mask", "target", "prior", "game")})
-    elif shard == "garbage":
-        path.write_text("not an archive")
-    elif shard == "empty":
-        path.write_bytes(b"")
-    else:
-        path.mkdir()
-    return out
-
-
-@pytest.mark.parametrize(
-    ("shard", "argv", "says"),
-    [
-        ("garbage", [], "{out}/labels_00000.npz: not a labels shard (not an .npz archive)"),
-        ("empty", [], "{out}/labels_00000.npz: not a labels shard"),
-        ("folder", [], "{out}/labels_00000.npz: not a labels shard (Is a directory)"),
-        ("valid", ["--init", "{tmp}/missing.npz"], "--init: cannot read {tmp}/missing.npz"),
-    ],
-)
-def test_distill_mc_train_names_a_bad_input_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], shard: str, argv: list[str], says: str
-) -> None:
-    from training import distill_mc
-
-    out = _labels_dir(tmp_path, shard)
-    before = sorted(tmp_path.rglob("*"))
-    with pytest.raises(SystemExit) as exit_info:
-        distill_mc.main(["train", "--out", str(out), *(a.format(tmp=tmp_path) for a in argv)])
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err
-    assert says.format(out=out, tmp=tmp_path) in err.strip().splitlines()[-1] and "Traceback" not in err, err
-    assert sorted(tmp_path.rglob("*")) == before
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,9 @@ import pytest
 
 import mtrain_env
 from agents import decision_for, make_agent
+from agents.mexican_train import pickles
 from agents.mexican_train.ppo import MASKABLE_PPO_POLICY, REFERENCE_POLICY, PPOAgent
 from agents.mexican_train.selfplay_file import read_selfplay_file
-from training import pickles
 
 
 def _as_old_layout(data: bytes) -> bytes:
@@ -28,7 +28,7 @@ def _as_old_layout(data: bytes) -> bytes:
 
 def test_run_state_pickled_with_the_old_module_paths_loads() -> None:
     """Checkpointed opponents (agents, configs) named by their old module paths are read
-    back by :mod:`training.pickles`; plain pickle cannot, which shows the paths are old."""
+    back by :mod:`agents.mexican_train.pickles`; plain pickle cannot, which shows the paths are old."""
     env = mtrain_env.raw_env(num_players=3)
     opponents = {1: make_agent("planner", seed=4), 2: make_agent("mc", seed=5, rollouts=8)}
     old = _as_old_layout(pickle.dumps((opponents, env.config), protocol=0))

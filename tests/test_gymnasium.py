@@ -5,8 +5,8 @@
 * the made env passes Gymnasium's and SB3's env checkers, takes the raw env's keywords
   directly, exposes ``action_masks()`` through Gymnasium's wrappers (MaskablePPO trains on
   it without an illegal move) and is deterministic per seed;
-* the old import paths (``training.single_agent``, ``training.league``) still work, and a
-  checkpoint naming ``training.league.OpponentSpec`` loads in the agents layer.
+* the old import path ``training.single_agent`` still works, and a checkpoint naming
+  ``training.league.OpponentSpec`` loads in the agents layer.
 """
 
 from __future__ import annotations
@@ -134,11 +134,9 @@ def test_maskable_ppo_trains_on_the_made_env_without_an_illegal_move() -> None:
 
 
 def test_old_import_paths_and_checkpoints_still_work() -> None:
-    import training.league
     import training.single_agent
 
     assert training.single_agent.SingleAgentEnv is SingleAgentEnv
-    assert training.league.OpponentSpec is OpponentSpec
     spec = OpponentSpec("heuristic", "greedy")
     old = pickle.dumps(spec, protocol=0).replace(b"cagents.mexican_train.league\n", b"ctraining.league\n")
     assert b"ctraining.league\n" in old

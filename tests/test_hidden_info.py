@@ -410,11 +410,11 @@ def test_forced_opening_pass_shows_void() -> None:
     assert not void_rows(env, 1).any()
 
 
-#: every registered fair agent at a small budget (``oracle`` and ``oracle_champion`` declare
+#: every registered fair agent at a small budget (``oracle`` declares
 #: ``cheats`` and are given the truth on purpose)
 FAIR_AGENTS = [
-    "random", "greedy", "planner", "mc[rollouts=8]", "mc_infer[rollouts=8]", "mc_student",
-    "ismcts[sims=16]", "ismcts_puct[sims=8]", "ismcts_puct_policy", "openspiel_ismcts[iterations=10]",
+    "random", "greedy", "planner", "mc[rollouts=8]",
+    "ismcts[sims=16]", "openspiel_ismcts[iterations=10]",
     "champion[sims=8]", "champion_policy", "ppo",
 ]  # fmt: skip
 

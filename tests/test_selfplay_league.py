@@ -21,7 +21,6 @@ pytest.importorskip("numba")
 from tests.selfplay_support import checkpoint_round_trip
 from training.app import main as mtrain
 from training.checks import ConfigError
-from training.selfplay.dmc import DMCConfig, SelfPlayDMC
 from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
 from training.selfplay.seatbook import SeatBook
 
@@ -43,15 +42,8 @@ def _params(learner: SelfPlayPPO) -> dict[str, th.Tensor]:
     return {k: v.clone() for k, v in learner.net.state_dict().items()}
 
 
-def _learner(algo: str, **settings: Any) -> SelfPlayPPO:
-    if algo == "dmc":
-        return SelfPlayDMC(DMCConfig(**settings))
-    return SelfPlayPPO(SelfPlayConfig(**settings))
-
-
-@pytest.mark.parametrize("algo", ["ppo", "dmc"])
-def test_opponent_seats_play_the_planner_and_are_never_recorded(algo: str) -> None:
-    learner = _learner(algo, seed=1, **LEAGUE)
+def test_opponent_seats_play_the_planner_and_are_never_recorded() -> None:
+    learner = SelfPlayPPO(SelfPlayConfig(seed=1, **LEAGUE))
     assert learner.planner is not None
     recorded: list[tuple[np.ndarray, np.ndarray]] = []
     league_moves: list[tuple[np.ndarray, np.ndarray]] = []

@@ -217,7 +217,7 @@ def test_bad_options_are_refused_before_torch_is_imported(tmp_path) -> None:
         ["--out", out, "--net", "cnn"],
         ["--out", out, "--minutes", "-1"],
     ]
-    cases += [["--out", out, "--eval-opponents", "nobody"], ["--out", out, "--epsilon", "0.1"]]
+    cases += [["--out", out, "--eval-opponents", "nobody"], ["--out", out, "--algo", "dmc"]]
     cases += [["--out", out, "--init", str(path)], ["--out", out, "--resume"]]  # another shape; no run
     cases += [["--out", out, "--players", "3", "--eval-opponents", "ppo"]]  # a 4-player network
     cases += [["--out", out, "--init", "."], ["--out", "", "--games", "0"]]
@@ -326,7 +326,7 @@ GLANCE = {
         None,
         "selfplay.json: num_games x steps must be at most 1,048,576 decisions a rollout, got 65536 x 65536",
     ),
-    "json-algo": ({**_tiny_json(), "algo": []}, None, "selfplay.json: algo must be one of ppo, dmc, got []"),
+    "json-algo": ({**_tiny_json(), "algo": []}, None, "selfplay.json: algo must be one of ppo, got []"),
     "ckpt-bytes": (None, bytes(range(256)), "checkpoint.pt: not a self-play checkpoint (not the zip archive"),
     "ckpt-empty": (None, b"", "checkpoint.pt: not a self-play checkpoint (not the zip archive"),
     "ckpt-json": (None, b'{"config": {}}', "checkpoint.pt: not a self-play checkpoint (not the zip archive"),

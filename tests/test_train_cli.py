@@ -459,7 +459,7 @@ def test_a_bad_game_config_names_its_keyword(game: dict[str, Any], field: str) -
 
 
 def test_parse_weights_says_what_is_wrong() -> None:
-    from training.league import parse_weights
+    from agents.mexican_train.league import parse_weights
 
     assert parse_weights(" greedy:2, random ") == {"greedy": 2.0, "random": 1.0}
     for text, word in [

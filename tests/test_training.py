@@ -26,8 +26,8 @@ import torch as th
 
 import agents
 from agents.mexican_train.base import Agent, Decision
+from agents.mexican_train.league import HEURISTIC, SNAPSHOT, League, OpponentSpec, parse_weights
 from mtrain_env.mexican_train.rewards import round_rewards
-from training.league import HEURISTIC, SNAPSHOT, League, OpponentSpec, parse_weights
 from training.single_agent import SingleAgentEnv
 
 REPO = Path(__file__).resolve().parent.parent
@@ -357,7 +357,7 @@ def test_heuristics_and_evaluation_opponents_may_be_agent_specs(tmp_path: Path) 
     """``--heuristics "mc[sims=2,z=2]:2,greedy"``: a spec's commas stay inside its brackets,
     the league seats the agent with its parameters (labelled with them), and the trainer's
     configuration checks a spec's parameters like bench does."""
-    from training.league import parse_weights
+    from agents.mexican_train.league import parse_weights
     from training.run_config import ConfigError, TrainConfig
     from training.single_agent import SingleAgentEnv
 

@@ -14,19 +14,6 @@ The network is the table's shipped ``graph`` self-play policy (:data:`TABLE_POLI
 2 to 8 players, double-12), or ``path=``. ``champion_policy`` is that network alone
 (argmax, no search, ~0.2 ms a decision): the fast player.
 
-With ``pool=`` > 1 the worlds carry inference: each is resampled from ``pool`` samples by
-how likely they are given what the table shows (``mc_infer``'s weights: the chain-keeping
-model of the opponents' attributed plays, :mod:`agents.mexican_train.inference`, or with
-``model="learned"`` the table's hand model, :mod:`agents.mexican_train.hand_model`).
-``pool=1`` (default) is the plain champion, decision for decision; neither weighting made
-it measurably stronger (docs/champion.md, step 7). With ``particles=N`` the worlds come instead from a
-particle filter of the round's public moves, which the play loop tells it
-(:meth:`inform`; :mod:`agents.mexican_train.particles`): +0.18 [-0.79, 1.14] pips a round
-over 1,000 paired deals, not significant (docs/champion.md, step 8, where ``oracle_champion`` measures
-what perfect inference would give: +11.3). With ``history=STEPS`` they are the states of an
-MCMC walk over the round's whole hidden history, every opponent move re-checked at each
-proposal (:mod:`agents.mexican_train.history`, docs/champion.md step 9).
-
 Deterministic given the seed and ``sims=`` (not ``ms=``); reads only the seat's view and
 its own observation (the harness's leak check covers it).
 """
@@ -34,24 +21,12 @@ its own observation (the harness's leak check covers it).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import Any
 
 from agents.mexican_train.base import Agent, Decision, table_file
-from agents.mexican_train.history import DEFAULT_THIN, history_factory
-from agents.mexican_train.mc import VALUE_CHUNK, Runner
-from agents.mexican_train.mc_infer import DEFAULT_ALPHA, DEFAULT_BETA, MCInferAgent
-from agents.mexican_train.particles import (
-    DEFAULT_EPS,
-    HeardWorlds,
-    WorldTracker,
-    filter_factory,
-    shuffled_boneyards,
-)
+from agents.mexican_train.mc import MCAgent
 from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.tilegame.validate import as_int
 
 __all__ = ["DEFAULT_SIMS", "TABLE_POLICIES", "ChampionAgent", "ChampionPolicyAgent", "table_policy"]
 
@@ -121,9 +96,8 @@ class ChampionPolicyAgent(Agent):
         return next(iter(self._players.values())).last_annotations() if self._players else None
 
 
-class ChampionAgent(MCInferAgent):
-    """``mc`` with the table's network as its prior and its rollouts (module docstring),
-    optionally on worlds weighted by the opponents' plays (``pool`` > 1: ``mc_infer``'s).
+class ChampionAgent(MCAgent):
+    """``mc`` with the table's network as its prior and its rollouts (module docstring).
 
     Args:
         seed: seeds the worlds.
@@ -131,39 +105,13 @@ class ChampionAgent(MCInferAgent):
             milliseconds instead (not reproducible); with both, whichever ends first.
         z: the margin, in standard errors, by which a move must beat the network's move.
         path: a self-play policy file (default: the table's shipped one).
-        pool: samples each world is resampled from by the opponents' attributed plays
-            (:mod:`agents.mexican_train.inference`); 1 (default): the prior's worlds, no inference.
-        beta: the opponent model's continuation weight (with ``pool`` > 1).
-        model: what weights the worlds (``"chain"`` or ``"learned"``), as
-            :class:`~agents.mexican_train.mc_infer.MCInferAgent`'s.
-        alpha: the learned model's temper (its log-weights times ``alpha``).
-        hands: the learned hand model's file (default: the table's shipped one).
-        particles: 0 (default): no filter; else the worlds are drawn from a particle filter
-            of that many worlds, weighted by every opponent move heard since the round's
-            start under a planner model (:mod:`agents.mexican_train.particles`).
-        eps: the filter's (or the walk's) share of probability for moves the model would not make.
-        history: 0 (default): no walk; else the worlds are every tenth state of an MCMC walk
-            of that many proposals a decision over the round's hidden history, scored on
-            every opponent move under a planner model (:mod:`agents.mexican_train.history`).
-        policy: how the other seats play in the rollouts: ``"chain"`` (default, the
-            planner's ranking with an estimated chain damage) or ``"planner"`` (the planner's
-            moves exactly, its chain damage searched at each choice).
         extend: rollouts added to a decision whose gate against the network's move is
-            close (default 0: none): ``mc``'s ``extend=`` (docs/champion.md, step 13).
+            close (default 0: none): ``mc``'s ``extend=``.
         threads: threads one decision's worlds are split over (default 1): the same
-            rollouts and choices in less wall time on idle cores (``mc``'s ``threads=``);
-            on the prior's worlds only (not with ``pool``, ``particles`` or ``history``).
-        levels: 0 (default): the network plays the seat's later choices in every rollout;
-            ``k``: each of them is the best move by ``k`` levels of search over the
-            network's playouts ON THAT WORLD (``oracle[rollout=search]``'s search on a
-            sampled world instead of the true one: fair, but each later choice knows its
-            world's hidden hands, PIMC's strategy fusion). About six times the cost of a
-            rollout a level (docs/champion.md, step 21).
+            rollouts and choices in less wall time on idle cores (``mc``'s ``threads=``).
     """
 
     name = "champion"
-    #: the play loop tells it every move (used by the particle filter only)
-    listens: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -172,32 +120,9 @@ class ChampionAgent(MCInferAgent):
         ms: float | None = None,
         z: float = 1.0,
         path: str | Path | None = None,
-        pool: int = 1,
-        beta: float = DEFAULT_BETA,
-        model: str = "chain",
-        alpha: float = DEFAULT_ALPHA,
-        hands: str | None = None,
-        particles: int = 0,
-        eps: float = DEFAULT_EPS,
-        history: int = 0,
-        policy: str = "chain",
         extend: int = 0,
         threads: int = 1,
-        levels: int = 0,
     ) -> None:
-        for knob, value in (("particles", particles), ("history", history), ("levels", levels)):
-            as_int(knob, value, low=0, numpy=False, error=ValueError)
-        if 0 < history < DEFAULT_THIN:  # it keeps every DEFAULT_THIN-th state: none at all
-            every = f"a world every {DEFAULT_THIN} proposals"
-            raise ValueError(f"history must be 0 (no walk) or >= {DEFAULT_THIN} ({every}), got {history}")
-        if particles and history:
-            raise ValueError("particles= and history= are two sources of worlds: give one")
-        if (particles or history) and pool > 1:
-            raise ValueError("particles= and history= draw the worlds from the log: they exclude pool= > 1")
-        if (particles or history) and threads != 1:
-            raise ValueError("particles= and history= deal their worlds on one thread: threads must be 1")
-        if not 0.0 < eps < 1.0:
-            raise ValueError(f"eps must be in (0, 1), got {eps!r}")
         if sims is None and ms is None:
             sims = DEFAULT_SIMS
         super().__init__(
@@ -207,88 +132,19 @@ class ChampionAgent(MCInferAgent):
             z=z,
             prior="policy",
             leaf="policy",
-            policy=policy,
             engine="compiled",
             path=str(REFERENCE_POLICY if path is None else path),  # replaced per table below
-            pool=pool,
-            beta=beta,
-            model=model,
-            alpha=alpha,
-            hands=hands,
             extend=extend,
             threads=threads,
         )
         self.table_path = None if path is None else str(path)
         self._prior = ChampionPolicyAgent(path=self.table_path)
-        self.particles = particles
-        self.eps = float(eps)
-        self.history = history
-        self.levels = levels
-        self._heard: HeardWorlds | None = None
-        if particles:
-            self._heard = HeardWorlds(filter_factory(particles, self.eps))
-        elif history:
-            self._heard = HeardWorlds(history_factory(history, DEFAULT_THIN, self.eps))
-        self._tracker: WorldTracker | None = None
 
     def params(self) -> dict[str, Any]:
-        inference = self._inference_params() if self.pool > 1 else {}
-        if self.particles:
-            inference = {"particles": self.particles, "eps": self.eps}
-        if self.history:
-            inference = {"history": self.history, "eps": self.eps}
-        others = {"policy": self.policy} if self.policy != "chain" else {}  # the other seats' rollouts
         knobs = {"sims": self.rollouts, "ms": self.ms, "z": self.z, "path": self.table_path}
         extend = {"extend": self.extend} if self.extend else {}
         threads = {"threads": self.threads} if self.threads > 1 else {}
-        levels = {"levels": self.levels} if self.levels else {}
-        return {**knobs, **inference, **others, **extend, **threads, **levels}
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        if self._heard is not None:
-            self._heard.reset()
-
-    def inform(self, seat: int, action: int) -> None:
-        if self._heard is not None:
-            self._heard.hear(seat, action)
-
-    def act(self, decision: Decision) -> int:
-        if self._heard is not None:
-            seed = int(self.rng.integers(1 << 62))
-            self._tracker = self._heard.update(
-                decision.game, decision.codec, decision.view, np.random.default_rng(seed)
-            )
-        return super().act(decision)
-
-    def _compiled_runner(self, decision: Decision, moves: list[int]) -> Runner:
-        if self._heard is None:
-            return super()._compiled_runner(decision, moves)
-        config = decision.game.config
-        cgame, sc, _ = self._compiled_game(config)
-        leaves = self._network_leaves(config)
-        seat = decision.view.seat
-        tracker = self._tracker
-        assert tracker is not None  # act() updated it
-        weights = tracker.weights()
-        worlds = tracker.worlds
-        compiled: dict[int, np.ndarray] = {}
-
-        def world(base: int, index: int) -> np.ndarray:
-            rng = np.random.default_rng([base, index, 6])
-            i = int(rng.choice(len(weights), p=weights))
-            if i not in compiled:
-                compiled[i] = cgame.to_compiled(worlds[i])
-            return shuffled_boneyards(compiled[i], base, index, 1)[0]
-
-        def rows(det: Any, base: int, first: int, count: int, candidates: list[int]) -> np.ndarray:
-            roots = np.stack([world(base, d) for d in range(first, first + count)])
-            return leaves.results_on(roots, cgame.tables, seat, candidates, sc)
-
-        return self._staged_runner(decision, moves, rows, VALUE_CHUNK)
+        return {**knobs, **extend, **threads}
 
     def _network_path(self, config: GameConfig) -> str:
         return self.table_path or str(table_policy(config))
-
-    def _leaf_levels(self) -> int:
-        return self.levels

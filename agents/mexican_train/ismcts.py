@@ -4,19 +4,14 @@ Single-observer ISMCTS (Cowling, Powley and Whitehouse 2012) over the seat's inf
 set (:mod:`mtrain_env.mexican_train.compiled.ismcts`): every iteration deals a fresh world
 consistent with the seat's view (the hidden tiles re-dealt under the shown voids and hand
 counts, as ``mc``'s worlds), walks one shared tree by UCB over the moves legal in that world
-(our moves AND the opponents', each seat maximising its own result), expands one node and
-plays the round out with ``mc``'s chain policy. The move played is the root child visited
+with the opponents playing ``mc``'s chain policy inside the tree too, so only the seat's
+own decisions branch (several a turn after doubles, R18), expands one node and plays the
+round out with the chain policy. The move played is the root child visited
 most (ties: the better mean, then the lower action id).
 
 Where ``mc`` scores each of our moves by a flat average over worlds, the tree also
 searches the replies and our follow-ups, and spends its iterations on the promising moves
 (UCB) instead of halving. It sees only its :class:`~agents.mexican_train.base.Decision`.
-
-With ``opponents="chain", leaf="policy"`` the seat's later choices below the tree are the
-champion's network instead (the other seats' the chain policy, as in ``champion``'s
-rollouts): the tree shares the seat's next choices across worlds, the network plays the
-rest. The iterations then run in batches whose leaves go through the network together
-(:func:`~mtrain_env.mexican_train.compiled.ismcts.select_leaves`; docs/champion.md, step 25).
 
 Budget: ``sims`` iterations per decision (default 200; deterministic given the seed) or
 ``ms`` milliseconds (iterations run in chunks until the clock passes; not reproducible).
@@ -32,7 +27,6 @@ import numpy as np
 
 from agents.mexican_train.base import Agent, Decision
 from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.tilegame.validate import as_int
 
 __all__ = ["DEFAULT_SIMS", "ISMCTSAgent"]
 
@@ -40,14 +34,10 @@ __all__ = ["DEFAULT_SIMS", "ISMCTSAgent"]
 DEFAULT_SIMS = 200
 #: iterations per compiled call under a time budget (the clock is read between calls)
 CHUNK = 8
-#: how the opponents move inside the tree (``ISMCTSAgent(opponents=...)``)
-OPPONENTS = ("tree", "chain")
+#: the UCB exploration constant by default, in pips a round (the results' scale)
+DEFAULT_C = 30.0
 #: tree nodes allotted under a time budget (the search stops early when they run out)
 MS_CAPACITY = 50_000
-#: what plays the rollouts below the tree (``ISMCTSAgent(leaf=...)``)
-LEAVES = ("chain", "policy")
-#: the most iterations selected before a batch of network leaves is valued
-MAX_BATCH = 4096
 
 
 def _compiled() -> tuple[Any, Any]:
@@ -66,18 +56,8 @@ class ISMCTSAgent(Agent):
         seed: seeds the worlds.
         sims: iterations per decision (default :data:`DEFAULT_SIMS` when ``ms`` is not given).
         ms: wall-clock milliseconds per decision instead (not reproducible).
-        c: UCB exploration constant, in pips a round (the results' scale).
-        opponents: ``"tree"`` (default; SO-ISMCTS: the opponents' moves branch too, each
-            seat maximising its own result) or ``"chain"`` (the opponents play the chain
-            policy inside the tree as in the rollouts; only this seat's decisions branch).
-        leaf: ``"chain"`` (default: the chain policy plays every rollout) or ``"policy"``
-            (the seat's later choices below the tree are the champion's network, the other
-            seats' the chain policy, as in ``champion``'s rollouts; needs
-            ``opponents="chain"``): the iterations run in batches of ``batch`` under
-            virtual visits, each batch's leaves through the network together.
-        path: with ``leaf="policy"``, a self-play policy file (default: the table's
-            champion network, :data:`agents.mexican_train.champion.TABLE_POLICIES`).
-        batch: iterations selected before their leaves are valued (``leaf="policy"``).
+        c: UCB exploration constant, in pips a round (the results' scale; default
+            :data:`DEFAULT_C`).
     """
 
     name = "ismcts"
@@ -87,11 +67,7 @@ class ISMCTSAgent(Agent):
         seed: int | None = None,
         sims: int | None = None,
         ms: float | None = None,
-        c: float = 10.0,
-        opponents: str = "tree",
-        leaf: str = "chain",
-        path: str | None = None,
-        batch: int = 32,
+        c: float = DEFAULT_C,
     ) -> None:
         super().__init__(seed)
         if sims is not None and ms is not None:
@@ -104,54 +80,22 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"ms must be > 0, got {ms}")
         if c < 0:
             raise ValueError(f"c must be >= 0, got {c}")
-        if opponents not in OPPONENTS:
-            raise ValueError(f"opponents must be one of {OPPONENTS}, got {opponents!r}")
-        if leaf not in LEAVES:
-            raise ValueError(f"leaf must be one of {LEAVES}, got {leaf!r}")
-        if leaf == "policy" and opponents != "chain":
-            raise ValueError('leaf="policy" needs opponents="chain" (only the seat\'s decisions branch)')
-        if path is not None and leaf != "policy":
-            raise ValueError('path= is the network of leaf="policy"')
-        self.batch = as_int("batch", batch, low=1, high=MAX_BATCH, numpy=False, error=ValueError)
-        self.leaf = leaf
-        self.path = path
-        self._leaves: dict[GameConfig, Any] = {}
         self.sims = sims
         self.ms = ms
         self.c = float(c)
-        self.opponents = opponents
         self._modules: tuple[Any, Any] | None = None
         self._games: dict[GameConfig, tuple[Any, Any]] = {}
         self.last_iterations = 0  #: iterations run for the last decision
         self.last_visits: dict[int, tuple[float, float]] = {}  #: action -> (visits, mean result)
 
     def params(self) -> dict[str, Any]:
-        knobs = {"sims": self.sims, "ms": self.ms, "c": self.c, "opponents": self.opponents}
-        if self.leaf == "policy":
-            knobs.update(leaf=self.leaf, path=self.path, batch=self.batch)
-        return knobs
-
-    def check_game(self, config: GameConfig) -> None:
-        if self.leaf == "policy":
-            self._network_leaves(config)  # refuses a table without a network, or the wrong one
-
-    def _network_leaves(self, config: GameConfig) -> Any:
-        """The network leaves of ``config``'s table (``leaf="policy"``; one per config)."""
-        leaves = self._leaves.get(config)
-        if leaves is None:
-            from agents.mexican_train.champion import table_policy
-            from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
-
-            net = load_value_net(self.path or table_policy(config))
-            leaves = self._leaves[config] = ValueLeaves(net, config, depth=None)
-        return leaves
+        return {"sims": self.sims, "ms": self.ms, "c": self.c}
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the compiled modules and per-config caches (rebuilt on use)."""
         state = self.__dict__.copy()
         state["_modules"] = None
         state["_games"] = {}
-        state["_leaves"] = {}
         return state
 
     def _game(self, config: GameConfig) -> tuple[Any, Any]:
@@ -165,14 +109,6 @@ class ISMCTSAgent(Agent):
             pair = self._games[config] = (CompiledMexicanTrain(config), self._modules[1].scratch())
         return pair
 
-    def root_priors(self, decision: Decision) -> np.ndarray | None:
-        """Prior probability of each legal action (PUCT root), or None for a UCB root."""
-        return None
-
-    def c_puct(self) -> float:
-        """The PUCT constant used with :meth:`root_priors`."""
-        return 0.0
-
     def search(self, decision: Decision) -> dict[int, tuple[float, float]]:
         """``{legal action: (visits, mean result)}`` of one search from ``decision``."""
         start = time.perf_counter()
@@ -182,7 +118,6 @@ class ISMCTSAgent(Agent):
         moves = [decision.to_move(a) for a in legal]
         base = int(self.rng.integers(1 << 62))
         det = rollout.Determinizer(cgame, decision.view, np.random.default_rng([base, 0, 2]))
-        priors = self.root_priors(decision)
         order = np.argsort(moves, kind="stable")
         capacity = self.sims if self.sims is not None else MS_CAPACITY
         tree = ismcts.Tree(
@@ -190,13 +125,8 @@ class ISMCTSAgent(Agent):
             base,
             capacity,
             [moves[i] for i in order],
-            None if priors is None else np.asarray(priors, np.float64)[order],
             c_uct=self.c,
-            c_puct=self.c_puct(),
-            branch_opponents=self.opponents == "tree",
             sc=sc,
-            leaf_values=self._leaf_values(decision, cgame, sc),
-            batch=self.batch,
         )
         if self.ms is None:
             tree.grow(capacity)
@@ -210,15 +140,6 @@ class ISMCTSAgent(Agent):
         self.last_iterations = tree.iterations
         by_move = tree.root_stats()
         return {a: by_move.get(m, (0.0, 0.0)) for a, m in zip(legal, moves, strict=True)}
-
-    def _leaf_values(self, decision: Decision, cgame: Any, sc: Any) -> Any:
-        """The tree's ``leaf_values`` (``leaf="policy"``: the network plays the seat's later
-        choices to the round's end) or None (chain rollouts inside the search)."""
-        if self.leaf != "policy":
-            return None
-        leaves = self._network_leaves(decision.game.config)
-        seat = decision.view.seat
-        return lambda states: leaves.improved_values(states, cgame.tables, seat, sc, 0)
 
     def act(self, decision: Decision) -> int:
         legal = decision.legal_actions

@@ -10,8 +10,7 @@ For each decision with more than one legal action:
    observation): ``chain`` (default,
    :class:`~agents.mexican_train.rollout_policies.ChainPolicy`, the planner's ranking of plays
    with a cheap chain-damage estimate), ``greedy`` (the highest-value tile) or, compiled
-   only, ``lookahead`` (the chain policy, but the seat's own later choices play each legal
-   move out on the world and keep the best) and ``planner`` (the planner's moves exactly, its chain damage
+   only, ``planner`` (the planner's moves exactly, its chain damage
    searched at each choice: :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`);
 3. score the round for this seat: the table's mean penalty minus its own (the zero-sum
    result), or its positive score minus the mean with ``positive_scoring``;
@@ -19,9 +18,7 @@ For each decision with more than one legal action:
    planner as prior (default), its move stays unless the best beats it by more than ``z``
    standard errors of their paired differences. ``prior="policy"`` makes a trained policy
    (``path=``, as the ``ppo`` agent reads it: one forward pass on the seat's own
-   observation) the default instead, ``prior="mc_student"`` the ``mc_student`` agent
-   (the planner corrected by a network fitted to ``mc``'s own choices): search on top of a
-   learned player.
+   observation) the default instead: search on top of a learned player.
 
 ``leaf="policy"`` plays step 2's rollouts with the seat's later choices made by a
 self-play network (batched over the worlds; the others keep ``policy``), and
@@ -62,7 +59,6 @@ from typing import Any
 import numpy as np
 
 from agents.mexican_train.base import Agent, Decision
-from agents.mexican_train.mc_student import MC_STUDENT_POLICY, MCStudentAgent
 from agents.mexican_train.planner import PlannerAgent
 from agents.mexican_train.ppo import REFERENCE_POLICY, PPOAgent
 from agents.mexican_train.rollout_policies import ChainPolicy, GreedyPolicy, compiled_rollouts, round_result
@@ -75,15 +71,15 @@ from mtrain_env.tilegame.validate import as_int
 #: rollouts per decision when neither ``rollouts`` nor ``ms`` is given
 DEFAULT_ROLLOUTS = 200
 #: rollout policies
-POLICIES = ("chain", "greedy", "lookahead", "planner")
+POLICIES = ("chain", "greedy", "planner")
 #: the rollout policies of the compiled engine (``greedy``: the pure one only)
-COMPILED_POLICIES = ("chain", "lookahead", "planner")
+COMPILED_POLICIES = ("chain", "planner")
 #: the rollout policies a network ``leaf`` can have the other seats play
 LEAF_POLICIES = ("chain", "planner")
 #: what makes the default move (``MCAgent(prior=...)``)
-PRIORS = (None, "planner", "policy", "mc_student")
+PRIORS = (None, "planner", "policy")
 #: the priors that read a network (``path=``)
-LEARNED_PRIORS = ("policy", "mc_student")
+LEARNED_PRIORS = ("policy",)
 #: how a candidate is valued on a world (``MCAgent(leaf=...)``)
 LEAVES = ("rollout", "policy", "value")
 #: the leaves that read a self-play network (``path=``)
@@ -140,20 +136,15 @@ class MCAgent(Agent):
         ms: wall-clock milliseconds per decision (not reproducible).
         policy: rollout policy, ``"chain"`` (default: the planner's ranking with the chain
             damage estimated from a reservation made when the rollout starts), ``"greedy"``
-            (pure engine), ``"lookahead"`` (compiled engine: the chain policy, except that
-            this seat's later choices play each legal move out and keep the best, on each
-            world: :func:`mtrain_env.mexican_train.compiled.rollout.lookahead_rollout`) or
-            ``"planner"`` (compiled engine: the ``planner`` agent's moves exactly, its chain
+            (pure engine) or ``"planner"`` (compiled engine: the ``planner`` agent's moves exactly, its chain
             damage searched at every choice:
             :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`).
         prior: ``"planner"`` (default): the planner's move is the default, kept unless
             another beats it significantly; ``"policy"``: the move of the policy file
-            ``path`` (the ``ppo`` agent's argmax) is; ``"mc_student"``: the ``mc_student``
-            agent's move (its network: ``path``) is; ``None``: the best mean, however
+            ``path`` (the ``ppo`` agent's argmax) is; ``None``: the best mean, however
             small the gap.
-        path: the policy file of ``prior="policy"`` or ``"mc_student"`` (default: the
-            ``ppo`` agent's reference policy, the ``mc_student`` agent's network); refused
-            with any other prior.
+        path: the policy file of ``prior="policy"`` or of a network ``leaf`` (default: the
+            ``ppo`` agent's reference policy); refused otherwise.
         z: the margin, in standard errors of the paired differences, by which a move must
             beat the prior's move to be chosen instead.
         engine: where the rollouts run: ``"compiled"`` (numba,
@@ -272,10 +263,10 @@ class MCAgent(Agent):
             )
         if depth and leaf != "value":
             raise ValueError(f"depth= counts the network's moves before a leaf='value'; got leaf={leaf!r}")
-        if leaf in NETWORK_LEAVES and (prior == "mc_student" or policy not in LEAF_POLICIES):
+        if leaf in NETWORK_LEAVES and policy not in LEAF_POLICIES:
             raise ValueError(
                 f"leaf={leaf!r} reads the network path= (a self-play policy file) with a policy in "
-                f"{LEAF_POLICIES} for the other seats; got prior={prior!r}, policy={policy!r}"
+                f"{LEAF_POLICIES} for the other seats; got policy={policy!r}"
             )
         if path is not None and prior not in LEARNED_PRIORS and leaf not in NETWORK_LEAVES:
             raise ValueError(
@@ -290,7 +281,7 @@ class MCAgent(Agent):
         if prior not in LEARNED_PRIORS and leaf not in NETWORK_LEAVES:
             return None
         if path is None:
-            return str(MC_STUDENT_POLICY if prior == "mc_student" else REFERENCE_POLICY)
+            return str(REFERENCE_POLICY)
         return str(path)
 
     @staticmethod
@@ -313,9 +304,7 @@ class MCAgent(Agent):
             return None
         if prior == "planner":
             return PlannerAgent()
-        if prior == "policy":
-            return PPOAgent(path=path)
-        return MCStudentAgent(path=path)
+        return PPOAgent(path=path)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the compiled module and its per-config caches (rebuilt on use)."""
@@ -340,7 +329,7 @@ class MCAgent(Agent):
     def _resolve_engine(engine: str, policy: str) -> str:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-        if policy in ("lookahead", "planner") and engine == "python":
+        if policy == "planner" and engine == "python":
             raise ValueError(f"policy={policy!r} runs on the compiled engine only (numba, the 'fast' extra)")
         if engine == "python":
             return engine
@@ -351,7 +340,7 @@ class MCAgent(Agent):
                 )
             return "python"
         if compiled_rollouts() is None:
-            if engine == "compiled" or policy in ("lookahead", "planner"):
+            if engine == "compiled" or policy == "planner":
                 raise ValueError(
                     f"the compiled engine (policy={policy!r}) needs numba: pip install 'mtrain_env[fast]'"
                 )
@@ -429,13 +418,8 @@ class MCAgent(Agent):
 
             depth = None if self.leaf == "policy" else self.depth
             net = load_value_net(self._network_path(config))
-            leaves = self._leaves[config] = ValueLeaves(net, config, depth, levels=self._leaf_levels())
+            leaves = self._leaves[config] = ValueLeaves(net, config, depth)
         return leaves
-
-    def _leaf_levels(self) -> int:
-        """Levels of search over the network's playouts at the seat's later choices on a
-        world (``ValueLeaves(levels=)``): none here; ``champion[levels=k]`` sets them."""
-        return 0
 
     def _network_path(self, config: GameConfig) -> str:
         """The self-play policy file of a network ``leaf`` at ``config``'s table (``path``)."""
@@ -570,10 +554,7 @@ class MCAgent(Agent):
         def rows(det: Any, base: int, first: int, count: int, candidates: list[int]) -> np.ndarray:
             if leaves is not None:
                 return leaves.results(det, base, first, count, candidates, sc, pool)
-            lookahead = self.policy == "lookahead"
-            return rollout.run_rollouts(
-                det, base, first, count, candidates, sc=sc, pool=pool, lookahead=lookahead
-            )
+            return rollout.run_rollouts(det, base, first, count, candidates, sc=sc, pool=pool)
 
         chunk = (VALUE_CHUNK if leaves is not None else CHUNK) * self.threads  # a call under a deadline
         return self._staged_runner(decision, moves, rows, chunk)

@@ -16,28 +16,6 @@ move is played out on ``worlds`` copies of the true state whose boneyards are sh
 and the best mean wins. What it scores is what perfect inference of the hidden hands
 would give this search; the rest of the full oracle's margin is knowing the draws.
 
-``oracle[rollout=policy]`` plays each move out with the ``champion``'s rollouts instead:
-the seat's later choices by the table's self-play network (argmax), the other seats by
-the chain policy (:class:`~agents.mexican_train.value_leaf.ValueLeaves` on the true
-state, one rollout a move: deterministic there too). A one-ply bound is only as high as
-its continuation is good; this one asks whether a better continuation raises it.
-
-``oracle[rollout=search]`` improves the continuation once more: at each of the seat's later
-choices in a move's playout, every legal move is itself played out by those network
-rollouts and the best is taken (so the seat plays ``oracle[rollout=policy]``'s move at
-every later choice of the round), the others still by the chain policy. About five times
-``rollout=policy``'s time a decision (``bench_search``); still deterministic on the true
-state. ``oracle[rollout=search,levels=k]`` nests it: the seat's later choices are each the
-best move by the level ``k - 1`` search's playouts (level 0: the network), about six
-times the cost a level. Each level is greedy on the values of the one below on a problem
-with nothing hidden or random left (the draws known, the others' chain policy fixed), so
-no level scores a move below the level under it, and once ``k`` reaches the seat's
-choices left in the round the values are the exact optimum against that policy
-(:meth:`~agents.mexican_train.value_leaf.ValueLeaves.improved_values`;
-:mod:`agents.mexican_train.exact` finds that optimum directly, late in a round). The one-ply bound
-rises with each better continuation (docs/champion.md, steps 19 to 21), so none below that
-exact level is the game's perfect-information value.
-
 How it gets the hidden state without breaking the house rule (nothing above the env reads
 hidden state for a fair agent): the play loop builds each agent's decision as
 ``agent.decision_class(env, agent_id)``. Fair agents get
@@ -61,16 +39,12 @@ from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.tilegame.validate import as_int
 
-__all__ = ["BONEYARD", "ROLLOUTS", "WORLDS", "CheatDecision", "OracleAgent"]
+__all__ = ["BONEYARD", "WORLDS", "CheatDecision", "OracleAgent"]
 
 #: what the oracle sees of the boneyard: its order too, or only its tiles
 BONEYARD = ("seen", "hidden")
 #: boneyard shuffles a move is played out on, by default, when the order is hidden
 WORLDS = 32
-#: how each move is played out: the chain policy for every seat, the seat's later choices
-#: by the table's self-play network (the champion's rollouts), or each of them the best
-#: move by those network rollouts (``rollout=policy``'s own move: one more improvement)
-ROLLOUTS = ("chain", "policy", "search")
 
 
 class CheatDecision(Decision):
@@ -94,13 +68,6 @@ class OracleAgent(Agent):
             every hand, the boneyard's tiles but not their order (module docstring).
         worlds: boneyard shuffles a move is played out on with ``boneyard="hidden"``
             (default :data:`WORLDS`); refused with the seen boneyard, which needs none.
-        rollout: ``"chain"`` (default), ``"policy"``: the seat's later choices by a
-            self-play network, or ``"search"``: each of them the best move by that
-            network's rollouts (compiled engine only; module docstring).
-        path: that network's policy file (``rollout="policy"`` or ``"search"``); default
-            the table's shipped one (:func:`~agents.mexican_train.champion.table_policy`).
-        levels: with ``rollout="search"``, how many levels of search choose the seat's
-            later choices (default 1; module docstring).
     """
 
     name = "oracle"
@@ -114,9 +81,6 @@ class OracleAgent(Agent):
         engine: str = "auto",
         boneyard: str = "seen",
         worlds: int | None = None,
-        rollout: str = "chain",
-        path: str | None = None,
-        levels: int | None = None,
     ) -> None:
         super().__init__(seed)
         if engine not in ("auto", "compiled", "python"):
@@ -127,41 +91,21 @@ class OracleAgent(Agent):
             raise ValueError("worlds= counts boneyard shuffles: it needs boneyard=hidden")
         worlds = WORLDS if worlds is None else worlds
         as_int("worlds", worlds, low=1, numpy=False, error=ValueError)
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"rollout must be one of {ROLLOUTS}, got {rollout!r}")
-        if path is not None and rollout == "chain":
-            raise ValueError("path= is the network of rollout=policy or rollout=search")
-        if levels is not None and rollout != "search":
-            raise ValueError("levels= counts the levels of rollout=search")
-        levels = 1 if levels is None else levels
-        as_int("levels", levels, low=1, numpy=False, error=ValueError)
-        self.levels = levels
         self.boneyard = boneyard
         self.worlds = worlds
-        self.rollout = rollout
-        self.path = path
         module = compiled_rollouts() if engine != "python" else None
         if engine == "compiled" and module is None:
             raise ValueError("engine='compiled' needs numba: pip install 'mtrain_env[fast]'")
-        if rollout != "chain" and module is None:
-            raise ValueError(
-                f"rollout={rollout!r} runs on the compiled engine: pip install 'mtrain_env[fast]'"
-            )
         self.engine = "compiled" if module is not None else "python"
         self._rollout = module
         self._prior = PlannerAgent()
         self._games: dict[GameConfig, Any] = {}
-        self._leaves: dict[GameConfig, Any] = {}
         self.last_values: dict[int, float] = {}  #: result of each legal action (last decision)
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {"engine": self.engine}
         if self.boneyard != "seen":
             out |= {"boneyard": self.boneyard, "worlds": self.worlds}
-        if self.rollout != "chain":
-            out |= {"rollout": self.rollout, "path": self.path}
-        if self.levels != 1:
-            out["levels"] = self.levels
         return out
 
     def __getstate__(self) -> dict[str, Any]:
@@ -169,7 +113,6 @@ class OracleAgent(Agent):
         state = self.__dict__.copy()
         state["_rollout"] = None
         state["_games"] = {}
-        state["_leaves"] = {}
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -201,17 +144,6 @@ class OracleAgent(Agent):
         best = max(range(len(legal)), key=lambda i: (values[i], i == prior, -i))
         return int(legal[best])
 
-    def _network_leaves(self, config: GameConfig) -> Any:
-        """The network rollouts of ``config``'s table (one per config, loaded on first use)."""
-        leaves = self._leaves.get(config)
-        if leaves is None:
-            from agents.mexican_train.champion import table_policy
-            from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
-
-            net = load_value_net(self.path if self.path is not None else table_policy(config))
-            leaves = self._leaves[config] = ValueLeaves(net, config, depth=None)
-        return leaves
-
     def _shuffled_values(self, decision: Decision, truth: GameState, moves: list[int]) -> list[float]:
         """Each move's mean result over :attr:`worlds` copies of ``truth`` with the boneyard
         shuffled (from its tiles sorted: the true order never matters)."""
@@ -234,11 +166,6 @@ class OracleAgent(Agent):
                 pair = self._games[game.config] = (CompiledMexicanTrain(game.config), self._rollout.scratch())
             cgame, sc = pair
             root = cgame.to_compiled(truth)
-            if self.rollout != "chain":  # the network's playouts (level 0) or a search over them
-                levels = 0 if self.rollout == "policy" else self.levels
-                leaves = self._network_leaves(game.config)
-                values = leaves.searched_results_on(root, cgame.tables, seat, moves, sc, levels)
-                return [float(x) for x in values]
             out = np.zeros(len(moves))
             self._rollout.rollout_root(root, cgame.tables, np.array(moves, np.int64), seat, 2, out, sc)
             return [float(x) for x in out]

@@ -17,10 +17,6 @@ others), and scored exactly. Values are in pips, the scale of
 :func:`agents.mexican_train.rollout_policies.round_result` (the self-play ``zero_sum`` reward times the
 hand size times N).
 
-``levels=k`` (``champion[levels=k]``, with ``depth=None``) makes each of the seat's later
-choices in a playout the best move by ``k`` levels of search over the network's playouts
-on that world (:meth:`ValueLeaves.improved_values`, the search of ``oracle[rollout=search]``).
-
 Every world's candidates are valued in one batched forward pass per step of the seat, in
 numpy float32 (no torch; within float32 rounding of the ``ppo`` agent's float64), BLAS on
 one thread; ``results`` can split the worlds over a rollout thread pool, one block each.
@@ -40,7 +36,6 @@ from agents.mexican_train.selfplay_file import is_selfplay_policy, read_selfplay
 from mtrain_env.mexican_train.compiled import engine, rollout
 from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import ObservationLayout
-from mtrain_env.tilegame.validate import as_int
 
 __all__ = ["ValueLeaves", "check_table", "load_value_net"]
 
@@ -97,10 +92,6 @@ class ValueLeaves:
         depth: the seat's own later choices made by the network before the value is read;
             ``None``: all of them (the round is played out and scored, no value is read).
         danger: the chain policy's ``danger`` (as ``mc``'s rollouts).
-        levels: with ``depth=None``, the seat's later choices on each world are each the
-            best move by that many levels of search over the network's playouts on the
-            world (:meth:`improved_values`; ``champion[levels=k]``); 0 (default): the
-            network's argmax.
     """
 
     def __init__(
@@ -109,17 +100,10 @@ class ValueLeaves:
         config: GameConfig,
         depth: int | None = 0,
         danger: int = 2,
-        levels: int = 0,
     ) -> None:
         check_table(net, config)
-        as_int("levels", levels, low=0, numpy=False, error=ValueError)
-        if levels and depth is not None:
-            raise ValueError(
-                "levels= searches the seat's later choices of playouts to the end: it needs depth=None"
-            )
         _one_blas_thread()
         self.net = net
-        self.levels = levels
         self.depth = _TO_THE_END if depth is None else depth
         self.danger = danger
         self.obs_size = ObservationLayout(config).size
@@ -144,7 +128,7 @@ class ValueLeaves:
                 first, count, lambda at, n, block_sc: self.results(det, base, at, n, candidates, block_sc)
             )
         states = rollout.advance_states(det, base, first, count, candidates, self.danger, sc)
-        return self._leaf_values(states, det.game.tables, det.view.seat, sc)
+        return self._values(states, det.game.tables, det.view.seat, sc)
 
     def results_on(
         self, roots: np.ndarray, tb: np.ndarray, seat: int, candidates: list[int], sc: Any
@@ -154,71 +138,7 @@ class ValueLeaves:
         states = np.empty((roots.shape[0], len(candidates), roots.shape[1]), np.int64)
         cand = np.array(candidates, np.int64)
         rollout.advance_roots(roots, tb, cand, seat, self.danger, states, sc)
-        return self._leaf_values(states, tb, seat, sc)
-
-    def searched_results_on(
-        self, root: np.ndarray, tb: np.ndarray, seat: int, candidates: list[int], sc: Any, levels: int = 1
-    ) -> np.ndarray:
-        """``len(candidates)`` values for ``seat``, in pips, on one world ``root`` (a full
-        compiled state, ``seat`` on turn): each candidate played out by the level-``levels``
-        policy of :meth:`improved_values`, the others by the chain policy. Level 0 is
-        :meth:`results_on`'s network; level 1 makes each later choice the BEST of its legal
-        moves by those network rollouts (ties: the first in the engine's legal-move order),
-        one step of policy improvement (``oracle[rollout=search]``); each level one more.
-        Deterministic."""
-        as_int("levels", levels, low=0, numpy=False, error=ValueError)
-        children = np.empty((1, len(candidates), root.shape[0]), np.int64)
-        cand = np.array(candidates, np.int64)
-        rollout.advance_roots(root[None, :], tb, cand, seat, self.danger, children, sc)
-        return self.improved_values(children[0], tb, seat, sc, levels)
-
-    def improved_values(
-        self, states: np.ndarray, tb: np.ndarray, seat: int, sc: Any, level: int
-    ) -> np.ndarray:
-        """The results for ``seat`` of ``states`` (``(n, STATE_SIZE)``, each at one of the
-        seat's choices or over; not modified) played out by the level-``level`` policy:
-        level 0 is the network's argmax, level ``k`` takes at each of the seat's choices
-        the move whose child (advanced to the seat's next choice) the level ``k - 1``
-        policy plays out best. On a true state (the draws and the others' chain policy
-        known) each level is greedy on the previous one's values, so by the policy
-        improvement theorem no level does worse than the one below it, and a state with at
-        most ``k`` choices of the seat left on every line is played out exactly optimally
-        by level ``k``. Every step's (row, move) children go through the level below in one
-        batch; each level costs about six times the one below (``bench_search``)."""
-        if level == 0:
-            return self._values(states[None].copy(), tb, seat, sc)[0]
-        current = states.copy()
-        n = current.shape[0]
-        out = np.zeros(n, np.float64)
-        over = np.zeros(n, np.bool_)
-        legal = np.empty(engine.MAX_MOVES, np.int64)
-        for _ in range(_TO_THE_END):
-            rollout.results_rows(current, np.arange(n), tb, seat, over, out)
-            rows = np.flatnonzero(~over)
-            if not rows.size:
-                return out
-            children = []
-            for r in rows:  # each live row is at one of the seat's real choices
-                count = engine.legal_moves_into(current[r], tb, legal)
-                child = np.empty((1, count, current.shape[1]), np.int64)
-                rollout.advance_roots(
-                    current[r][None, :], tb, legal[:count].copy(), seat, self.danger, child, sc
-                )
-                children.append(child[0])
-            values = self.improved_values(np.concatenate(children), tb, seat, sc, level - 1)
-            at = 0
-            for r, child in zip(rows, children, strict=True):
-                current[r] = child[int(np.argmax(values[at : at + len(child)]))]
-                at += len(child)
-        raise RuntimeError(f"a round went on past {_TO_THE_END} choices of one seat")
-
-    def _leaf_values(self, states: np.ndarray, tb: np.ndarray, seat: int, sc: Any) -> np.ndarray:
-        """The ``(count, k)`` values of advanced states ``(count, k, STATE_SIZE)`` at
-        :attr:`levels` of search (0: :meth:`_values`, in place)."""
-        if not self.levels:
-            return self._values(states, tb, seat, sc)
-        flat = states.reshape(-1, states.shape[-1])
-        return self.improved_values(flat, tb, seat, sc, self.levels).reshape(states.shape[:2])
+        return self._values(states, tb, seat, sc)
 
     def _values(self, states: np.ndarray, tb: np.ndarray, seat: int, sc: Any) -> np.ndarray:
         """The ``(count, k)`` values of advanced states ``(count, k, STATE_SIZE)`` (in place)."""

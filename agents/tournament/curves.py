@@ -15,7 +15,7 @@ per agent name). A cheating point
     python -m agents.tournament.curves --out runs/curves --deals 200 --seed 2029 --workers 2 \\
         --points 'mc[sims=25]' 'mc[sims=50]' 'mc[sims=100]' 'mc[sims=200]' 'mc[sims=400]' oracle
 
-Rerun with more points (``ismcts[sims=200]``, ``ismcts_puct[ms=100]``, ...) and fewer
+Rerun with more points (``ismcts[sims=200]``, ``champion[ms=100]``, ...) and fewer
 ``--deals`` into the same ``--out``: the points already played on at least that many
 deals are read back as they are, and every point is timed again in the one timing run.
 ``--run LABEL=DIR`` reads a point from a tournament played elsewhere (``mtrain bench

@@ -1,7 +1,7 @@
 """``python -m agents.tournament.paired A B``: two "X + (P - 1) x baseline" runs on the same deals, compared.
 
 Each run directory is one duplicate tournament whose lineup seats one agent against
-copies of a baseline (e.g. ``mc_infer[sims=200]`` + 3 x ``planner``, then ``mc[sims=200]``
+copies of a baseline (e.g. ``champion[sims=200]`` + 3 x ``planner``, then ``mc[sims=200]``
 + 3 x ``planner``, same ``--seed`` and ``--deals``, hence the same deals). Per deal, an
 agent's gain is the baselines' mean penalty a round minus its own (the harness's pairwise
 figure); the deals being the same, the difference of the two gains is paired deal by deal,

@@ -4,8 +4,6 @@ Env decisions per second INCLUDING the learning updates (rollout + PPO epochs), 
 
 * ``selfplay/tile``, ``selfplay/graph`` and ``selfplay/mlp``: :class:`~training.selfplay.learner.SelfPlayPPO`
   (one batched forward pass a step over the batched engine, every seat trains);
-* ``selfplay/dmc``: :class:`~training.selfplay.dmc.SelfPlayDMC` on the ``tile`` net (the
-  same rollouts, epsilon-greedy acting, its Monte-Carlo regression as the update);
 * ``sb3/maskable``: sb3-contrib's ``MaskablePPO`` (``MlpPolicy``, the same hidden sizes as
   the MLP) through :class:`~training.batched_vec.BatchedVecEnv`, the path users know (it
   trains the acting seat only; its rollouts hold the same number of decisions);
@@ -83,7 +81,6 @@ def measure(rounds: int, games: int, steps: int, threads: int, paths: list[str])
         "selfplay/tile": lambda: _selfplay_path("tile", games, steps, threads),
         "selfplay/graph": lambda: _selfplay_path("graph", games, steps, threads),
         "selfplay/mlp": lambda: _selfplay_path("mlp", games, steps, threads),
-        "selfplay/dmc": lambda: _selfplay_path("tile", games, steps, threads, algo="dmc"),
         "sb3/maskable": lambda: _sb3_path(games, steps, threads, 128),
     }
     runs = {name: builders[name]() for name in paths}
@@ -114,7 +111,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--paths",
         nargs="+",
-        default=["selfplay/tile", "selfplay/mlp", "selfplay/dmc", "sb3/maskable"],
+        default=["selfplay/tile", "selfplay/mlp", "sb3/maskable"],
         help="paths to measure",
     )
     p.set_defaults(func=main)
@@ -147,7 +144,7 @@ def _option_problem(args: argparse.Namespace) -> str | None:
 
 
 def main(args: argparse.Namespace) -> int:
-    known = ("selfplay/tile", "selfplay/graph", "selfplay/mlp", "selfplay/dmc", "sb3/maskable")
+    known = ("selfplay/tile", "selfplay/graph", "selfplay/mlp", "sb3/maskable")
     for name in args.paths:
         if name not in known:
             print(
@@ -161,7 +158,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     rates = measure(args.rounds, args.games, args.steps, args.threads, list(args.paths))
     print(
-        f"4 players, double-12; {args.games} games x {args.steps} steps a rollout, 3 PPO epochs (dmc: 1), "
+        f"4 players, double-12; {args.games} games x {args.steps} steps a rollout, 3 PPO epochs, "
         f"{args.threads} torch thread(s); {args.rounds} timed updates per path, in turns"
     )
     base = rates.get("sb3/maskable")

@@ -1,4 +1,4 @@
-"""``mtrain selfplay``: self-play on the compiled batched engine, PPO or deep Monte-Carlo.
+"""``mtrain selfplay``: self-play by PPO on the compiled batched engine.
 
 Examples::
 
@@ -7,13 +7,9 @@ Examples::
     mtrain selfplay --out runs/mlp --net mlp --steps 20000000   # the MLP baseline
     mtrain selfplay --out runs/lg --opponents planner --opponent-share 0.5  # half the games vs planner seats
     mtrain selfplay --out runs/br --opponents planner --opponent-share 1 --opponent-seats 3  # vs 3 planners
-    mtrain selfplay --out runs/dmc --algo dmc --epsilon 0.05    # deep Monte-Carlo Q(s, a)
 
---algo ppo (default; :mod:`training.selfplay.learner`) trains an actor-critic by clipped
-PPO; --algo dmc (:mod:`training.selfplay.dmc`) regresses the network's per-action scores
-as Q(s, a) on Monte-Carlo returns and acts epsilon-greedily (DouZero's recipe). The
-PPO-only options (--gae-lambda, --clip, --ent-coef, --vf-coef) are refused with --algo
-dmc, --epsilon with --algo ppo. The algorithm is part of the run's identity.
+--algo ppo (the default and only learner; :mod:`training.selfplay.learner`) trains an
+actor-critic by clipped PPO. The algorithm is part of the run's identity.
 
 One shared network acts for the seat on turn in --games games at once (one batched forward
 pass a step); every seat's decisions are trained on with that seat's own returns. The run
@@ -64,8 +60,8 @@ _LEARNER: dict[str, tuple[str, type, str]] = {
     "--pair-hidden": ("pair_hidden", int, "tile/train token width of the tile net (default 64)"),
     "--games": ("num_games", int, "games played at once (default 256)"),
     "--rollout-steps": ("steps", int, "env steps per rollout (default 64)"),
-    "--epochs": ("epochs", int, "passes over each rollout's decisions (default 3; dmc 1)"),
-    "--minibatch": ("minibatch", int, "decisions a gradient step (default 2048; dmc 1024)"),
+    "--epochs": ("epochs", int, "passes over each rollout's decisions (default 3)"),
+    "--minibatch": ("minibatch", int, "decisions a gradient step (default 2048)"),
     "--lr": ("lr", float, "Adam learning rate (default 3e-4)"),
     "--gamma": ("gamma", float, "discount per decision (default 1)"),
     "--gae-lambda": ("lam", float, "GAE lambda (default 0.95)"),
@@ -82,12 +78,6 @@ _LEARNER: dict[str, tuple[str, type, str]] = {
         int,
         "opponent seats of each such game (default 0: drawn 1..n-1; n-1: a best response to the lineup)",
     ),
-    "--epsilon": ("epsilon", float, "dmc: probability of a random legal action (default 0.05)"),
-}
-#: options of one learner only
-_ONLY: dict[str, tuple[str, ...]] = {
-    "ppo": ("lam", "clip", "ent_coef", "vf_coef"),
-    "dmc": ("epsilon",),
 }
 #: option -> (RunOptions field, type, help)
 _RUN: dict[str, tuple[str, type, str]] = {
@@ -116,16 +106,14 @@ def register(subparsers: Any) -> None:
     """Add the ``selfplay`` subcommand to the ``mtrain`` parser."""
     p = subparsers.add_parser(
         "selfplay",
-        help="self-play on the batched engine, PPO or deep Monte-Carlo (every seat learns)",
+        help="self-play by PPO on the batched engine (every seat learns)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
     p.add_argument("--out", required=True, help="the run's directory")
     learner = p.add_argument_group("learner (part of the run's identity)")
-    learner.add_argument(
-        "--algo", default=None, help="ppo (default): clipped PPO; dmc: deep Monte-Carlo Q(s, a)"
-    )
+    learner.add_argument("--algo", default=None, help="ppo (default, the only learner): clipped PPO")
     for flag, (dest, typ, text) in _LEARNER.items():
         learner.add_argument(flag, dest=dest, type=_typed(typ, flag), default=None, help=text)
     run = p.add_argument_group("budget and evaluation")
@@ -158,18 +146,6 @@ def _flag_of(field: str) -> str:
 def _fail(flag: str, message: str) -> int:
     print(f"{_PREFIX}: {flag}: {message}", file=sys.stderr)
     return 2
-
-
-def _check_options_of(algo: str, given: dict[str, Any]) -> None:
-    """``ConfigError`` for an option given that belongs to the other learner."""
-    from training.checks import ConfigError
-
-    for other, names in _ONLY.items():
-        if other != algo:
-            for name in names:
-                if name in given:
-                    text = f"an option of --algo {other}, this run is --algo {algo}"
-                    raise ConfigError(_flag_of(name), text)
 
 
 def build(args: argparse.Namespace) -> tuple[SelfPlayConfig, RunOptions]:
@@ -223,7 +199,6 @@ def _learner_config(args: argparse.Namespace, given: dict[str, Any], out: Path) 
 
     if not args.resume:
         algo = args.algo or "ppo"
-        _check_options_of(algo, given)
         try:
             return ALGOS[algo](**given)
         except ConfigError as err:
@@ -236,7 +211,6 @@ def _learner_config(args: argparse.Namespace, given: dict[str, Any], out: Path) 
         raise ConfigError(
             "--algo", f"the run in {out} was started with {algo_of(saved)!r}, got {args.algo!r}"
         )
-    _check_options_of(algo_of(saved), given)
     for field, value in given.items():
         if getattr(saved, field) != value:
             was = getattr(saved, field)

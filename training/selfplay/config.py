@@ -1,8 +1,8 @@
 """What defines a self-play run and how it is measured, without torch: the learners'
-configurations (:class:`SelfPlayConfig`, :class:`DMCConfig`), ``selfplay.json``'s reading
+configuration (:class:`SelfPlayConfig`), ``selfplay.json``'s reading
 and writing, and :class:`RunOptions`.
 
-Kept apart from the learners (:mod:`training.selfplay.learner`, :mod:`training.selfplay.dmc`)
+Kept apart from the learners (:mod:`training.selfplay.learner`)
 so that ``mtrain selfplay`` checks every option before it imports torch; those modules
 re-export these names.
 """
@@ -29,7 +29,6 @@ __all__ = [
     "INT_BOUNDS",
     "MAX_ROLLOUT",
     "OPPONENTS",
-    "DMCConfig",
     "RunOptions",
     "SelfPlayConfig",
     "algo_of",
@@ -168,22 +167,8 @@ class SelfPlayConfig:
         return cls(**data)
 
 
-@dataclass(frozen=True)
-class DMCConfig(SelfPlayConfig):
-    """A deep Monte-Carlo run: :class:`SelfPlayConfig` plus the exploration rate."""
-
-    epochs: int = 1  #: passes over each rollout's finished decisions
-    minibatch: int = 1024
-    #: probability of a uniformly random legal action at a real decision (DouZero: 0.01)
-    epsilon: float = 0.05
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_number("epsilon", self.epsilon, "[0, 1]", 0.0, 1.0)
-
-
 #: learner name -> its configuration class (``selfplay.json``'s ``"algo"``)
-ALGOS: dict[str, type[SelfPlayConfig]] = {"ppo": SelfPlayConfig, "dmc": DMCConfig}
+ALGOS: dict[str, type[SelfPlayConfig]] = {"ppo": SelfPlayConfig}
 
 CONFIG_FILE = "selfplay.json"
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -259,7 +244,7 @@ def error_text(err: ConfigError) -> str:
 
 def algo_of(config: SelfPlayConfig) -> str:
     """The learner a configuration is for."""
-    return "dmc" if isinstance(config, DMCConfig) else "ppo"
+    return "ppo"
 
 
 def config_to_json(config: SelfPlayConfig) -> dict[str, Any]:

@@ -1,12 +1,11 @@
 """A self-play run on disk: budget, checkpoints and exact resume, evaluation, learning curve.
 
 ``run_selfplay(config, out_dir, ...)`` trains a :class:`SelfPlayPPO` (a
-:class:`~training.selfplay.learner.SelfPlayConfig`) or a
-:class:`~training.selfplay.dmc.SelfPlayDMC` (a :class:`~training.selfplay.dmc.DMCConfig`)
-until ``total_steps`` env decisions or ``max_minutes`` of wall time, writing into ``out_dir``:
+:class:`~training.selfplay.learner.SelfPlayConfig`) until ``total_steps`` env decisions or
+``max_minutes`` of wall time, writing into ``out_dir``:
 
-* ``selfplay.json``: the run's configuration with its ``"algo"`` (``ppo`` or ``dmc``; a
-  resume must match it);
+* ``selfplay.json``: the run's configuration with its ``"algo"`` (``ppo``; a resume must
+  match it);
 * ``checkpoint.pt``: the learner's whole state (every ``checkpoint_every`` updates and at
   each evaluation and at the end; :mod:`training.selfplay.checkpoint`);
 * ``policies/step_<env steps>.npz``: the policy at each evaluation, and ``policy.npz``, the
@@ -53,7 +52,6 @@ from training.selfplay.config import (
     ALGOS,
     CHECKPOINT_FILE,
     CONFIG_FILE,
-    DMCConfig,
     RunOptions,
     SelfPlayConfig,
     checkpoint_fault,
@@ -61,7 +59,6 @@ from training.selfplay.config import (
     config_to_json,
     read_config_file,
 )
-from training.selfplay.dmc import SelfPlayDMC
 from training.selfplay.learner import SelfPlayPPO
 
 __all__ = [
@@ -91,8 +88,6 @@ CURVE_FIELDS = (
 
 def make_learner(config: SelfPlayConfig, load_init: bool = True) -> SelfPlayPPO:
     """The learner of ``config``'s algorithm (``load_init=False``: its ``init`` file unread)."""
-    if isinstance(config, DMCConfig):
-        return SelfPlayDMC(config, load_init)
     return SelfPlayPPO(config, load_init)
 
 

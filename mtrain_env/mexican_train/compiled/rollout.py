@@ -98,7 +98,6 @@ __all__ = [
     "chain_rollout",
     "deal_hidden",
     "longest_chain",
-    "lookahead_rollout",
     "observe_rows",
     "results_rows",
     "rollout",
@@ -597,71 +596,6 @@ def chain_rollout(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np
 
 
 @njit(cache=_CACHE)
-def _inner_scratch(sc: Any) -> Any:
-    """A second scratch for rollouts inside a rollout: its own work arrays, ``sc``'s memo."""
-    moves, reserved, hand, used, chains, frames, counter, memo, zobrist, limit, planner, work = sc
-    return (
-        np.empty_like(moves),
-        np.zeros_like(reserved),
-        np.empty_like(hand),
-        np.zeros_like(used),
-        np.empty_like(chains),
-        np.empty_like(frames),
-        np.zeros_like(counter),
-        memo,
-        zobrist,
-        limit,
-        planner,
-        (
-            np.empty_like(work[0]),
-            np.empty_like(work[1]),
-            np.empty_like(work[2]),
-            np.empty_like(work[3]),
-            np.empty_like(work[4]),
-            np.empty_like(work[5]),
-        ),
-    )
-
-
-@njit(cache=_CACHE)
-def lookahead_rollout(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any, inner: Any) -> None:
-    """Play ``s`` to the end of its round (in place): the chain policy for every seat but
-    ``seat``, whose real choices look one move ahead ON THIS FULL STATE: each legal move
-    is played out by the chain policy (on the scratch ``inner``) and the best result for
-    ``seat`` is kept (ties: the chain policy's own move, then the lowest id).
-
-    Inside a determinization this is the searching seat playing its later moves as a
-    one-ply oracle of that world (the perfect-information evaluation of PIMC, as bridge's
-    GIB does with a double-dummy solver), at ~(its choices x moves) chain rollouts each."""
-    _reserve(s, tb, sc)
-    moves = sc[0]
-    reserved = sc[1]
-    work = np.empty_like(s)
-    trace = np.empty(0, np.int64)
-    while s[S_PHASE] < ROUND_OVER:
-        count = engine.legal_moves_into(s, tb, moves)
-        m = moves[0] if count == 1 else _choose(s, tb, moves, count, reserved, danger)
-        if count > 1 and s[S_CURRENT] == seat:
-            work[:] = s
-            engine.apply(work, tb, m)
-            chain_rollout(work, tb, danger, inner, trace)
-            best = round_result(work, tb, seat)
-            chosen = m
-            for i in range(count):
-                if moves[i] == m:
-                    continue
-                work[:] = s
-                engine.apply(work, tb, moves[i])
-                chain_rollout(work, tb, danger, inner, trace)
-                value = round_result(work, tb, seat)
-                if value > best:
-                    best = value
-                    chosen = moves[i]
-            m = chosen
-        engine.apply(s, tb, m)
-
-
-@njit(cache=_CACHE)
 def round_result(s: np.ndarray, tb: np.ndarray, seat: int) -> float:
     """The finished round's zero-sum result for ``seat`` (higher is better; as
     ``agents.mexican_train.rollout_policies.round_result``)."""
@@ -789,20 +723,15 @@ def _play_candidates(
     danger: int,
     out: np.ndarray,
     sc: Any,
-    inner: Any,
     s: np.ndarray,
     trace: np.ndarray,
-    lookahead: bool,
 ) -> None:
     """``out[c]`` = ``seat``'s result of candidate ``c`` applied to ``root`` and played out
-    (chain or lookahead rollouts); ``s``, ``trace`` and ``inner`` are the caller's work arrays."""
+    by chain rollouts; ``s`` and ``trace`` are the caller's work arrays."""
     for c in range(candidates.shape[0]):
         s[:] = root
         engine.apply(s, tb, candidates[c])
-        if lookahead:
-            lookahead_rollout(s, tb, seat, danger, sc, inner)
-        else:
-            chain_rollout(s, tb, danger, sc, trace)
+        chain_rollout(s, tb, danger, sc, trace)
         out[c] = round_result(s, tb, seat)
 
 
@@ -822,26 +751,23 @@ def rollout_matrix(
     out: np.ndarray,
     dealt: np.ndarray,
     sc: Any,
-    lookahead: bool,
 ) -> None:
     """Determinizations ``first .. first + out.shape[0] - 1`` of ``template``, each with
     every candidate move played out: ``out[d, c]`` = ``seat``'s result of candidate ``c`` on
     determinization ``first + d``. ``dealt[d]`` = 0 where the greedy dealer gave up
-    (``out[d]`` untouched: the caller deals that one itself, :func:`run_rollouts`).
-    ``lookahead``: the rollouts are :func:`lookahead_rollout` ones for ``seat``, not chain ones."""
+    (``out[d]`` untouched: the caller deals that one itself, :func:`run_rollouts`)."""
     root = template.copy()
     s = np.empty(STATE_SIZE, np.int64)
     pool = np.empty(MAX_TILES, np.int64)
     owner = np.empty(MAX_TILES, np.int64)
     trace = np.empty(0, np.int64)
-    inner = _inner_scratch(sc)
     for d in range(out.shape[0]):
         root[:] = template
         if not deal_hidden(root, tb, unseen, allowed, order, need, base, first + d, pool, owner):
             dealt[d] = 0
             continue
         dealt[d] = 1
-        _play_candidates(root, tb, candidates, seat, danger, out[d], sc, inner, s, trace, lookahead)
+        _play_candidates(root, tb, candidates, seat, danger, out[d], sc, s, trace)
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -853,13 +779,11 @@ def rollout_root(
     danger: int,
     out: np.ndarray,
     sc: Any,
-    lookahead: bool = False,
 ) -> None:
-    """Every candidate played out on one given full state: ``out[c]`` (``lookahead``: as
-    :func:`rollout_matrix`)."""
+    """Every candidate played out on one given full state by chain rollouts: ``out[c]``."""
     s = np.empty(STATE_SIZE, np.int64)
     trace = np.empty(0, np.int64)
-    _play_candidates(root, tb, candidates, seat, danger, out, sc, _inner_scratch(sc), s, trace, lookahead)
+    _play_candidates(root, tb, candidates, seat, danger, out, sc, s, trace)
 
 
 # ================================================== leaves for a value network
@@ -1180,7 +1104,6 @@ def run_rollouts(
     danger: int = 2,
     sc: Any = None,
     pool: ThreadPool | None = None,
-    lookahead: bool = False,
 ) -> np.ndarray:
     """``(count, len(candidates))`` results of the view's seat: determinizations ``first ..
     first + count - 1`` of stream ``base``, every candidate (an absolute move) on each.
@@ -1188,15 +1111,12 @@ def run_rollouts(
     With a ``pool``, the determinizations are split into one contiguous block per thread
     (the kernels release the GIL), each on its thread's scratch; a determinization is a
     function of ``(base, index)`` and the memo never changes an answer, so the result is
-    the same array as on one thread. ``lookahead``: the seat's later choices in each
-    rollout look one move ahead (:func:`lookahead_rollout`)."""
+    the same array as on one thread."""
     if pool is not None and count > 1:
         return pool.blocks(
             first,
             count,
-            lambda at, n, block_sc: run_rollouts(
-                det, base, at, n, candidates, danger, block_sc, lookahead=lookahead
-            ),
+            lambda at, n, block_sc: run_rollouts(det, base, at, n, candidates, danger, block_sc),
         )
     tb = det.game.tables
     sc = scratch() if sc is None else sc
@@ -1204,7 +1124,7 @@ def run_rollouts(
     out = np.zeros((count, len(candidates)), np.float64)
     dealt = np.ones(count, np.int64)
     seat = det.view.seat
-    rollout_matrix(*det.dealer, base, first, cand, seat, danger, out, dealt, sc, lookahead)
+    rollout_matrix(*det.dealer, base, first, cand, seat, danger, out, dealt, sc)
     for d in np.flatnonzero(dealt == 0).tolist():
-        rollout_root(det.fallback(base, first + d), tb, cand, seat, danger, out[d], sc, lookahead)
+        rollout_root(det.fallback(base, first + d), tb, cand, seat, danger, out[d], sc)
     return out
