@@ -1,5 +1,5 @@
-"""The agents layer's ``mtrain`` commands: ``demo``, ``bench``, ``play``, ``block-demo``, ``block-bench``,
-``serve``.
+"""The agents layer's ``mtrain`` commands: ``demo``, ``bench``, ``benchmark``, ``play``,
+``block-demo``, ``block-bench``, ``serve``.
 
 Each command's module owns its parser (a ``register(subparsers)`` function); this module
 gathers them for :mod:`training.app`, the ``mtrain`` program.
@@ -11,6 +11,7 @@ from typing import Any
 
 from agents import demo, terminal
 from agents.block import cli as block_cli
+from agents.tournament import benchmark_cli
 from agents.tournament import cli as tournament_cli
 from agents.web import cli as web_cli
 
@@ -19,6 +20,7 @@ def register(subparsers: Any) -> None:
     """Add the agents' commands to the ``mtrain`` parser."""
     demo.register(subparsers)
     tournament_cli.register(subparsers)
+    benchmark_cli.register(subparsers)
     terminal.register(subparsers)
     block_cli.register(subparsers)
     web_cli.register(subparsers)

@@ -9,6 +9,8 @@ plugins); ``"module:Class"`` names an agent outside the tables (a tournament ent
 from __future__ import annotations
 
 import importlib
+import inspect
+import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -78,7 +80,9 @@ def register(cls: type[BaseAgent[Any]], game: str = DEFAULT_GAME) -> type[BaseAg
 
 
 def import_class(path: str) -> type[BaseAgent[Any]]:
-    """The agent class at ``"package.module:ClassName"``; ``ValueError`` if it is not one."""
+    """The agent class at ``"package.module:ClassName"``, or the class of the agents a
+    factory function ``"package.module:function"`` returns (``function(**params)``, with
+    ``seed=`` too if it takes one); ``ValueError`` if the path names neither."""
     module_name, sep, cls_name = path.partition(":")
     if not sep:
         raise ValueError(f"an agent path must look like 'package.module:ClassName', got {path!r}")
@@ -90,9 +94,39 @@ def import_class(path: str) -> type[BaseAgent[Any]]:
             raise  # the module exists but needs something missing: its own error says what
         raise ValueError(f"{path!r}: no module named {err.name!r} (is it on the Python path?)") from None
     cls = getattr(module, cls_name, None)
+    if isinstance(cls, types.FunctionType):
+        return _factory_class(cls, path)
     if not (isinstance(cls, type) and issubclass(cls, BaseAgent)):
-        raise ValueError(f"{path!r} does not name an agents.base.BaseAgent subclass")
+        raise ValueError(f"{path!r} does not name an agents.base.BaseAgent subclass or a factory function")
     return cls
+
+
+def _factory_class(factory: types.FunctionType, path: str) -> type[BaseAgent[Any]]:
+    """A stand-in class whose construction calls ``factory`` (checked like a constructor:
+    :func:`~agents.spec.check_params` reads the factory's signature)."""
+    takes_seed = "seed" in inspect.signature(factory).parameters
+
+    def build(cls: type, seed: int | None = None, **params: Any) -> BaseAgent[Any]:
+        agent = factory(seed=seed, **params) if takes_seed else factory(**params)
+        if not isinstance(agent, BaseAgent):
+            raise ValueError(
+                f"{path!r} returned {type(agent).__name__}, not an agent (agents.from_policy makes one)"
+            )
+        if seed is not None:
+            agent.reset(seed)
+        return agent
+
+    namespace = {"__new__": build, "name": factory.__name__, "factory": staticmethod(factory)}
+    return type(factory.__name__, (_FactoryAgent,), namespace)
+
+
+class _FactoryAgent(BaseAgent[Any]):
+    """The base of :func:`_factory_class`'s stand-ins (never an instance itself)."""
+
+    factory: Any
+
+    def act(self, decision: Any) -> int:  # pragma: no cover - instances are the factory's agents
+        raise NotImplementedError
 
 
 def agent_class(name: str, game: str = DEFAULT_GAME) -> type[BaseAgent[Any]]:

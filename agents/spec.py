@@ -87,22 +87,33 @@ class AgentSpec:
 
     Args:
         name: key of the game's agent table (``"random"``, ``"mc"``, ...), an import path
-            ``"package.module:ClassName"`` of an :class:`~agents.base.BaseAgent` subclass,
-            or a whole spec ``"name[key=value,...]"``.
+            ``"package.module:ClassName"`` of an :class:`~agents.base.BaseAgent` subclass
+            (or of a function ``factory(seed=..., **params)`` returning an agent), or a
+            whole spec ``"name[key=value,...]"``.
         params: keyword arguments of the agent's constructor (``{"sims": 64}``).
         label: name in tables and files; default :meth:`default_label`.
+        agent: an agent object that plays as it is (``name`` is then its label, and it
+            takes no ``params``): :meth:`of` builds this spec from an agent.
     """
 
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)
     label: str | None = None
+    agent: BaseAgent[Any] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
             raise ValueError(f"an agent spec must be a string, got {self.name!r}")
+        if self.agent is not None:
+            if not isinstance(self.agent, BaseAgent):
+                raise ValueError(f"agent {self.name!r}: not an agents.base.BaseAgent, got {self.agent!r}")
+            if self.params:
+                raise ValueError(f"agent {self.name!r}: an agent object takes no params (it is built)")
         if not isinstance(self.params, Mapping):
             raise ValueError(f"agent spec {self.name!r}: params must be a mapping, got {self.params!r}")
         name, spec_params = parse_spec(self.name)
+        if self.agent is not None and spec_params:
+            raise ValueError(f"agent {self.name!r}: an agent object's name takes no [params]")
         for key in self.params:
             if not isinstance(key, str) or not key:
                 raise ValueError(f"agent spec {self.name!r}: parameter names must be strings, got {key!r}")
@@ -121,13 +132,18 @@ class AgentSpec:
         return cls(text)
 
     @classmethod
-    def of(cls, entrant: AgentSpec | str) -> AgentSpec:
-        """``entrant`` itself, or the spec of its text; anything else is a ``ValueError``."""
+    def of(cls, entrant: AgentSpec | str | BaseAgent[Any]) -> AgentSpec:
+        """``entrant`` itself, the spec of its text, or the spec of an agent object (labelled
+        by its ``name``); anything else is a ``ValueError`` (a bare function or model: make
+        it an agent with :func:`agents.custom.from_policy`)."""
         if isinstance(entrant, AgentSpec):
             return entrant
         if isinstance(entrant, str):
             return cls(entrant)
-        raise ValueError(f"an agent must be a spec string or an AgentSpec, got {entrant!r}")
+        if isinstance(entrant, BaseAgent):
+            return cls(str(entrant.name), agent=entrant)
+        hint = "; wrap a policy with agents.from_policy(policy, name=...)" if callable(entrant) else ""
+        raise ValueError(f"an agent must be a spec string, an AgentSpec or an agent, got {entrant!r}{hint}")
 
     def default_label(self) -> str:
         """``name`` or ``name[k=v,...]`` (keys sorted; a path's class name only)."""
@@ -147,14 +163,15 @@ def check_params(cls: type[BaseAgent[Any]], params: Mapping[str, Any]) -> None:
     or whose value is not of the type the constructor declares (``mc[sims=abc]``: "sims must
     be an int or None, got 'abc'"): a spec typed on a command line is refused in words, not
     by whatever the constructor's first comparison raises. ``seed`` is the harness's."""
-    signature = inspect.signature(cls.__init__)
+    constructor = getattr(cls, "factory", None) or cls.__init__  # a factory's stand-in: the factory
+    signature = inspect.signature(constructor)
     named = {
         key: p
         for key, p in signature.parameters.items()
         if key != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
     }
     open_ended = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
-    hints = _resolved_annotations(cls.__init__)
+    hints = _resolved_annotations(constructor)
     for key, value in params.items():
         if key == "seed":
             raise ValueError(

@@ -34,13 +34,18 @@ many as its period (``a b a b``: 2), since further rotations would repeat the sa
 
 from __future__ import annotations
 
+import copy
 import functools
+import io
 import json
 import math
 import multiprocessing as mp
 import os
+import pickle
 import re
+import sys
 import time
+import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +53,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from agents.base import BaseAgent
 from agents.play import AgentError, RoundRecord, play_game
 from agents.registry import agent_class, resolve
 from agents.spec import AgentSpec
@@ -102,7 +108,9 @@ class TournamentConfig:
     """A tournament: who plays which game, on how many duplicate deals.
 
     Args:
-        agents: the entrants (``AgentSpec`` or plain names) of the game's agent table.
+        agents: the entrants: spec strings (``"mc[sims=64]"``), :class:`AgentSpec` objects,
+            or agent objects (:func:`agents.custom.from_policy` makes one of a policy
+            function or a model; copied per seat; picklable when ``workers != 1``).
         game: the game and its rules, one frozen config object:
             ``mtrain_env.mexican_train.GameConfig.make(num_players=4, rounds=13, ...)``
             (the default: 4 players, double-12, pagat, single rounds) or
@@ -127,7 +135,7 @@ class TournamentConfig:
             ``None`` (default) writes none. Not part of the run's identity.
     """
 
-    agents: Sequence[AgentSpec | str]
+    agents: Sequence[AgentSpec | str | BaseAgent[Any]]
     game: Any = field(default_factory=MexicanTrainConfig)
     deals: int = 100
     seed: int = 0
@@ -177,6 +185,12 @@ class Plan:
     lineups: tuple[tuple[int, ...], ...]
     seed: int
     duplicate: bool
+    #: the agent objects given as entrants (``None`` for those built by name), copied per seat
+    objects: tuple[Any, ...] = ()
+
+    def agent_object(self, index: int) -> Any:
+        """The agent object of entrant ``index``, or ``None`` if it is built from its spec."""
+        return self.objects[index] if self.objects else None
 
     @property
     def adapter(self) -> TournamentGame:
@@ -244,14 +258,14 @@ class Plan:
 
 
 def checked_agent(spec: AgentSpec, config: Any, label: str | None = None) -> Any:
-    """The agent of ``spec`` for games of ``config`` (seed 0), checked as a run checks its
-    entrants before the first deal: its parameters against its constructor's signature
-    (:func:`~agents.registry.resolve`) and what it reads against the table
-    (:meth:`~agents.base.BaseAgent.check_game`). ``ValueError`` in words, the table's
+    """The agent of ``spec`` for games of ``config`` (seed 0; an agent object: itself),
+    checked as a run checks its entrants before the first deal: its parameters against its
+    constructor's signature (:func:`~agents.registry.resolve`) and what it reads against the
+    table (:meth:`~agents.base.BaseAgent.check_game`). ``ValueError`` in words, the
     constructor's and the table's errors prefixed with ``label`` (default: the spec's)."""
-    cls, params = resolve(spec, game_of(config).name)
+    factory = None if spec.agent is not None else resolve(spec, game_of(config).name)
     try:
-        agent = cls(seed=0, **params)
+        agent: Any = spec.agent if factory is None else factory[0](seed=0, **factory[1])
         agent.check_game(config)
     except ValueError as err:
         raise ValueError(f"{label or spec.default_label()}: {err}") from None
@@ -286,9 +300,15 @@ def make_plan(config: TournamentConfig) -> Plan:
         lineups = partner_lineups(len(specs), p)
     else:
         lineups = make_lineups(len(specs), p)
+    objects = tuple(s.agent for s in specs)
+    if config.workers != 1 or config.backend == "ray":
+        for spec, label in zip(specs, labels, strict=True):
+            if spec.agent is not None:
+                _check_sendable(spec.agent, label, config)
     return Plan(
         game_config=gc,
-        names=tuple(s.name for s in specs),
+        objects=objects if any(o is not None for o in objects) else (),
+        names=tuple(s.name if s.agent is None else _object_name(s.agent) for s in specs),
         params=tuple(_jsonable(dict(s.params)) for s in specs),
         labels=tuple(labels),
         agent_params=tuple(agent_params),
@@ -296,6 +316,46 @@ def make_plan(config: TournamentConfig) -> Plan:
         seed=int(config.seed),
         duplicate=bool(config.duplicate),
     )
+
+
+def _object_name(agent: Any) -> str:
+    """How a run records an agent given as an object: its class (its label is the name)."""
+    return f"object:{type(agent).__module__}.{type(agent).__qualname__}"
+
+
+class _SendablePickler(pickle.Pickler):
+    """Pickles into nothing, noting any class or function found by reference in a
+    ``__main__`` that worker processes cannot import (``python -c``, a notebook, a REPL)."""
+
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO())
+        self.unreachable: str | None = None
+
+    def reducer_override(self, obj: Any) -> Any:
+        by_reference = isinstance(obj, (type, types.FunctionType))
+        in_main = by_reference and getattr(obj, "__module__", None) == "__main__"
+        if in_main and self.unreachable is None and not hasattr(sys.modules["__main__"], "__file__"):
+            self.unreachable = obj.__qualname__
+        return NotImplemented
+
+
+def _check_sendable(agent: Any, label: str, config: TournamentConfig) -> None:
+    """An agent object reaches worker processes pickled: refuse one that cannot be, up front
+    (what a worker could not unpickle would never start)."""
+    where = "Ray actors" if config.backend == "ray" else f"workers={config.workers}"
+    advice = "play it with workers=1, or give a 'module:factory' spec that builds it in each worker"
+    pickler = _SendablePickler()
+    try:
+        pickler.dump(agent)
+    except (pickle.PicklingError, TypeError, AttributeError) as err:
+        raise ValueError(
+            f"{label}: an agent object must be picklable to play on {where} ({err}); {advice}"
+        ) from None
+    if pickler.unreachable is not None:
+        raise ValueError(
+            f"{label}: {pickler.unreachable!r} is defined in an interactive __main__, which the "
+            f"processes of {where} cannot import; {advice}"
+        )
 
 
 def _jsonable(d: Mapping[str, Any]) -> dict[str, Any]:
@@ -341,14 +401,20 @@ class DealPlayer:
         self.game = plan.adapter
         self.config = plan.game_config
         self.env = self.game.make_env(self.config)
-        self._factories = [agent_class(n, plan.game_name) for n in plan.names]
+        self._factories = [
+            agent_class(n, plan.game_name) if plan.agent_object(i) is None else None
+            for i, n in enumerate(plan.names)
+        ]
         self._agents: dict[tuple[int, int], Any] = {}
 
     def agent(self, seat: int, index: int) -> Any:
         """The cached agent of entrant ``index`` at ``seat`` (two seats never share an instance)."""
         key = (seat, index)
         if key not in self._agents:
-            self._agents[key] = self._factories[index](seed=0, **self.plan.params[index])
+            factory, given = self._factories[index], self.plan.agent_object(index)
+            self._agents[key] = (
+                copy.deepcopy(given) if factory is None else factory(seed=0, **self.plan.params[index])
+            )
         return self._agents[key]
 
     def make_deal(self, deal: int) -> tuple[int, dict[str, Any]]:
