@@ -154,3 +154,27 @@ def test_a_module_factory_plugin_plays_on_the_command_line(tmp_path: Path) -> No
         )
     assert code == 2 and "returned object, not an agent" in err.getvalue()
     assert not (tmp_path / "b").exists()
+
+
+def test_an_object_is_copied_only_where_it_holds_several_seats_of_a_game() -> None:
+    agent = from_policy(lowest_legal, name="lowest")
+    result = run_tournament(_config(agent))  # two agents, two seats: the object itself plays
+    assert result.rows
+    uncopyable = from_policy(_Uncopyable(), name="odd")
+    one_seat = run_tournament(_config(uncopyable, lineup=["odd", "planner"]))
+    same = [(r.penalty, r.actions) for r in one_seat.rows] == [(r.penalty, r.actions) for r in result.rows]
+    assert same  # the same moves (the lowest legal id)
+    with pytest.raises(ValueError, match="odd: an agent object holding 2 seats of a game is copied"):
+        run_tournament(
+            TournamentConfig(agents=[uncopyable], game=_game(), deals=1, progress=False, plots=False)
+        )
+
+
+class _Uncopyable:
+    """A policy that refuses to be copied (as some models do)."""
+
+    def __call__(self, observation: np.ndarray, mask: np.ndarray) -> int:
+        return lowest_legal(observation, mask)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> object:
+        raise TypeError("cannot copy this policy")

@@ -110,7 +110,8 @@ class TournamentConfig:
     Args:
         agents: the entrants: spec strings (``"mc[sims=64]"``), :class:`AgentSpec` objects,
             or agent objects (:func:`agents.custom.from_policy` makes one of a policy
-            function or a model; copied per seat; picklable when ``workers != 1``).
+            function or a model; it plays as it is, copied only for a game where it holds
+            several seats; picklable when ``workers != 1``).
         game: the game and its rules, one frozen config object:
             ``mtrain_env.mexican_train.GameConfig.make(num_players=4, rounds=13, ...)``
             (the default: 4 players, double-12, pagat, single rounds) or
@@ -301,6 +302,16 @@ def make_plan(config: TournamentConfig) -> Plan:
     else:
         lineups = make_lineups(len(specs), p)
     objects = tuple(s.agent for s in specs)
+    for index, (spec, label) in enumerate(zip(specs, labels, strict=True)):
+        seats = max(lineup.count(index) for lineup in lineups)
+        if spec.agent is not None and seats > 1:
+            try:  # two seats of one game never share an instance
+                copy.deepcopy(spec.agent)
+            except (TypeError, RuntimeError, copy.Error) as err:
+                raise ValueError(
+                    f"{label}: an agent object holding {seats} seats of a game is copied for each, "
+                    f"and this one cannot be ({err}); give it one seat (a lineup) or a factory"
+                ) from None
     if config.workers != 1 or config.backend == "ray":
         for spec, label in zip(specs, labels, strict=True):
             if spec.agent is not None:
@@ -412,9 +423,12 @@ class DealPlayer:
         key = (seat, index)
         if key not in self._agents:
             factory, given = self._factories[index], self.plan.agent_object(index)
-            self._agents[key] = (
-                copy.deepcopy(given) if factory is None else factory(seed=0, **self.plan.params[index])
-            )
+            if factory is not None:
+                self._agents[key] = factory(seed=0, **self.plan.params[index])
+            elif max(lineup.count(index) for lineup in self.plan.lineups) == 1:
+                self._agents[key] = given  # one seat a game: the object itself plays
+            else:
+                self._agents[key] = copy.deepcopy(given)
         return self._agents[key]
 
     def make_deal(self, deal: int) -> tuple[int, dict[str, Any]]:
