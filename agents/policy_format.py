@@ -41,7 +41,9 @@ from mtrain_env.tilegame.files import atomic_path
 __all__ = [
     "HEADER_MEMBER",
     "MAX_HEADER_BYTES",
+    "MAX_MEMBERS",
     "check_format",
+    "check_member_names",
     "check_observation_version",
     "observation_version_of",
     "read_checked_npy",
@@ -83,6 +85,32 @@ def write_npy_zip(
             np.lib.format.write_array(buf, np.ascontiguousarray(array, dtype=_FLOAT32), allow_pickle=False)
             zf.writestr(_zip_info(f"{name}.npy", compression), buf.getvalue())
     return target
+
+
+#: the most members an archive read as a policy may hold (an SB3 model archive has 6)
+MAX_MEMBERS = 64
+
+
+def check_member_names(zf: zipfile.ZipFile) -> None:
+    """``ValueError`` for an archive no writer of policies makes: more than
+    :data:`MAX_MEMBERS` members, or a member name that is absolute, climbs out of its folder
+    (``..``), names a drive or holds a backslash or a control character. Such an archive is
+    refused whole, read or not, so that nothing unpacking it later writes outside its folder."""
+    infos = zf.infolist()
+    if len(infos) > MAX_MEMBERS:
+        raise ValueError(f"{len(infos)} members, more than the {MAX_MEMBERS} a policy archive holds")
+    for info in infos:
+        name = info.filename
+        parts = name.split("/")
+        if (
+            not name
+            or name.startswith("/")
+            or "\\" in name
+            or ".." in parts
+            or re.match(r"[A-Za-z]:", name)
+            or any(ord(c) < 32 for c in name)
+        ):
+            raise ValueError(f"member name {name!r} is not a plain relative path")
 
 
 def read_member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:

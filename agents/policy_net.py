@@ -68,6 +68,7 @@ from agents.policy_format import (
     MAX_HEADER_BYTES,
     PRE_FIELD_OBSERVATION_VERSION,
     check_format,
+    check_member_names,
     check_observation_version,
     observation_version_of,
     read_json_member,
@@ -423,13 +424,20 @@ def save_policy(policy: GuardedMaskablePolicy, path: str | os.PathLike[str]) -> 
 def _open_zip(path: Path, what: str = "a policy file") -> zipfile.ZipFile:
     """``path`` as a zip archive; a pickle or anything else is refused (``what`` it should be),
     and so is a file that cannot be read (permissions, an I/O error; a missing file stays a
-    ``FileNotFoundError``)."""
+    ``FileNotFoundError``) and an archive of odd member names (:func:`check_member_names`)."""
     try:
         try:
-            return zipfile.ZipFile(path)
+            zf = zipfile.ZipFile(path)
         except zipfile.BadZipFile:  # a pickle or anything else, told apart by its first bytes
             with open(path, "rb") as f:  # an I/O error may surface only here
                 head = f.read(2)
+        else:
+            try:
+                check_member_names(zf)
+            except ValueError as err:
+                zf.close()
+                raise PolicyFileError(path, str(err)) from None
+            return zf
     except FileNotFoundError:
         raise
     except OSError as err:
@@ -501,7 +509,10 @@ def _sb3_spec(data: Any) -> tuple[PolicySpec, int]:
     policy_class = data.get("policy_class")
     module = policy_class.get("__module__") if isinstance(policy_class, dict) else None
     if module not in SB3_POLICY_MODULES:
-        raise ValueError(f"policy_class from {module!r}: only GuardedMaskablePolicy models are read")
+        raise ValueError(
+            f"policy_class from {module!r}: only GuardedMaskablePolicy models are read here "
+            "(any other SB3 model plays as ppo[path=MODEL.zip]: agents.sb3_model)"
+        )
     kwargs = data.get("policy_kwargs", {})
     if not isinstance(kwargs, dict) or ":serialized:" in kwargs:
         raise ValueError(f"policy_kwargs would need unpickling: {_REFUSED}")
@@ -539,14 +550,17 @@ def _sb3_spec(data: Any) -> tuple[PolicySpec, int]:
     return spec, steps
 
 
-def _weights_only(raw: bytes, path: Path, spec: PolicySpec) -> dict[str, np.ndarray]:
-    """``policy.pth`` through torch's weights-only unpickler, checked against ``spec``."""
+def _weights_only(
+    raw: bytes, path: Path, spec: PolicySpec | Mapping[str, tuple[int, ...]]
+) -> dict[str, np.ndarray]:
+    """``policy.pth`` through torch's weights-only unpickler, checked against the parameter
+    shapes of ``spec`` (or those given): the same names, shapes, finite float32."""
     try:
         state = th.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise PolicyFileError(path, f"policy.pth: not a weights-only state dict ({first})") from None
-    shapes = spec.parameter_shapes()
+    shapes = spec.parameter_shapes() if isinstance(spec, PolicySpec) else spec
     if not isinstance(state, dict) or not all(isinstance(v, th.Tensor) for v in state.values()):
         raise PolicyFileError(path, "policy.pth: not a state dict of tensors")
     found = {k: tuple(v.shape) for k, v in state.items()}

@@ -62,6 +62,12 @@ REGISTRIES: dict[str, dict[str, type[BaseAgent[Any]] | str]] = {
 }
 
 
+#: names people try for an agent that exists under another name -> the one-line pointer
+POINTERS: dict[str, str] = {
+    "sb3": "a stable-baselines3 / sb3-contrib model saved with model.save() plays as ppo[path=MODEL.zip]",
+}
+
+
 def _table(game: str) -> dict[str, type[BaseAgent[Any]] | str]:
     if game not in REGISTRIES:
         raise ValueError(f"game must be one of {GAMES}, got {game!r}")
@@ -142,6 +148,8 @@ def agent_class(name: str, game: str = DEFAULT_GAME) -> type[BaseAgent[Any]]:
     if entry is None:
         if ":" in name:
             return import_class(name)
+        if name in POINTERS and game == DEFAULT_GAME:
+            raise ValueError(f"unknown agent {name!r}: {POINTERS[name]}")
         raise ValueError(f"unknown agent {name!r} ({game}); known: {agent_names(game)}")
     if isinstance(entry, str):
         entry = table[name] = import_class(entry)

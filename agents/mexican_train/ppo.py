@@ -8,7 +8,10 @@ default) or samples the masked softmax with its own seeded generator.
 The policy file (``path``) is a policy file (``*.npz``: ``policy.json`` plus the weights,
 as ``mtrain train`` writes ``policy.npz`` and league snapshots) or an SB3 model archive
 (``model.zip``, ``final_model.zip``), both read by :func:`agents.policy_net.read_policy`
-without unpickling anything, or a self-play policy file (``mtrain selfplay``: format
+without unpickling anything; or the archive of any other stable-baselines3 / sb3-contrib
+model saved with ``model.save()`` on the Gymnasium env (MaskablePPO, PPO, A2C, DQN with
+``MlpPolicy``; :mod:`agents.sb3_model`, also read without unpickling), whose best legal
+action by logit or, for DQN, by Q-value it plays; or a self-play policy file (``mtrain selfplay``: format
 ``mtrain-selfplay-policy``, read and played by :mod:`agents.mexican_train.numpy_nets` in
 numpy, without torch or SB3; such a network scores the legal actions of the mask it is
 given); a pickle
@@ -129,6 +132,12 @@ def _load(path: str | Path) -> tuple[Any, NumpyActor | None]:
             entry = (load_selfplay_policy(p), None)
             _CACHE[key] = entry
             return entry
+        from agents.sb3_model import is_sb3_model, read_sb3_model
+
+        if is_sb3_model(p):  # any other SB3 model (PPO, A2C, DQN, MaskablePPO's own policy)
+            entry = (read_sb3_model(p, OBSERVATION_VERSION), None)
+            _CACHE[key] = entry
+            return entry
         from agents.mexican_train.features import FEATURE_SETS
         from agents.policy_net import PolicyFileError, read_policy
 
@@ -163,7 +172,8 @@ class PPOAgent(Agent):
 
     Args:
         seed: seed of the generator used when ``deterministic=False``.
-        path: policy file (``.npz``) or SB3 model archive (``.zip``); default the reference policy.
+        path: policy file (``.npz``) or the ``model.save()`` archive (``.zip``) of an SB3 model
+            (MaskablePPO, PPO, A2C, DQN); default the reference policy.
         deterministic: argmax over the legal logits (default) or sample the masked softmax.
         policy: an in-memory policy to use instead of loading ``path`` (training evaluation).
     """
@@ -230,6 +240,7 @@ class PPOAgent(Agent):
         except FileNotFoundError as err:
             raise ValueError(str(err)) from None
         self._check_version(OBSERVATION_VERSION)  # the layout every table of a config writes
+        self._check_sampling()
         actions = int(policy.action_space.n)
         inputs = int(np.prod(policy.observation_space.shape))
         if getattr(policy, "features", "env") == "env":  # the raw observation
@@ -276,7 +287,17 @@ class PPOAgent(Agent):
         self._last = (logits, mask.copy())  # the env may reuse its mask buffer after the step
         if self.deterministic:
             return masked_argmax(logits, mask)
+        self._check_sampling()
         return masked_sample(logits, mask, self.rng)
+
+    def _check_sampling(self) -> None:
+        """``ValueError`` for ``deterministic=False`` with a network of Q-values (a DQN
+        model), which defines no distribution to sample."""
+        if not self.deterministic and getattr(self.policy, "scores", "logits") == "q_values":
+            raise ValueError(
+                f"policy {self.path}: deterministic=false samples a policy's distribution; "
+                "a DQN model scores actions by Q-values: play it with deterministic=true"
+            )
 
     def params(self) -> dict[str, Any]:
         return {"path": self.path, "deterministic": self.deterministic}
@@ -286,6 +307,9 @@ class PPOAgent(Agent):
         a function of this seat's own observation only), rounded to 4 decimals."""
         if self._last is None:
             return None
+        if getattr(self.policy, "scores", "logits") == "q_values":  # a DQN's action values
+            logits, mask = self._last
+            return {"values": {str(a): round(float(logits[a]), 4) for a in np.flatnonzero(mask)}}
         probs = masked_probs(*self._last)
         return {"probs": {str(a): round(p, 4) for a, p in probs.items()}} if probs else None
 
