@@ -7,32 +7,15 @@
 * :mod:`agents.play`: THE play loop (every caller plays games through it);
 * :mod:`agents.mexican_train` and :mod:`agents.block`: each game's agents;
 * :mod:`agents.tournament`: duplicate-deal tournaments, generic over both games;
-  :func:`evaluate` scores one agent in one call, :func:`from_policy` makes an agent of a
-  policy function or a model.
+  :func:`agents.tournament.evaluate` scores one agent in one call;
+* :mod:`agents.custom`: :func:`~agents.custom.from_policy` makes an agent of a policy function or a model.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from agents.mexican_train.base import Agent, Decision, decision_for
 from agents.registry import REGISTRIES, agent_class, agent_names, make_agent, register, resolve
 from agents.spec import AgentSpec
-
-
-def __getattr__(name: str) -> Any:
-    """``agents.evaluate`` and ``agents.from_policy``, imported on first use (the harness is
-    not needed to build an agent)."""
-    if name == "evaluate":
-        from agents.tournament.evaluate import evaluate
-
-        return evaluate
-    if name == "from_policy":
-        from agents.custom import from_policy
-
-        return from_policy
-    raise AttributeError(f"module 'agents' has no attribute {name!r}")
-
 
 #: the Mexican Train agent table (name -> class, or its "module:Class" path until first use)
 REGISTRY = REGISTRIES["mexican_train"]
@@ -45,8 +28,6 @@ __all__ = [
     "agent_class",
     "agent_names",
     "decision_for",
-    "evaluate",
-    "from_policy",
     "make_agent",
     "register",
     "resolve",

@@ -35,6 +35,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from mtrain_env.mexican_train.observation import OBSERVATION_VERSION
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.files import atomic_path
 
@@ -275,3 +276,36 @@ def weights_only_refusal(err: Exception, holder: str = "a policy") -> str:
     if lines:
         return lines[0][:200]
     return "empty or cut short" if isinstance(err, EOFError) else type(err).__name__
+
+
+# ---------------------------------------------------------------- input versions
+FEATURE_SETS: tuple[str, ...] = ("env", "planner")
+#: observation version of the env vector -> the ``"planner"`` feature version built on it
+#: (1: observation version 1, then ``planner_choice`` and ``chain``)
+PLANNER_VERSIONS: dict[int, int] = {1: 1}
+
+
+def input_version(name: str, observation_version: int = OBSERVATION_VERSION) -> int:
+    """The version of feature set ``name``'s input in an env writing ``observation_version``
+    (what a policy file of that set records); ``ValueError`` if the set is not defined there."""
+    check_feature_set(name)
+    if name == "env":
+        return observation_version
+    if observation_version not in PLANNER_VERSIONS:
+        built_on = ", ".join(map(str, PLANNER_VERSIONS))
+        raise ValueError(
+            f"the planner features extend observation version {built_on}; "
+            f"this env writes version {observation_version}"
+        )
+    return PLANNER_VERSIONS[observation_version]
+
+
+def input_label(name: str) -> str:
+    """What the version of feature set ``name`` counts, for messages."""
+    return "observation" if name == "env" else f"{name!r} features"
+
+
+def check_feature_set(name: str) -> None:
+    """``ValueError`` naming the known sets unless ``name`` is one of :data:`FEATURE_SETS`."""
+    if name not in FEATURE_SETS:
+        raise ValueError(f"features must be one of {FEATURE_SETS}, got {name!r}")

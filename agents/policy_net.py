@@ -20,7 +20,7 @@ one-line :class:`PolicyFileError` naming the file.
 
 **Observation versions.** A network reads the positions of the layout it was trained on,
 so a file records ``observation_version``
-(:func:`agents.mexican_train.features.input_version` of its feature set: the env's layout
+(:func:`agents.policy_format.input_version` of its feature set: the env's layout
 version for ``"env"``, the planner feature version for ``"planner"``) and
 :func:`read_policy` refuses one of another version than the env it is read for writes,
 naming both, before any size is compared. Files of format version 1 predate the field:
@@ -213,7 +213,7 @@ def _input_version(features: str, given: int | None) -> int:
         if type(given) is not int or given < 1:
             raise ValueError(f"observation_version must be an int >= 1, got {given!r}")
         return given
-    from agents.mexican_train.features import FEATURE_SETS, input_version
+    from agents.policy_format import FEATURE_SETS, input_version
 
     if features not in FEATURE_SETS:
         raise ValueError(f"feature set {features!r} has no observation version: give observation_version")
@@ -344,7 +344,7 @@ def _check_input_version(features: Any, found: int, env_version: int) -> None:
     """``ValueError`` naming both versions unless a network of feature set ``features`` whose
     input has version ``found`` reads what an env of ``env_version`` gives it (an unknown set
     is left to the caller, which refuses the set itself)."""
-    from agents.mexican_train.features import FEATURE_SETS, input_label, input_version
+    from agents.policy_format import FEATURE_SETS, input_label, input_version
 
     if features in FEATURE_SETS:
         check_observation_version(found, input_version(features, env_version), input_label(features))

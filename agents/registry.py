@@ -110,10 +110,16 @@ def import_class(path: str) -> type[BaseAgent[Any]]:
 def _factory_class(factory: types.FunctionType, path: str) -> type[BaseAgent[Any]]:
     """A stand-in class whose construction calls ``factory`` (checked like a constructor:
     :func:`~agents.spec.check_params` reads the factory's signature)."""
-    takes_seed = "seed" in inspect.signature(factory).parameters
+    signature = inspect.signature(factory)
+    takes_seed = "seed" in signature.parameters
 
     def build(cls: type, seed: int | None = None, **params: Any) -> BaseAgent[Any]:
-        agent = factory(seed=seed, **params) if takes_seed else factory(**params)
+        arguments = {"seed": seed, **params} if takes_seed else params
+        try:
+            signature.bind(**arguments)
+        except TypeError as err:  # a function that is not a factory of keyword parameters
+            raise ValueError(f"{path!r} cannot be called as a factory: {err}") from None
+        agent = factory(**arguments)
         if not isinstance(agent, BaseAgent):
             raise ValueError(
                 f"{path!r} returned {type(agent).__name__}, not an agent (agents.from_policy makes one)"

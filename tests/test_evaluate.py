@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import evaluate
 from agents.custom import from_policy
+from agents.tournament import evaluate
 from training.app import main
 
 

@@ -79,7 +79,7 @@ def test_spec_text_and_parts_are_one_spec() -> None:
     assert AgentSpec.of("planner") == AgentSpec("planner")
     with pytest.raises(ValueError, match="gives sims twice"):
         AgentSpec("mc[sims=8]", {"sims": 9})
-    with pytest.raises(ValueError, match="must be a spec string or an AgentSpec"):
+    with pytest.raises(ValueError, match="must be a spec string, an AgentSpec or an agent"):
         AgentSpec.of(42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="must be a string"):
         AgentSpec(None)  # type: ignore[arg-type]

@@ -209,7 +209,7 @@ class TrainConfig:
         raise :class:`ConfigError` naming the first bad one. ``0`` stands for "the default"
         in ``n_envs``, ``workers`` and ``n_steps``, empty for it in ``heuristics`` and
         ``eval_opponents`` (see :meth:`resolved`)."""
-        from agents.mexican_train.features import FEATURE_SETS
+        from agents.policy_format import FEATURE_SETS
         from mtrain_env.mexican_train.rewards import REWARD_MODES
 
         check_int("steps", self.steps, 1)

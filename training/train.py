@@ -102,8 +102,8 @@ from stable_baselines3.common.logger import HumanOutputFormat, KVWriter, Logger,
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
-from agents.mexican_train.features import input_version
 from agents.mexican_train.league import League
+from agents.policy_format import input_version
 from agents.policy_net import save_policy
 from mtrain_env.tilegame.files import atomic_write, remove_temp_files, run_lock
 from training import bc

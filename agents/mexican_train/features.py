@@ -31,13 +31,8 @@ import numpy as np
 from agents.mexican_train.base import Decision
 from agents.mexican_train.chains import ChainSolver
 from agents.mexican_train.planner import PlannerAgent
+from agents.policy_format import check_feature_set
 from mtrain_env.mexican_train.core.config import GameConfig
-from mtrain_env.mexican_train.observation import OBSERVATION_VERSION
-
-FEATURE_SETS: tuple[str, ...] = ("env", "planner")
-#: observation version of the env vector -> the ``"planner"`` feature version built on it
-#: (1: observation version 1, then ``planner_choice`` and ``chain``)
-PLANNER_VERSIONS: dict[int, int] = {1: 1}
 
 #: planner decisions between resets of its chain-search memo (keeps memory bounded)
 _MEMO_RESET_EVERY = 2000
@@ -49,32 +44,6 @@ def feature_size(name: str, config: GameConfig, env_size: int) -> int:
     if name == "env":
         return env_size
     return env_size + config.num_actions + config.num_tiles
-
-
-def input_version(name: str, observation_version: int = OBSERVATION_VERSION) -> int:
-    """The version of feature set ``name``'s input in an env writing ``observation_version``
-    (what a policy file of that set records); ``ValueError`` if the set is not defined there."""
-    check_feature_set(name)
-    if name == "env":
-        return observation_version
-    if observation_version not in PLANNER_VERSIONS:
-        built_on = ", ".join(map(str, PLANNER_VERSIONS))
-        raise ValueError(
-            f"the planner features extend observation version {built_on}; "
-            f"this env writes version {observation_version}"
-        )
-    return PLANNER_VERSIONS[observation_version]
-
-
-def input_label(name: str) -> str:
-    """What the version of feature set ``name`` counts, for messages."""
-    return "observation" if name == "env" else f"{name!r} features"
-
-
-def check_feature_set(name: str) -> None:
-    """``ValueError`` naming the known sets unless ``name`` is one of :data:`FEATURE_SETS`."""
-    if name not in FEATURE_SETS:
-        raise ValueError(f"features must be one of {FEATURE_SETS}, got {name!r}")
 
 
 class FeatureEncoder:

@@ -138,7 +138,7 @@ def _load(path: str | Path) -> tuple[Any, NumpyActor | None]:
             entry = (read_sb3_model(p, OBSERVATION_VERSION), None)
             _CACHE[key] = entry
             return entry
-        from agents.mexican_train.features import FEATURE_SETS
+        from agents.policy_format import FEATURE_SETS
         from agents.policy_net import PolicyFileError, read_policy
 
         policy = read_policy(p)
@@ -261,8 +261,7 @@ class PPOAgent(Agent):
         if found is None:  # an in-memory policy of no file (training evaluation)
             self._checked_version = env_version
             return
-        from agents.mexican_train.features import input_label, input_version
-        from agents.policy_format import check_observation_version
+        from agents.policy_format import check_observation_version, input_label, input_version
 
         features = getattr(self.policy, "features", "env")
         try:

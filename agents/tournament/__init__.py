@@ -175,10 +175,15 @@ __all__ = [
     "AgentSpec",
     "ConfigMismatchError",
     "DamagedResultsError",
+    "Evaluation",
     "ResultsFile",
     "Row",
     "TournamentConfig",
     "TournamentResult",
+    "evaluate",
     "read_results",
     "run_tournament",
 ]
+
+
+from agents.tournament.evaluate import Evaluation, evaluate  # noqa: E402  (it runs run_tournament above)

@@ -5,7 +5,7 @@ every seat rotation through the same harness as ``mtrain bench`` (same arguments
 numbers) and returns an :class:`Evaluation`: the agent's penalty pips a round, going-out and
 lowest rates, and its paired gain over each opponent, each with a 95% interval over deals.
 
-    from agents import evaluate
+    from agents.tournament import evaluate
     result = evaluate("mc[sims=50]", opponents="planner", players=4, deals=100, seed=0)
     print(result)
 """

@@ -139,7 +139,7 @@ class RLlibConfig:
         """Check every field (the checks of :mod:`training.checks`, as the SB3 trainer's);
         :class:`ConfigError` naming the first bad one. Fills in the default heuristics when
         ``p_heuristic`` > 0 names none."""
-        from agents.mexican_train.features import FEATURE_SETS
+        from agents.policy_format import FEATURE_SETS
         from mtrain_env.mexican_train.rewards import REWARD_MODES
 
         check_int("steps", self.steps, 1)
