@@ -9,9 +9,7 @@ For each decision with more than one legal action:
    the ROUND with a fast default policy, straight on the rules core (no env, no
    observation): ``chain`` (default,
    :class:`~agents.mexican_train.rollout_policies.ChainPolicy`, the planner's ranking of plays
-   with a cheap chain-damage estimate), ``greedy`` (the highest-value tile) or, compiled
-   only, ``planner`` (the planner's moves exactly, its chain damage
-   searched at each choice: :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`);
+   with a cheap chain-damage estimate) or ``greedy`` (the highest-value tile);
 3. score the round for this seat: the table's mean penalty minus its own (the zero-sum
    result), or its positive score minus the mean with ``positive_scoring``;
 4. choose the candidate with the best mean (ties: the lowest action id) — but with the
@@ -71,11 +69,11 @@ from mtrain_env.tilegame.validate import as_int
 #: rollouts per decision when neither ``rollouts`` nor ``ms`` is given
 DEFAULT_ROLLOUTS = 200
 #: rollout policies
-POLICIES = ("chain", "greedy", "planner")
+POLICIES = ("chain", "greedy")
 #: the rollout policies of the compiled engine (``greedy``: the pure one only)
-COMPILED_POLICIES = ("chain", "planner")
+COMPILED_POLICIES = ("chain",)
 #: the rollout policies a network ``leaf`` can have the other seats play
-LEAF_POLICIES = ("chain", "planner")
+LEAF_POLICIES = ("chain",)
 #: what makes the default move (``MCAgent(prior=...)``)
 PRIORS = (None, "planner", "policy")
 #: the priors that read a network (``path=``)
@@ -135,10 +133,8 @@ class MCAgent(Agent):
             takes (give one of the two).
         ms: wall-clock milliseconds per decision (not reproducible).
         policy: rollout policy, ``"chain"`` (default: the planner's ranking with the chain
-            damage estimated from a reservation made when the rollout starts), ``"greedy"``
-            (pure engine) or ``"planner"`` (compiled engine: the ``planner`` agent's moves exactly, its chain
-            damage searched at every choice:
-            :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`).
+            damage estimated from a reservation made when the rollout starts) or
+            ``"greedy"`` (pure engine).
         prior: ``"planner"`` (default): the planner's move is the default, kept unless
             another beats it significantly; ``"policy"``: the move of the policy file
             ``path`` (the ``ppo`` agent's argmax) is; ``None``: the best mean, however
@@ -162,7 +158,7 @@ class MCAgent(Agent):
             round's end by ``policy``), ``"policy"`` (played to the round's end with the
             seat's later choices made by the self-play network ``path``, default the
             reference policy, in batches over the worlds; the others play ``policy``,
-            ``"chain"`` or ``"planner"``)
+            ``"chain"``)
             or ``"value"`` (played to the seat's next real choice, then valued by that
             network's value head): :mod:`agents.mexican_train.value_leaf`; compiled
             engine.
@@ -329,8 +325,6 @@ class MCAgent(Agent):
     def _resolve_engine(engine: str, policy: str) -> str:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-        if policy == "planner" and engine == "python":
-            raise ValueError(f"policy={policy!r} runs on the compiled engine only (numba, the 'fast' extra)")
         if engine == "python":
             return engine
         if policy not in COMPILED_POLICIES:
@@ -340,7 +334,7 @@ class MCAgent(Agent):
                 )
             return "python"
         if compiled_rollouts() is None:
-            if engine == "compiled" or policy == "planner":
+            if engine == "compiled":
                 raise ValueError(
                     f"the compiled engine (policy={policy!r}) needs numba: pip install 'mtrain_env[fast]'"
                 )
@@ -401,13 +395,8 @@ class MCAgent(Agent):
             from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
 
             module = self._rollout_module
-            planner = self.policy == "planner"
-            pool = module.ThreadPool(self.threads, planner=planner) if self.threads > 1 else None
-            entry = self._compiled[config] = (
-                CompiledMexicanTrain(config),
-                module.scratch(planner=planner),
-                pool,
-            )
+            pool = module.ThreadPool(self.threads) if self.threads > 1 else None
+            entry = self._compiled[config] = (CompiledMexicanTrain(config), module.scratch(), pool)
         return entry
 
     def _network_leaves(self, config: GameConfig) -> Any:
