@@ -19,9 +19,8 @@ For each decision with more than one legal action:
    observation) the default instead: search on top of a learned player.
 
 ``leaf="policy"`` plays step 2's rollouts with the seat's later choices made by a
-self-play network (batched over the worlds; the others keep ``policy``), and
-``leaf="value"`` stops them at the seat's next choice and reads that network's value head
-(:mod:`agents.mexican_train.value_leaf`); the ``champion`` agent is ``leaf="policy"`` with
+self-play network (batched over the worlds, :mod:`agents.mexican_train.value_leaf`; the
+others keep ``policy``); the ``champion`` agent is ``leaf="policy"`` with
 ``prior="policy"``.
 
 Why the prior: a round's result varies far more from deal to deal than good and bad moves
@@ -79,9 +78,9 @@ PRIORS = (None, "planner", "policy")
 #: the priors that read a network (``path=``)
 LEARNED_PRIORS = ("policy",)
 #: how a candidate is valued on a world (``MCAgent(leaf=...)``)
-LEAVES = ("rollout", "policy", "value")
+LEAVES = ("rollout", "policy")
 #: the leaves that read a self-play network (``path=``)
-NETWORK_LEAVES = ("policy", "value")
+NETWORK_LEAVES = ("policy",)
 #: determinizations per batched network call under a time budget (a network ``leaf``)
 VALUE_CHUNK = 32
 #: the most threads one decision's rollouts are split over (each holds its own scratch
@@ -158,12 +157,7 @@ class MCAgent(Agent):
             round's end by ``policy``), ``"policy"`` (played to the round's end with the
             seat's later choices made by the self-play network ``path``, default the
             reference policy, in batches over the worlds; the others play ``policy``,
-            ``"chain"``)
-            or ``"value"`` (played to the seat's next real choice, then valued by that
-            network's value head): :mod:`agents.mexican_train.value_leaf`; compiled
-            engine.
-        depth: with ``leaf="value"``, the seat's own later choices the network makes
-            (argmax) before its value is read (default 0).
+            ``"chain"``): :mod:`agents.mexican_train.value_leaf`; compiled engine.
         extend: rollouts added to a CLOSE decision (default 0: none), on fresh worlds: one
             where the best challenger's paired t against the default move is within
             :data:`CLOSE_BAND` of ``z``. The default and every challenger with t above
@@ -187,19 +181,17 @@ class MCAgent(Agent):
         path: str | None = None,
         threads: int = 1,
         leaf: str = "rollout",
-        depth: int = 0,
         extend: int = 0,
     ) -> None:
         super().__init__(seed)
         rollouts = self._check_budget(rollouts, ms, sims)
-        self._check_knobs(policy, prior, leaf, depth, extend, path, rollouts, ms)
+        self._check_knobs(policy, prior, leaf, extend, path, rollouts, ms)
         self.rollouts = rollouts
         self.ms = ms
         self.policy = policy
         self.extend = extend
         self.prior = prior
         self.leaf = leaf
-        self.depth = depth
         self.path = self._resolve_path(prior, leaf, path)
         self.z = z
         self.engine = self._resolve_engine(engine, policy)
@@ -236,7 +228,6 @@ class MCAgent(Agent):
         policy: str,
         prior: str | None,
         leaf: str,
-        depth: int,
         extend: int,
         path: str | None,
         rollouts: int | None,
@@ -250,15 +241,12 @@ class MCAgent(Agent):
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
         if leaf not in LEAVES:
             raise ValueError(f"leaf must be one of {LEAVES}, got {leaf!r}")
-        as_int("depth", depth, low=0, numpy=False, error=ValueError)
         as_int("extend", extend, low=0, numpy=False, error=ValueError)
         if extend and (prior is None or rollouts is None or ms is not None):
             raise ValueError(
                 "extend= adds rollouts where the gate against the prior's move is close: it needs "
                 f"a prior and a rollouts=/sims= budget without ms=, got prior={prior!r}, ms={ms!r}"
             )
-        if depth and leaf != "value":
-            raise ValueError(f"depth= counts the network's moves before a leaf='value'; got leaf={leaf!r}")
         if leaf in NETWORK_LEAVES and policy not in LEAF_POLICIES:
             raise ValueError(
                 f"leaf={leaf!r} reads the network path= (a self-play policy file) with a policy in "
@@ -358,7 +346,6 @@ class MCAgent(Agent):
             "threads": self.threads,
             **({"path": self.path} if self.path is not None else {}),
             **({"leaf": self.leaf} if self.leaf != "rollout" else {}),
-            **({"depth": self.depth} if self.leaf == "value" else {}),
             **({"extend": self.extend} if self.extend else {}),
         }
 
@@ -405,9 +392,8 @@ class MCAgent(Agent):
         if leaves is None:
             from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
 
-            depth = None if self.leaf == "policy" else self.depth
             net = load_value_net(self._network_path(config))
-            leaves = self._leaves[config] = ValueLeaves(net, config, depth)
+            leaves = self._leaves[config] = ValueLeaves(net, config)
         return leaves
 
     def _network_path(self, config: GameConfig) -> str:

@@ -92,7 +92,6 @@ __all__ = [
     "NODE_LIMIT",
     "Determinizer",
     "ThreadPool",
-    "advance_roots",
     "advance_states",
     "advance_to_choice",
     "chain_rollout",
@@ -768,7 +767,7 @@ def rollout_root(
     _play_candidates(root, tb, candidates, seat, danger, out, sc, s, trace)
 
 
-# ================================================== leaves for a value network
+# ================================================== leaves for a network
 @njit(cache=_CACHE)
 def advance_to_choice(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any) -> None:
     """Play ``s`` forward (in place) until ``seat`` has a real choice (more than one legal
@@ -831,23 +830,6 @@ def advance_matrix(
             continue
         dealt[d] = 1
         _advance_candidates(root, tb, candidates, seat, danger, out[d], sc)
-
-
-@njit(cache=_CACHE, nogil=True)
-def advance_roots(
-    roots: np.ndarray,
-    tb: np.ndarray,
-    candidates: np.ndarray,
-    seat: int,
-    danger: int,
-    out: np.ndarray,
-    sc: Any,
-) -> None:
-    """As :func:`advance_matrix` on worlds the caller dealt: ``out[d, c]`` = ``roots[d]`` with
-    candidate ``c`` applied and played to ``seat``'s next real choice or the round's end
-    (for worlds chosen in Python, e.g. weighted by inference: ``mc_infer``)."""
-    for d in range(roots.shape[0]):
-        _advance_candidates(roots[d], tb, candidates, seat, danger, out[d], sc)
 
 
 @njit(cache=_CACHE, nogil=True)
