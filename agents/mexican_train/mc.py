@@ -458,22 +458,6 @@ class MCAgent(Agent):
             best = default
         return int(legal[best])
 
-    def candidate_results(self, decision: Decision, worlds: int) -> np.ndarray:
-        """Every legal action (``decision.legal_actions`` order) played out on the same
-        ``worlds`` determinizations, no halving and no gate: a ``(worlds, k)`` array of
-        this seat's round results (the search's raw evidence, e.g. for training labels)."""
-        if worlds < 1:
-            raise ValueError(f"worlds must be >= 1, got {worlds}")
-        legal = decision.legal_actions
-        moves = [decision.to_move(a) for a in legal]
-        run = (
-            self._python_runner(decision, moves)
-            if self.engine == "python"
-            else self._compiled_runner(decision, moves)
-        )
-        base = int(self.rng.integers(1 << 62))
-        return np.asarray(list(run(base, 0, list(range(len(moves))), worlds, None)), np.float64)
-
     def last_annotations(self) -> dict[str, Any] | None:
         """The mean rollout result of each action still in the race at the last decision
         (for replays; the seat's own estimate), rounded to 4 decimals; None when the move
@@ -484,7 +468,7 @@ class MCAgent(Agent):
 
     def _python_world(self, decision: Decision) -> Callable[[int, int], GameState]:
         """``(base, index) ->`` determinization ``index`` of the decision's view on the pure core
-        (hidden tiles re-dealt consistently with the public facts; subclasses may weight them)."""
+        (hidden tiles re-dealt consistently with the public facts)."""
         game = decision.game
         view = decision.view
         return lambda base, index: sample_state(game, view, np.random.default_rng([base, index]))

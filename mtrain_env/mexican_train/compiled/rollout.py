@@ -671,29 +671,6 @@ def deal_hidden(
     return False
 
 
-@njit(cache=_CACHE, nogil=True)
-def deal_many(
-    template: np.ndarray,
-    tb: np.ndarray,
-    unseen: np.ndarray,
-    allowed: np.ndarray,
-    order: np.ndarray,
-    need: np.ndarray,
-    base: int,
-    indices: np.ndarray,
-    out: np.ndarray,
-    dealt: np.ndarray,
-) -> None:
-    """``out[i]`` = determinization ``indices[i]`` of stream ``base`` (:func:`deal_hidden` on a
-    copy of ``template``); ``dealt[i] = 0`` where the greedy dealer gave up (the caller deals
-    that one itself: :meth:`Determinizer.states`)."""
-    pool = np.empty(MAX_TILES, np.int64)
-    owner = np.empty(MAX_TILES, np.int64)
-    for i in range(indices.shape[0]):
-        out[i] = template
-        dealt[i] = deal_hidden(out[i], tb, unseen, allowed, order, need, base, indices[i], pool, owner)
-
-
 # ================================================================ the batch
 @njit(cache=_CACHE)
 def _play_candidates(
@@ -1026,16 +1003,6 @@ class Determinizer:
         if not deal_hidden(s, tb, self.unseen, self.allowed, self.order, self.need, base, index, pool, owner):
             s = self.fallback(base, index)
         return s
-
-    def states(self, base: int, indices: np.ndarray) -> np.ndarray:
-        """``(len(indices), STATE_SIZE)``: determinizations ``indices`` of stream ``base``, each
-        the one :meth:`state` gives (dealt in one compiled call)."""
-        out = np.empty((indices.shape[0], self.template.shape[0]), np.int64)
-        dealt = np.ones(indices.shape[0], np.bool_)
-        deal_many(*self.dealer, base, indices.astype(np.int64), out, dealt)
-        for i in np.flatnonzero(~dealt).tolist():
-            out[i] = self.fallback(base, int(indices[i]))
-        return out
 
     def fallback(self, base: int, index: int) -> np.ndarray:
         """Determinization ``index`` dealt by the pure sampler (its exact dealer cannot fail)."""
