@@ -695,7 +695,7 @@ def test_an_interrupted_extension_leaves_no_stale_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Deals about to be added make the old report wrong: it is removed first, so a run
-    interrupted before its new report leaves none (``curves`` reads summary.json); the
+    interrupted before its new report leaves none (other tools read summary.json); the
     report files are written whole; a rerun writes them again."""
     import agents.tournament as tournament
 
