@@ -175,29 +175,6 @@ def test_output_problem_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.mark.parametrize(
-    ("module", "argv"),
-    [
-        ("agents.tournament.curves", ["--out", "{blocker}/c", "--points", "planner"]),
-        ("agents.tournament.ladder", ["--out", "{blocker}/l", "--table", "a", "{tmp}"]),
-    ],
-)
-def test_the_research_commands_check_their_output_first(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], module: str, argv: list[str]
-) -> None:
-    """The ``python -m`` tools of the docs refuse an output path under a file before any work."""
-    import importlib
-
-    blocker = tmp_path / "blocker"
-    blocker.write_text("a file")
-    with pytest.raises(SystemExit) as exit_info:
-        importlib.import_module(module).main([a.format(blocker=blocker, tmp=tmp_path) for a in argv])
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err
-    assert f"--out: cannot create {blocker}/" in err and len(err.strip().splitlines()) == 1, err
-    assert sorted(tmp_path.iterdir()) == [blocker]
-
-
-@pytest.mark.parametrize(
     ("module", "argv", "says"),
     [
         (
@@ -328,7 +305,6 @@ def test_policy_net_refuses_an_unwritable_destination_before_reading(
     ("module", "argv"),
     [
         ("agents.tournament.paired", ["{tmp}/a", "{tmp}/a"]),
-        ("agents.tournament.ladder", ["--out", "{tmp}/ladder", "--table", "x", "{tmp}/a"]),
     ],
 )
 def test_a_results_file_that_is_not_utf8_is_named(

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -168,108 +167,6 @@ def test_compiled_mc_on_a_time_budget() -> None:
     action = agent.act(decision)
     assert decision.action_mask[action] == 1
     assert agent.last_samples >= 1 and agent.last_rollouts >= len(agent.last_values)
-
-
-def test_bench_search_prints_each_agent_against_the_first(capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("numba")
-    from agents.tournament import bench_search
-
-    assert (
-        bench_search.main(["--games", "1", "--agents", "mc[sims=8,engine=python]", "mc[sims=8]", "oracle"])
-        == 0
-    )
-    out = capsys.readouterr().out
-    rows = [line.split() for line in out.splitlines() if line.startswith(("mc", "oracle"))]
-    assert [r[0] for r in rows] == ["mc[engine=python,sims=8]", "mc[sims=8]", "oracle"]
-    assert rows[0][-1] == "1.0x" and all(float(r[1]) > 0 for r in rows)
-
-
-def test_bench_search_counts_the_rollouts_a_budget_spends(capsys: pytest.CaptureFixture[str]) -> None:
-    """``--rollouts``: the mean ``last_rollouts`` a decision, one more column; ``extend=``
-    spends at least the plain search's, and an agent without rollouts shows 0."""
-    pytest.importorskip("numba")
-    from agents.tournament import bench_search
-
-    agents = ["mc[sims=16]", "mc[extend=64,sims=16]", "planner"]
-    assert bench_search.main(["--games", "2", "--seed", "3", "--rollouts", "--agents", *agents]) == 0
-    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:]}
-    assert set(rows) == set(agents) and all(len(r) == 5 for r in rows.values())
-    plain, extended = float(rows["mc[sims=16]"][-1]), float(rows["mc[extend=64,sims=16]"][-1])
-    assert 2 <= plain <= 16 and extended > plain  # some of these decisions are close
-    assert float(rows["planner"][-1]) == 0.0
-
-
-def test_curves_writes_the_figures_and_the_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("numba")
-    from agents.tournament import curves
-
-    assert curves.main(["--out", str(tmp_path), "--deals", "1", "--points", "mc[sims=4]", "oracle"]) == 0
-    lines = (tmp_path / "curves.csv").read_text().splitlines()
-    assert lines[0].split(",") == list(curves.FIELDS)
-    assert [line.split(",")[0] for line in lines[1:]] == ["mc[sims=4]", "oracle"]
-    assert lines[2].split(",")[-1] == "True"  # the oracle is marked as a cheat
-    assert (tmp_path / "curves.png").stat().st_size > 1000
-    with pytest.raises(SystemExit) as err:
-        curves.main(["--out", str(tmp_path), "--points", "nosuchagent"])
-    assert err.value.code == 2
-    assert "--points" in capsys.readouterr().err
-
-
-def test_curves_replay_a_point_whose_summary_is_damaged(tmp_path: Path) -> None:
-    """A point's own ``summary.json`` that is not JSON is not read as the point: the point is
-    played again into its directory (resuming its results), and gives the same row."""
-    pytest.importorskip("numba")
-    from agents.tournament import curves
-
-    argv = ["--out", str(tmp_path), "--deals", "2", "--seed", "5", "--points", "mc[sims=4]"]
-    assert curves.main(argv) == 0
-    row = (tmp_path / "curves.csv").read_text().splitlines()[1]
-    summary = tmp_path / "mc[sims=4]" / "summary.json"
-    gain = curves.FIELDS.index("gain")
-    for damaged in (b'{"config": ', b"\xff{}", b"[" * 100_000, b"[1, 2]"):
-        summary.write_bytes(damaged)
-        assert curves.main(argv) == 0
-        assert json.loads(summary.read_text())["config"]["seed"] == 5
-        again = (tmp_path / "curves.csv").read_text().splitlines()[1]
-        assert again.split(",")[gain:] == row.split(",")[gain:]
-
-
-def test_curves_read_a_point_from_a_tournament_played_elsewhere(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """``--run LABEL=DIR``: the point is that run's, nothing is played into ``--out``; a run
-    of other deals, or one that does not seat the label, exits 2."""
-    pytest.importorskip("numba")
-    from agents.tournament import curves
-
-    played = tmp_path / "played"
-    assert curves.main(["--out", str(played), "--deals", "2", "--seed", "5", "--points", "mc[sims=4]"]) == 0
-    elsewhere = played / "mc[sims=4]"
-    out = tmp_path / "out"
-    argv = ["--out", str(out), "--deals", "2", "--seed", "5", "--points", "mc[sims=4]"]
-    assert curves.main([*argv, "--run", f"mc[sims=4]={elsewhere}"]) == 0
-    assert not (out / "mc[sims=4]").exists()  # read, not played
-    first, second = ((d / "curves.csv").read_text().splitlines()[1].split(",") for d in (played, out))
-    gain = curves.FIELDS.index("gain")
-    assert first[gain] == second[gain] and first[gain + 1 :] == second[gain + 1 :]
-    damaged = tmp_path / "damaged"
-    damaged.mkdir()
-    (damaged / "summary.json").write_bytes(b"\xff{}")
-    capsys.readouterr()
-    for bad, message in [
-        (["--seed", "6"], "played with seed 5"),
-        (
-            ["--points", "mc[sims=8]", "--run", f"mc[sims=8]={elsewhere}"],
-            "a point is mc[sims=8] + 3 x planner",
-        ),
-        (["--run", f"mc[sims=2]={elsewhere}"], "is not one of the points"),
-        (["--run", f"mc[sims=4]={tmp_path}"], "no summary.json"),
-        (["--run", f"mc[sims=4]={damaged}"], "summary.json is not a readable JSON object (not UTF-8 text"),
-    ]:
-        extra = [] if "--run" in bad else ["--run", f"mc[sims=4]={elsewhere}"]
-        with pytest.raises(SystemExit) as err:
-            curves.main([*argv, *extra, *bad])
-        assert err.value.code == 2 and message in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,13 @@
-"""``agents.tournament.paired`` and ``ladder``: runs on the same deals, compared and placed."""
+"""``agents.tournament.paired``: runs on the same deals, compared deal by deal."""
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import pytest
 
-from agents.tournament import ladder, paired
+from agents.tournament import paired
 from agents.tournament.stats import mean_ci, ratio_ci
 
 HEADER = "deal,lineup,rotation,round,seat,agent,deal_seed,penalty\n"
@@ -171,26 +170,3 @@ def test_share_prints_the_gap_closed(tmp_path: Path, capsys: pytest.CaptureFixtu
     b = _run(tmp_path / "b", "oracle", {0: (10, 30), 1: (20, 30), 2: (0, 20)})  # gains 20, 10, 20
     assert paired.main(["--share", str(a), str(b)]) == 0
     assert "champion closes 0.50 [0.50, 0.50] of the baseline -> oracle gap" in capsys.readouterr().out
-
-
-def test_ladder_places_each_run_and_writes_csv_and_png(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    a = _run(tmp_path / "a", "mc", {0: (20, 30), 1: (24, 30), 2: (14, 20)})  # gains 10, 6, 6
-    b = _run(tmp_path / "b", "oracle", {0: (10, 30), 1: (20, 30), 2: (0, 20)})  # gains 20, 10, 20
-    out = tmp_path / "docs" / "ladder"
-    assert ladder.main(["--out", str(out), "--table", "4 players", str(a), str(b)]) == 0
-    rows = list(csv.DictReader((tmp_path / "docs" / "ladder.csv").open()))
-    assert [(r["table"], r["agent"], r["deals"]) for r in rows] == [
-        ("4 players", "mc", "3"),
-        ("4 players", "oracle", "3"),
-    ]
-    assert [float(r["gain"]) for r in rows] == pytest.approx([22 / 3, 50 / 3], abs=1e-3)
-    assert (tmp_path / "docs" / "ladder.png").stat().st_size > 1000
-    assert "wrote" in capsys.readouterr().out
-    with pytest.raises(SystemExit) as err:  # a label with no runs, and a directory with no results
-        ladder.main(["--out", str(out), "--table", "4 players"])
-    assert err.value.code == 2
-    with pytest.raises(SystemExit) as err:
-        ladder.main(["--out", str(out), "--table", "4 players", str(tmp_path / "missing")])
-    assert err.value.code == 2

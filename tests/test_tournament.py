@@ -594,15 +594,15 @@ def _bench_args(argv: list[str]) -> argparse.Namespace:
 
 def test_cli_arguments_build_the_config() -> None:
     argv = "--agents random mc[rollouts=8] --players 3 --deals 5 --out x --session --max-pips 9"
-    argv += " --flag one_tile_opening --flag blank_penalty=false --agent-param mc.depth=2"
+    argv += " --flag one_tile_opening --flag blank_penalty=false --agent-param mc.extend=2"
     args = _bench_args(argv.split())
     config = config_from_args(args)
-    assert config.agents == (AgentSpec("random"), AgentSpec("mc", {"rollouts": 8, "depth": 2}))
+    assert config.agents == (AgentSpec("random"), AgentSpec("mc", {"rollouts": 8, "extend": 2}))
     assert config.game.rounds == 10 and config.num_players == 3 and config.deals == 5
     assert config.game.one_tile_opening and not config.game.blank_penalty
     assert args.func.__name__ == "bench"
     with pytest.raises(ValueError, match="no agent named"):
-        config_from_args(_bench_args(["--agents", "random", "--agent-param", "mc.depth=2", "--out", "x"]))
+        config_from_args(_bench_args(["--agents", "random", "--agent-param", "mc.extend=2", "--out", "x"]))
 
 
 def test_cli_refuses_a_mismatched_out_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -695,7 +695,7 @@ def test_an_interrupted_extension_leaves_no_stale_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Deals about to be added make the old report wrong: it is removed first, so a run
-    interrupted before its new report leaves none (``curves`` reads summary.json); the
+    interrupted before its new report leaves none (other tools read summary.json); the
     report files are written whole; a rerun writes them again."""
     import agents.tournament as tournament
 

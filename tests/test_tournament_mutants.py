@@ -938,7 +938,7 @@ def test_write_outputs_writes_the_rating_history(tmp_path: Path) -> None:
 
 
 def test_build_summary_schema_and_the_time_per_decision() -> None:
-    """summary.json is read back by other tools (curves, ladder): its keys are an interface.
+    """summary.json is read back by other tools: its keys are an interface.
     ms/dec = 1000 x seconds in act / decisions (0.5 s over 250 -> 2 ms); none timed -> null."""
     config = TournamentConfig(
         agents=["random", "greedy"], game=GameConfig.make(num_players=2), deals=7, seed=3, progress=False

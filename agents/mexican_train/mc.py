@@ -9,9 +9,7 @@ For each decision with more than one legal action:
    the ROUND with a fast default policy, straight on the rules core (no env, no
    observation): ``chain`` (default,
    :class:`~agents.mexican_train.rollout_policies.ChainPolicy`, the planner's ranking of plays
-   with a cheap chain-damage estimate), ``greedy`` (the highest-value tile) or, compiled
-   only, ``planner`` (the planner's moves exactly, its chain damage
-   searched at each choice: :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`);
+   with a cheap chain-damage estimate) or ``greedy`` (the highest-value tile);
 3. score the round for this seat: the table's mean penalty minus its own (the zero-sum
    result), or its positive score minus the mean with ``positive_scoring``;
 4. choose the candidate with the best mean (ties: the lowest action id) — but with the
@@ -21,9 +19,8 @@ For each decision with more than one legal action:
    observation) the default instead: search on top of a learned player.
 
 ``leaf="policy"`` plays step 2's rollouts with the seat's later choices made by a
-self-play network (batched over the worlds; the others keep ``policy``), and
-``leaf="value"`` stops them at the seat's next choice and reads that network's value head
-(:mod:`agents.mexican_train.value_leaf`); the ``champion`` agent is ``leaf="policy"`` with
+self-play network (batched over the worlds, :mod:`agents.mexican_train.value_leaf`; the
+others keep ``policy``); the ``champion`` agent is ``leaf="policy"`` with
 ``prior="policy"``.
 
 Why the prior: a round's result varies far more from deal to deal than good and bad moves
@@ -71,19 +68,19 @@ from mtrain_env.tilegame.validate import as_int
 #: rollouts per decision when neither ``rollouts`` nor ``ms`` is given
 DEFAULT_ROLLOUTS = 200
 #: rollout policies
-POLICIES = ("chain", "greedy", "planner")
+POLICIES = ("chain", "greedy")
 #: the rollout policies of the compiled engine (``greedy``: the pure one only)
-COMPILED_POLICIES = ("chain", "planner")
+COMPILED_POLICIES = ("chain",)
 #: the rollout policies a network ``leaf`` can have the other seats play
-LEAF_POLICIES = ("chain", "planner")
+LEAF_POLICIES = ("chain",)
 #: what makes the default move (``MCAgent(prior=...)``)
 PRIORS = (None, "planner", "policy")
 #: the priors that read a network (``path=``)
 LEARNED_PRIORS = ("policy",)
 #: how a candidate is valued on a world (``MCAgent(leaf=...)``)
-LEAVES = ("rollout", "policy", "value")
+LEAVES = ("rollout", "policy")
 #: the leaves that read a self-play network (``path=``)
-NETWORK_LEAVES = ("policy", "value")
+NETWORK_LEAVES = ("policy",)
 #: determinizations per batched network call under a time budget (a network ``leaf``)
 VALUE_CHUNK = 32
 #: the most threads one decision's rollouts are split over (each holds its own scratch
@@ -135,10 +132,8 @@ class MCAgent(Agent):
             takes (give one of the two).
         ms: wall-clock milliseconds per decision (not reproducible).
         policy: rollout policy, ``"chain"`` (default: the planner's ranking with the chain
-            damage estimated from a reservation made when the rollout starts), ``"greedy"``
-            (pure engine) or ``"planner"`` (compiled engine: the ``planner`` agent's moves exactly, its chain
-            damage searched at every choice:
-            :func:`mtrain_env.mexican_train.compiled.rollout.planner_move`).
+            damage estimated from a reservation made when the rollout starts) or
+            ``"greedy"`` (pure engine).
         prior: ``"planner"`` (default): the planner's move is the default, kept unless
             another beats it significantly; ``"policy"``: the move of the policy file
             ``path`` (the ``ppo`` agent's argmax) is; ``None``: the best mean, however
@@ -162,12 +157,7 @@ class MCAgent(Agent):
             round's end by ``policy``), ``"policy"`` (played to the round's end with the
             seat's later choices made by the self-play network ``path``, default the
             reference policy, in batches over the worlds; the others play ``policy``,
-            ``"chain"`` or ``"planner"``)
-            or ``"value"`` (played to the seat's next real choice, then valued by that
-            network's value head): :mod:`agents.mexican_train.value_leaf`; compiled
-            engine.
-        depth: with ``leaf="value"``, the seat's own later choices the network makes
-            (argmax) before its value is read (default 0).
+            ``"chain"``): :mod:`agents.mexican_train.value_leaf`; compiled engine.
         extend: rollouts added to a CLOSE decision (default 0: none), on fresh worlds: one
             where the best challenger's paired t against the default move is within
             :data:`CLOSE_BAND` of ``z``. The default and every challenger with t above
@@ -191,19 +181,17 @@ class MCAgent(Agent):
         path: str | None = None,
         threads: int = 1,
         leaf: str = "rollout",
-        depth: int = 0,
         extend: int = 0,
     ) -> None:
         super().__init__(seed)
         rollouts = self._check_budget(rollouts, ms, sims)
-        self._check_knobs(policy, prior, leaf, depth, extend, path, rollouts, ms)
+        self._check_knobs(policy, prior, leaf, extend, path, rollouts, ms)
         self.rollouts = rollouts
         self.ms = ms
         self.policy = policy
         self.extend = extend
         self.prior = prior
         self.leaf = leaf
-        self.depth = depth
         self.path = self._resolve_path(prior, leaf, path)
         self.z = z
         self.engine = self._resolve_engine(engine, policy)
@@ -240,7 +228,6 @@ class MCAgent(Agent):
         policy: str,
         prior: str | None,
         leaf: str,
-        depth: int,
         extend: int,
         path: str | None,
         rollouts: int | None,
@@ -254,15 +241,12 @@ class MCAgent(Agent):
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
         if leaf not in LEAVES:
             raise ValueError(f"leaf must be one of {LEAVES}, got {leaf!r}")
-        as_int("depth", depth, low=0, numpy=False, error=ValueError)
         as_int("extend", extend, low=0, numpy=False, error=ValueError)
         if extend and (prior is None or rollouts is None or ms is not None):
             raise ValueError(
                 "extend= adds rollouts where the gate against the prior's move is close: it needs "
                 f"a prior and a rollouts=/sims= budget without ms=, got prior={prior!r}, ms={ms!r}"
             )
-        if depth and leaf != "value":
-            raise ValueError(f"depth= counts the network's moves before a leaf='value'; got leaf={leaf!r}")
         if leaf in NETWORK_LEAVES and policy not in LEAF_POLICIES:
             raise ValueError(
                 f"leaf={leaf!r} reads the network path= (a self-play policy file) with a policy in "
@@ -329,8 +313,6 @@ class MCAgent(Agent):
     def _resolve_engine(engine: str, policy: str) -> str:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-        if policy == "planner" and engine == "python":
-            raise ValueError(f"policy={policy!r} runs on the compiled engine only (numba, the 'fast' extra)")
         if engine == "python":
             return engine
         if policy not in COMPILED_POLICIES:
@@ -340,7 +322,7 @@ class MCAgent(Agent):
                 )
             return "python"
         if compiled_rollouts() is None:
-            if engine == "compiled" or policy == "planner":
+            if engine == "compiled":
                 raise ValueError(
                     f"the compiled engine (policy={policy!r}) needs numba: pip install 'mtrain_env[fast]'"
                 )
@@ -364,7 +346,6 @@ class MCAgent(Agent):
             "threads": self.threads,
             **({"path": self.path} if self.path is not None else {}),
             **({"leaf": self.leaf} if self.leaf != "rollout" else {}),
-            **({"depth": self.depth} if self.leaf == "value" else {}),
             **({"extend": self.extend} if self.extend else {}),
         }
 
@@ -401,13 +382,8 @@ class MCAgent(Agent):
             from mtrain_env.mexican_train.compiled.game import CompiledMexicanTrain
 
             module = self._rollout_module
-            planner = self.policy == "planner"
-            pool = module.ThreadPool(self.threads, planner=planner) if self.threads > 1 else None
-            entry = self._compiled[config] = (
-                CompiledMexicanTrain(config),
-                module.scratch(planner=planner),
-                pool,
-            )
+            pool = module.ThreadPool(self.threads) if self.threads > 1 else None
+            entry = self._compiled[config] = (CompiledMexicanTrain(config), module.scratch(), pool)
         return entry
 
     def _network_leaves(self, config: GameConfig) -> Any:
@@ -416,9 +392,8 @@ class MCAgent(Agent):
         if leaves is None:
             from agents.mexican_train.value_leaf import ValueLeaves, load_value_net
 
-            depth = None if self.leaf == "policy" else self.depth
             net = load_value_net(self._network_path(config))
-            leaves = self._leaves[config] = ValueLeaves(net, config, depth)
+            leaves = self._leaves[config] = ValueLeaves(net, config)
         return leaves
 
     def _network_path(self, config: GameConfig) -> str:
@@ -483,22 +458,6 @@ class MCAgent(Agent):
             best = default
         return int(legal[best])
 
-    def candidate_results(self, decision: Decision, worlds: int) -> np.ndarray:
-        """Every legal action (``decision.legal_actions`` order) played out on the same
-        ``worlds`` determinizations, no halving and no gate: a ``(worlds, k)`` array of
-        this seat's round results (the search's raw evidence, e.g. for training labels)."""
-        if worlds < 1:
-            raise ValueError(f"worlds must be >= 1, got {worlds}")
-        legal = decision.legal_actions
-        moves = [decision.to_move(a) for a in legal]
-        run = (
-            self._python_runner(decision, moves)
-            if self.engine == "python"
-            else self._compiled_runner(decision, moves)
-        )
-        base = int(self.rng.integers(1 << 62))
-        return np.asarray(list(run(base, 0, list(range(len(moves))), worlds, None)), np.float64)
-
     def last_annotations(self) -> dict[str, Any] | None:
         """The mean rollout result of each action still in the race at the last decision
         (for replays; the seat's own estimate), rounded to 4 decimals; None when the move
@@ -509,7 +468,7 @@ class MCAgent(Agent):
 
     def _python_world(self, decision: Decision) -> Callable[[int, int], GameState]:
         """``(base, index) ->`` determinization ``index`` of the decision's view on the pure core
-        (hidden tiles re-dealt consistently with the public facts; subclasses may weight them)."""
+        (hidden tiles re-dealt consistently with the public facts)."""
         game = decision.game
         view = decision.view
         return lambda base, index: sample_state(game, view, np.random.default_rng([base, index]))

@@ -65,7 +65,7 @@ def register(subparsers: Any) -> None:
         nargs="+",
         required=True,
         metavar="AGENT",
-        help="registered names (or module:Class), optionally with params: mc[rollouts=64,depth=2]",
+        help="registered names (or module:Class), optionally with params: mc[rollouts=64,z=2]",
     )
     p.add_argument(
         "--agent-param",

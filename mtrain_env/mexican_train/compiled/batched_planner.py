@@ -7,9 +7,8 @@ RELATIVE action that :class:`agents.mexican_train.planner.PlannerAgent` (default
 ``danger=2``) plays there, computed from the compiled states in one jitted call.
 
 The rule is the planner's, decision for decision: :func:`.rollout.planner_move` (the seat's
-chain searched afresh, the exact chain damage, best-first; the rollouts play the same
-kernel with ``scratch(planner=True)``). ``tests/test_batched_planner.py`` checks it move for
-move against the pure agent on decisions of batched games.
+chain searched afresh, the exact chain damage, best-first). ``tests/test_batched_planner.py``
+checks it move for move against the pure agent on decisions of batched games.
 
 Hidden information: of a state the kernel reads only what the seat on turn may know: its
 own hand (``S_LOC`` entries equal to the seat, ``S_HAND_PIPS`` of the seat), and public
@@ -73,7 +72,7 @@ class BatchedPlanner:
             raise ValueError(f"danger must be a non-negative int, got {danger!r}")
         self.tables = tables
         self.danger = danger
-        self._sc = rollout.scratch(node_limit, planner=True)
+        self._sc = rollout.scratch(node_limit)
 
     def act(self, states: np.ndarray, games: np.ndarray) -> np.ndarray:
         """Relative actions of the seats on turn in ``states[games]`` (``(len(games),)`` int64).

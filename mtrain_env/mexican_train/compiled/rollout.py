@@ -11,13 +11,13 @@ Many rollouts run in one call (:func:`rollout_matrix`); nothing allocates per ro
   chain is reserved when the rollout starts (:func:`longest_chain`, the
   :class:`agents.mexican_train.chains.ChainSolver` search), plays are ranked by the
   planner's ``play_key`` (its terms packed the same way), ties to the lowest move id.
-  ``tests/test_rollout.py`` proves it move for move against the pure policy. With
-  ``scratch(planner=True)`` every seat plays the planner's own move instead
-  (:func:`planner_move`: its chain searched afresh at each choice, the exact chain damage,
-  ties to the lowest relative action), as the batched ``planner`` opponents do.
-  The chain search keeps no memo between calls; with a memo the pure solver counts fewer
-  expanded states, so the two agree whenever neither reaches its node limit (the compiled
-  default, :data:`NODE_LIMIT`, is far above what dealt hands need).
+  ``tests/test_rollout.py`` proves it move for move against the pure policy. The
+  planner's own move (:func:`planner_move`: its chain searched afresh at each choice, the
+  exact chain damage, ties to the lowest relative action) is the batched ``planner``
+  opponents' (:mod:`.batched_planner`). The chain search keeps no memo between calls;
+  with a memo the pure solver counts fewer expanded states, so the two agree whenever
+  neither reaches its node limit (the compiled default, :data:`NODE_LIMIT`, is far above
+  what dealt hands need).
 * **Determinization** (:func:`deal_hidden`): the greedy dealer of
   :func:`mtrain_env.mexican_train.core.public.sample_state` (same constraints, same
   algorithm: most-constrained opponent first, 64 shuffles) on a splitmix64 stream, so a
@@ -92,7 +92,6 @@ __all__ = [
     "NODE_LIMIT",
     "Determinizer",
     "ThreadPool",
-    "advance_roots",
     "advance_states",
     "advance_to_choice",
     "chain_rollout",
@@ -361,7 +360,7 @@ def _seat_chain(s: np.ndarray, tb: np.ndarray, q: int, sc: Any) -> int:
 @njit(cache=_CACHE)
 def _reserve(s: np.ndarray, tb: np.ndarray, sc: Any) -> None:
     """``reserved[tile] = 1`` for every tile of each seat's longest own-train chain (the chain
-    policy's; the planner policy searches at each choice instead and never reserves)."""
+    policy's; :func:`planner_move` searches at each choice instead and never reserves)."""
     reserved = sc[1]
     chains = sc[4]
     for t in range(tb[K_TILES]):
@@ -486,11 +485,10 @@ def planner_move(s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, d
       action.
 
     It reads only what the seat on turn may know (its own hand and public fields), so it
-    serves as a fair opponent (:mod:`.batched_planner`) and as a rollout policy
-    (``scratch(planner=True)``)."""
+    serves as a fair opponent (:mod:`.batched_planner`)."""
     reserved = sc[1]
     chains = sc[4]
-    chain, own, rest, keys, exact, rel = sc[11]
+    chain, own, rest, keys, exact, rel = sc[10]
     p = s[S_CURRENT]
     draw = tb[K_DRAW]
     width = tb[K_WIDTH]
@@ -560,39 +558,22 @@ def planner_move(s: np.ndarray, tb: np.ndarray, moves: np.ndarray, count: int, d
         exact[b] = True
 
 
-@njit(cache=_CACHE, inline="always")
-def _play_out(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np.ndarray, planner: bool) -> int:
-    """The loop of :func:`chain_rollout`. Inlined with ``planner`` a constant, so each policy
-    gets its own loop: a branch to the planner inside the chain policy's loop slows that loop
-    by a seventh."""
-    if not planner:
-        _reserve(s, tb, sc)
+@njit(cache=_CACHE)
+def chain_rollout(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np.ndarray) -> int:
+    """Play ``s`` to the end of its round (in place) with the chain policy; returns the moves
+    applied, written to ``trace`` as far as it is long. ``sc``: :func:`scratch`."""
+    _reserve(s, tb, sc)
     moves = sc[0]
     reserved = sc[1]
     steps = 0
     while s[S_PHASE] < ROUND_OVER:
         count = engine.legal_moves_into(s, tb, moves)
-        if count == 1:
-            m = moves[0]
-        elif planner:
-            m = planner_move(s, tb, moves, count, danger, sc)
-        else:
-            m = _choose(s, tb, moves, count, reserved, danger)
+        m = moves[0] if count == 1 else _choose(s, tb, moves, count, reserved, danger)
         if steps < trace.shape[0]:
             trace[steps] = m
         engine.apply(s, tb, m)
         steps += 1
     return steps
-
-
-@njit(cache=_CACHE)
-def chain_rollout(s: np.ndarray, tb: np.ndarray, danger: int, sc: Any, trace: np.ndarray) -> int:
-    """Play ``s`` to the end of its round (in place) with the chain policy (with ``sc``'s
-    planner flag: every seat plays :func:`planner_move`); returns the moves applied, written
-    to ``trace`` as far as it is long. ``sc``: :func:`scratch`."""
-    if sc[10]:
-        return _play_out(s, tb, danger, sc, trace, True)
-    return _play_out(s, tb, danger, sc, trace, False)
 
 
 @njit(cache=_CACHE)
@@ -690,29 +671,6 @@ def deal_hidden(
     return False
 
 
-@njit(cache=_CACHE, nogil=True)
-def deal_many(
-    template: np.ndarray,
-    tb: np.ndarray,
-    unseen: np.ndarray,
-    allowed: np.ndarray,
-    order: np.ndarray,
-    need: np.ndarray,
-    base: int,
-    indices: np.ndarray,
-    out: np.ndarray,
-    dealt: np.ndarray,
-) -> None:
-    """``out[i]`` = determinization ``indices[i]`` of stream ``base`` (:func:`deal_hidden` on a
-    copy of ``template``); ``dealt[i] = 0`` where the greedy dealer gave up (the caller deals
-    that one itself: :meth:`Determinizer.states`)."""
-    pool = np.empty(MAX_TILES, np.int64)
-    owner = np.empty(MAX_TILES, np.int64)
-    for i in range(indices.shape[0]):
-        out[i] = template
-        dealt[i] = deal_hidden(out[i], tb, unseen, allowed, order, need, base, indices[i], pool, owner)
-
-
 # ================================================================ the batch
 @njit(cache=_CACHE)
 def _play_candidates(
@@ -786,13 +744,14 @@ def rollout_root(
     _play_candidates(root, tb, candidates, seat, danger, out, sc, s, trace)
 
 
-# ================================================== leaves for a value network
-@njit(cache=_CACHE, inline="always")
-def _advance(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any, planner: bool) -> None:
-    """The loop of :func:`advance_to_choice`, one per policy (``planner`` a constant, as
-    :func:`_play_out`)."""
-    if not planner:
-        _reserve(s, tb, sc)
+# ================================================== leaves for a network
+@njit(cache=_CACHE)
+def advance_to_choice(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any) -> None:
+    """Play ``s`` forward (in place) until ``seat`` has a real choice (more than one legal
+    move) or the round is over: the other seats by the chain policy (each seat's chain
+    reserved afresh), every forced move as it comes. The steps of ``leaf=policy``'s
+    rollouts, between the searching seat's own decisions."""
+    _reserve(s, tb, sc)
     moves = sc[0]
     reserved = sc[1]
     while s[S_PHASE] < ROUND_OVER:
@@ -801,23 +760,8 @@ def _advance(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any, pla
             engine.apply(s, tb, moves[0])
         elif s[S_CURRENT] == seat:
             return
-        elif planner:
-            engine.apply(s, tb, planner_move(s, tb, moves, count, danger, sc))
         else:
             engine.apply(s, tb, _choose(s, tb, moves, count, reserved, danger))
-
-
-@njit(cache=_CACHE)
-def advance_to_choice(s: np.ndarray, tb: np.ndarray, seat: int, danger: int, sc: Any) -> None:
-    """Play ``s`` forward (in place) until ``seat`` has a real choice (more than one legal
-    move) or the round is over: the other seats by the chain policy (each seat's chain
-    reserved afresh; with ``sc``'s planner flag, by :func:`planner_move`), every forced move
-    as it comes. The leaf of a search whose value is read by a network at the searching
-    seat's own decisions (``mc[leaf=value]``), and the steps of ``leaf=policy``'s rollouts."""
-    if sc[10]:
-        _advance(s, tb, seat, danger, sc, True)
-    else:
-        _advance(s, tb, seat, danger, sc, False)
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -863,23 +807,6 @@ def advance_matrix(
             continue
         dealt[d] = 1
         _advance_candidates(root, tb, candidates, seat, danger, out[d], sc)
-
-
-@njit(cache=_CACHE, nogil=True)
-def advance_roots(
-    roots: np.ndarray,
-    tb: np.ndarray,
-    candidates: np.ndarray,
-    seat: int,
-    danger: int,
-    out: np.ndarray,
-    sc: Any,
-) -> None:
-    """As :func:`advance_matrix` on worlds the caller dealt: ``out[d, c]`` = ``roots[d]`` with
-    candidate ``c`` applied and played to ``seat``'s next real choice or the round's end
-    (for worlds chosen in Python, e.g. weighted by inference: ``mc_infer``)."""
-    for d in range(roots.shape[0]):
-        _advance_candidates(roots[d], tb, candidates, seat, danger, out[d], sc)
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -954,11 +881,10 @@ def advance_states(
     return out
 
 
-def scratch(limit: int = NODE_LIMIT, planner: bool = False) -> tuple[Any, ...]:
-    """The work arrays every rollout kernel takes (``sc``), with the chain memo, the chain
-    search's node ``limit`` and the rollout policy: the chain policy, or with ``planner`` the
-    planner's moves exactly (:func:`_choose`). Reuse one per game config (the memo's chains
-    are those of one tile set), never across configs; the memo only saves work."""
+def scratch(limit: int = NODE_LIMIT) -> tuple[Any, ...]:
+    """The work arrays every rollout kernel and :func:`planner_move` take (``sc``), with the
+    chain memo and the chain search's node ``limit``. Reuse one per game config (the memo's
+    chains are those of one tile set), never across configs; the memo only saves work."""
     zobrist = np.random.default_rng(0x5EED).integers(1, 1 << 62, MAX_TILES + MAX_VALUES, dtype=np.int64)
     return (
         np.empty(MAX_MOVES, np.int64),  # legal moves
@@ -971,7 +897,6 @@ def scratch(limit: int = NODE_LIMIT, planner: bool = False) -> tuple[Any, ...]:
         np.zeros((MEMO_SIZE, MEMO_WIDTH), np.int64),  # chain memo
         zobrist,
         int(limit),
-        int(planner),  # 1: the planner policy
         (  # the planner's work arrays (planner_move)
             np.empty(MAX_TILES, np.int64),  # the seat's chain
             np.empty(MAX_TILES, np.int64),  # its hand
@@ -999,12 +924,12 @@ class ThreadPool:
     """Threads for :func:`run_rollouts` and a rollout scratch for each (one per game config:
     a scratch's memo holds chains of one tile set)."""
 
-    def __init__(self, threads: int, planner: bool = False) -> None:
+    def __init__(self, threads: int) -> None:
         if threads < 2:
             raise ValueError(f"a rollout thread pool needs >= 2 threads, got {threads}")
         self.threads = threads
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="rollouts")
-        self.scratch = [scratch(planner=planner) for _ in range(threads)]
+        self.scratch = [scratch() for _ in range(threads)]
 
     def close(self) -> None:
         """Stop the threads (a pool is also stopped when it is garbage collected)."""
@@ -1078,16 +1003,6 @@ class Determinizer:
         if not deal_hidden(s, tb, self.unseen, self.allowed, self.order, self.need, base, index, pool, owner):
             s = self.fallback(base, index)
         return s
-
-    def states(self, base: int, indices: np.ndarray) -> np.ndarray:
-        """``(len(indices), STATE_SIZE)``: determinizations ``indices`` of stream ``base``, each
-        the one :meth:`state` gives (dealt in one compiled call)."""
-        out = np.empty((indices.shape[0], self.template.shape[0]), np.int64)
-        dealt = np.ones(indices.shape[0], np.bool_)
-        deal_many(*self.dealer, base, indices.astype(np.int64), out, dealt)
-        for i in np.flatnonzero(~dealt).tolist():
-            out[i] = self.fallback(base, int(indices[i]))
-        return out
 
     def fallback(self, base: int, index: int) -> np.ndarray:
         """Determinization ``index`` dealt by the pure sampler (its exact dealer cannot fail)."""
