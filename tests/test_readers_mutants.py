@@ -332,7 +332,7 @@ def test_import_class_returns_the_agent_class_a_path_names() -> None:
 def test_import_class_refuses_a_path_that_names_no_agent(path: str) -> None:
     with pytest.raises(ValueError) as err:
         import_class(path)
-    assert str(err.value) == f"{path!r} does not name an agents.base.BaseAgent subclass"
+    assert str(err.value) == f"{path!r} does not name an agents.base.BaseAgent subclass or a factory function"
 
 
 def test_import_class_refuses_a_path_without_a_class() -> None:
