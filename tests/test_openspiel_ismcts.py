@@ -34,7 +34,7 @@ def test_registered_with_its_budget_knob() -> None:
     ("params", "message"),
     [
         ({"iterations": 0}, "iterations must be an int >= 1"),
-        ({"iterations": 2.5}, "iterations must be an int >= 1"),
+        ({"iterations": 2.5}, "iterations must be an int, got 2.5"),  # the spec check, before the constructor
         ({"uct_c": 0}, "uct_c must be > 0"),
         ({"rollout": "smart"}, "rollout must be one of"),
     ],

@@ -32,7 +32,8 @@ import mtrain_env
 import mtrain_env.block
 from agents import policy_net
 from agents.mexican_train import ppo
-from agents.mexican_train.features import FEATURE_SETS, feature_size
+from agents.mexican_train.features import feature_size
+from agents.policy_format import FEATURE_SETS
 from agents.mexican_train.league import SNAPSHOT, League, OpponentSpec, Snapshot
 from agents.mexican_train.single_agent import ILLEGAL_MODES, SEAT_MODES, SingleAgentEnv
 from agents.policy_net import (
