@@ -7,7 +7,7 @@ rules (config and tables, no state) come along so search agents can simulate. No
 ever receives the hidden state. (By construction, not by a sandbox: the decision reads
 the env it came from, and an agent is code running in the same process. A ``module:Class``
 entrant of a tournament is trusted like any imported code; the differential tests in
-``tests/test_hidden_info.py`` check that every shipped fair agent plays the same move in
+``tests/env/test_hidden_info.py`` check that every shipped fair agent plays the same move in
 positions that differ only in hidden tiles.) Each game narrows the types:
 :class:`agents.mexican_train.base.Decision`, :class:`agents.block.base.BlockDecision`.
 

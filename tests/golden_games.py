@@ -1,7 +1,7 @@
 """The golden replays of tests/golden/: a few fixed games, like OpenSpiel's playthroughs.
 
 Each game is played by seeded agents through the play loop and saved as a replay file;
-``tests/test_golden.py`` plays them again and diffs the bytes, and re-simulates the
+``tests/core/test_golden.py`` plays them again and diffs the bytes, and re-simulates the
 stored files, so any change of the rules (or of these agents) shows as a diff. After a
 deliberate change, regenerate them and review the diff::
 

@@ -125,6 +125,7 @@ FOLDER_OF: dict[str, str] = {
     "test_champion.py": "agents",
     "test_compat.py": "agents",
     "test_custom.py": "agents",
+    "test_sb3_model.py": "agents",
     "test_features.py": "agents",
     "test_ismcts.py": "agents",
     "test_numpy_nets.py": "agents",
@@ -142,6 +143,7 @@ FOLDER_OF: dict[str, str] = {
     "test_tournament.py": "tournament",
     "test_paired.py": "tournament",
     "test_evaluate.py": "tournament",
+    "test_tasks.py": "tournament",
     "test_replay_tournament.py": "tournament",
     "test_tournament_mutants.py": "tournament/test_harness_edge_cases.py",
     # training

@@ -6,7 +6,7 @@ of these small networks. This module computes the same masked logits and value f
 float32 arrays with numpy only (no torch import: ``ppo[path=...]`` on a self-play file
 needs the base install), in float64, with everything that depends on the weights alone
 precomputed once: the tile tokens and their projections into the trunk (sums of tokens
-commute with the linear pooling layers). ``tests/test_numpy_nets.py`` checks that the
+commute with the linear pooling layers). ``tests/agents/test_numpy_nets.py`` checks that the
 logits equal torch's within 1e-5 on the legal actions of real positions (within 1e-9 of
 torch in float64), and that the moves chosen are the same.
 

@@ -21,7 +21,7 @@ hidden state for a fair agent): the play loop builds each agent's decision as
 ``agent.decision_class(env, agent_id)``. Fair agents get
 :class:`~agents.mexican_train.base.Decision` (the leak-free view); this agent declares
 :attr:`OracleAgent.cheats` and :class:`CheatDecision`, the one decision type with a
-:meth:`~CheatDecision.true_state`. ``tests/test_oracle.py`` checks that no registered agent
+:meth:`~CheatDecision.true_state`. ``tests/agents/test_oracle.py`` checks that no registered agent
 other than those declaring ``cheats`` gets it, and tournament labels of this agent say
 ``oracle`` (read: cheat) wherever they are printed.
 """

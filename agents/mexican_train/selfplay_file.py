@@ -174,7 +174,7 @@ class NetSpec:
 
 def parameter_shapes(spec: NetSpec) -> dict[str, tuple[int, ...]]:
     """Name -> shape of every tensor of the ``spec`` network's ``state_dict`` (what a file
-    must hold; ``tests/test_numpy_nets.py`` checks them against the torch networks)."""
+    must hold; ``tests/agents/test_numpy_nets.py`` checks them against the torch networks)."""
     cfg = spec.config
     size = spec.layout.size
     h, hp = spec.hidden, spec.pair_hidden

@@ -217,7 +217,7 @@ class ObservationEncoder:
             for t in s.turn_doubles:
                 rest |= 1 << (o_double + rel[t])
             # MexicanTrain.double_to_satisfy inline (this runs on every observation; the
-            # reference encoder in tests/test_observation_reference.py checks it): binding
+            # reference encoder in tests/env/test_observation_reference.py checks it): binding
             # from the end of the opening (R13, R20)
             if s.pending and s.phase == NORMAL:
                 rest |= 1 << (self._o_pfirst + rel[self._first_pending(s)])

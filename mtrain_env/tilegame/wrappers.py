@@ -2,7 +2,7 @@
 
 ``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``
 behave as PettingZoo's for every action in the action space, legal or illegal (same
-results, warnings and error messages; the test ``tests/test_wrappers.py`` plays them step
+results, warnings and error messages; the test ``tests/env/test_wrappers.py`` plays them step
 for step against the stock wrappers): an illegal move ends the game with the illegal-move
 reward for the offender. One deliberate difference:
 

@@ -22,7 +22,7 @@ Importing this subpackage imports numba (the ``fast`` extra); ``import mtrain_en
   ``mexican_train/bench_batch.py``): the core imports no framework.
 
 Moves are the pure core's absolute encoding (``tile * (n + 1) + train``, then DRAW, PASS),
-in the same order, so the two engines compare move for move (``tests/test_compiled_core.py``).
+in the same order, so the two engines compare move for move (``tests/compiled/test_compiled_core.py``).
 
 Design (what later parts of issue 10 build on):
 

@@ -7,7 +7,7 @@ RELATIVE action that :class:`agents.mexican_train.planner.PlannerAgent` (default
 ``danger=2``) plays there, computed from the compiled states in one jitted call.
 
 The rule is the planner's, decision for decision: :func:`.rollout.planner_move` (the seat's
-chain searched afresh, the exact chain damage, best-first). ``tests/test_batched_planner.py``
+chain searched afresh, the exact chain damage, best-first). ``tests/compiled/test_batched_planner.py``
 checks it move for move against the pure agent on decisions of batched games.
 
 Hidden information: of a state the kernel reads only what the seat on turn may know: its

@@ -14,7 +14,7 @@ is defined here (the benchmark's loop too).
 
 The functions mirror :class:`mtrain_env.mexican_train.core.rules.MexicanTrain` one to one
 (same names, same order of effects), so a difference in behaviour is a bug here; the
-differential tests (``tests/test_compiled_core.py``) compare the two at every decision.
+differential tests (``tests/compiled/test_compiled_core.py``) compare the two at every decision.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Many rollouts run in one call (:func:`rollout_matrix`); nothing allocates per ro
   chain is reserved when the rollout starts (:func:`longest_chain`, the
   :class:`agents.mexican_train.chains.ChainSolver` search), plays are ranked by the
   planner's ``play_key`` (its terms packed the same way), ties to the lowest move id.
-  ``tests/test_rollout.py`` proves it move for move against the pure policy. The
+  ``tests/compiled/test_rollout.py`` proves it move for move against the pure policy. The
   planner's own move (:func:`planner_move`: its chain searched afresh at each choice, the
   exact chain damage, ties to the lowest relative action) is the batched ``planner``
   opponents' (:mod:`.batched_planner`). The chain search keeps no memo between calls;

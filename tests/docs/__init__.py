@@ -1,0 +1,3 @@
+"""The README, the guide and what they promise: doc commands, notebooks, install, layers, this
+layout.
+"""
