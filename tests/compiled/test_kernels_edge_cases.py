@@ -3,8 +3,8 @@
 
 ``tests/compiled/test_compiled_observation.py``, ``tests/compiled/test_batch.py`` and
 ``tests/compiled/test_backend.py`` compare the kernels' observations, masks, rewards and
-trajectories with the Python encoder, the pure engine and the python-backend env in random games, through the Python faces. What
-those faces do not show is pinned here:
+trajectories with the Python encoder, the pure engine and the python-backend env in random
+games, through the Python faces. What those faces do not show is pinned here:
 
 - the codes the kernels return: ``engine.batch_check`` and ``engine.batch_step`` (-1 for
   "no bad game", the bad game's reason 0 or 1) and ``engine.env_step`` (-1 when the round
