@@ -246,7 +246,7 @@ def build_algorithm(config: RLlibConfig) -> Any:
         PPOConfig()
         .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
         # RLlib's checker steps unmasked random actions, which the env refuses in training; the
-        # tests run the checker on illegal_action="terminate" (tests/test_rllib.py)
+        # tests run the checker on illegal_action="terminate" (tests/training/test_ray.py)
         .environment(MexicanTrainMultiAgentEnv, env_config=config.env_config(), disable_env_checking=True)
         .env_runners(
             num_env_runners=config.env_runners,
