@@ -34,10 +34,11 @@ from training.selfplay.collector import merge_states, slices, split_state
 from training.selfplay.config import SelfPlayConfig
 from training.selfplay.seatbook import Batch
 
-__all__ = ["RayCollectors"]
+__all__ = ["RayCollectors", "free_cpus", "shutdown"]
 
-#: restarts of a dead actor and retries of its call (Ray's -1: without a bound)
-_RESTARTS = -1
+#: restarts of a dead actor and retries of its call (bounded: an actor that cannot start
+#: fails the run instead of being restarted for ever)
+_RESTARTS = 4
 
 
 def _actor_class() -> Any:
@@ -79,12 +80,16 @@ def _actor_class() -> Any:
 
 class RayCollectors:
     """``actors`` Ray actors collecting a run of ``config`` (see the module docstring);
-    ``address``: a cluster's ``HOST:PORT`` (default: this process's Ray, or a new local one).
+    ``address``: a cluster's ``HOST:PORT`` (default: this process's Ray, or a new local one);
+    ``cpus``: the CPUs Ray reserves for each actor (less than 1 shares them, as a benchmark
+    of several runs at once does).
 
     ``transport`` holds the figures of the last rollout: bytes sent and received, the
     seconds of ``ray.put`` of the weights and of waiting past the slowest actor's work."""
 
-    def __init__(self, config: SelfPlayConfig, actors: int, address: str | None = None) -> None:
+    def __init__(
+        self, config: SelfPlayConfig, actors: int, address: str | None = None, cpus: float = 1.0
+    ) -> None:
         import ray
 
         from agents.tournament.ray_backend import ensure_ray
@@ -93,10 +98,11 @@ class RayCollectors:
         self.parts = slices(config.num_games, actors)  # ValueError before Ray starts
         self.own_ray = ensure_ray(address)
         try:
-            cpus = int(ray.cluster_resources().get("CPU", 0))
-            if actors > cpus:  # each actor holds a CPU: the others would wait for ever
-                raise ConfigError("actors", f"{actors} actors need {actors} CPUs, the Ray cluster has {cpus}")
-            actor = _actor_class()
+            total = float(ray.cluster_resources().get("CPU", 0.0))
+            if actors * cpus > total + 1e-9:  # actors past the CPUs would wait for ever
+                need = f"{actors * cpus:g} CPUs"
+                raise ConfigError("actors", f"{actors} actors need {need}, the Ray cluster has {total:g}")
+            actor = _actor_class().options(num_cpus=cpus)
             self.actors = [actor.remote(config.to_json(), lo, hi) for lo, hi in self.parts]
         except BaseException:
             self.close()
@@ -138,6 +144,23 @@ class RayCollectors:
         w = weights()
         return self.gather(self.submit(w), started, _nbytes(w))
 
+    def serialise_s(self) -> float:
+        """Seconds of ``ray.put`` of one actor's result as it comes back (its slice's batch
+        and state after a rollout: what Ray serialises for each actor each rollout)."""
+        import ray
+
+        from training.selfplay.collector import Collector
+
+        lo, hi = self.parts[0]
+        part = Collector(self.config, lo, hi)
+        part.load_state_dict(self.states[0])
+        result = (part.collect(), part.state_dict())
+        t0 = time.perf_counter()
+        ref = ray.put(result)
+        took = time.perf_counter() - t0
+        del ref
+        return took
+
     def state_dict(self) -> dict[str, Any]:
         return merge_states(self.states)
 
@@ -159,6 +182,20 @@ class RayCollectors:
         if self.own_ray:
             ray.shutdown()
             self.own_ray = False
+
+
+def free_cpus() -> float:
+    """The CPUs the connected Ray instance has free."""
+    import ray
+
+    return float(ray.available_resources().get("CPU", 0.0))
+
+
+def shutdown() -> None:
+    """Stop the Ray instance this process started."""
+    import ray
+
+    ray.shutdown()
 
 
 def _nbytes(value: Any) -> int:
