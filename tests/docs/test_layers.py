@@ -95,7 +95,7 @@ VIOLATIONS: dict[str, tuple[str, str, str]] = {
     "agents/base.py": ("import agents.registry", "no import cycles", "No cycles are allowed in agents."),
     "agents/play.py": (
         "import ray",
-        "Ray only in agents.tournament.ray_backend and training.rllib",
+        "Ray only in the Ray backends and training.rllib",
         "agents.play -> ray",
     ),
     "mtrain_env/mexican_train/render.py": (

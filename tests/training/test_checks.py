@@ -133,7 +133,7 @@ def test_selfplay_bounds_its_rollout_and_names_the_seat_book() -> None:
         assert err.value.message.startswith("must be at most 1,048,576 decisions a rollout, got ")
     with pytest.raises(ConfigError) as err:
         SelfPlayConfig(num_games=65536, steps=65536)
-    assert err.value.message.endswith("got 65536 x 65536 = 4,294,967,296 (a seat book of 7.2 TiB)")
+    assert err.value.message.endswith("got 65536 x 65536 = 4,294,967,296 (a seat book of 7.3 TiB)")
     from training.checks import MAX_ROLLOUT
 
     assert SelfPlayConfig(num_games=512, steps=2048).num_games * 2048 == MAX_ROLLOUT == 1 << 20
@@ -143,5 +143,5 @@ def test_a_saved_selfplay_rollout_past_the_bound_is_refused(tmp_path: Path) -> N
     path = tmp_path / "selfplay.json"
     path.write_text(json.dumps({**config_to_json(SelfPlayConfig()), "num_games": 4096, "steps": 4096}))
     says = "num_games x steps must be at most 1,048,576 decisions a rollout, got 4096 x 4096 = 16,777,216"
-    with pytest.raises(ValueError, match=rf"selfplay.json: {says} \(a seat book of 28.8 GiB\)$"):
+    with pytest.raises(ValueError, match=rf"selfplay.json: {says} \(a seat book of 29.1 GiB\)$"):
         read_config_file(path)

@@ -44,24 +44,24 @@ def _params(learner: SelfPlayPPO) -> dict[str, th.Tensor]:
 
 def test_opponent_seats_play_the_planner_and_are_never_recorded() -> None:
     learner = SelfPlayPPO(SelfPlayConfig(seed=1, **LEAGUE))
-    assert learner.planner is not None
+    assert learner.collector.planner is not None
     recorded: list[tuple[np.ndarray, np.ndarray]] = []
     league_moves: list[tuple[np.ndarray, np.ndarray]] = []
-    record, act = learner.book.record, learner.planner.act
+    record, act = learner.collector.book.record, learner.collector.planner.act
 
     def spy_record(games: np.ndarray, seats: np.ndarray, *rest: Any) -> np.ndarray:
         recorded.append((games.copy(), seats.copy()))
-        assert not learner.opponent[games, seats].any()  # a learner seat, when it acted
+        assert not learner.collector.opponent[games, seats].any()  # a learner seat, when it acted
         return record(games, seats, *rest)
 
     def spy_act(states: np.ndarray, games: np.ndarray) -> np.ndarray:
         out = act(states, games)
         league_moves.append((games.copy(), out.copy()))
-        assert learner.opponent[games, learner.seat[games]].all()
+        assert learner.collector.opponent[games, learner.collector.seat[games]].all()
         return out
 
-    learner.book.record = spy_record  # type: ignore[method-assign]
-    learner.planner.act = spy_act  # type: ignore[method-assign]
+    learner.collector.book.record = spy_record  # type: ignore[method-assign]
+    learner.collector.planner.act = spy_act  # type: ignore[method-assign]
     total = 0.0
     for _ in range(3):
         total += learner.iterate()["league_decisions"]
@@ -80,16 +80,16 @@ def test_the_share_is_honoured_and_each_league_game_keeps_a_learner_seat() -> No
         assert learner.config.league_games == games
         for _ in range(3):
             learner.collect()
-            opp = learner.opponent
+            opp = learner.collector.opponent
             assert not opp[games:].any()
             per_game = opp[:games].sum(1)
             assert per_game.min() >= 1 and per_game.max() <= 3  # 1..n-1 opponents
     # the draw itself: every size 1..n-1 and every seat, about uniformly
     sizes, seats = np.zeros(4, int), np.zeros(4, int)
     for _ in range(300):
-        learner._draw_opponents(np.arange(games))
-        sizes += np.bincount(learner.opponent[:games].sum(1), minlength=4)
-        seats += learner.opponent[:games].sum(0)
+        learner.collector._draw_opponents(np.arange(games))
+        sizes += np.bincount(learner.collector.opponent[:games].sum(1), minlength=4)
+        seats += learner.collector.opponent[:games].sum(0)
     assert sizes[0] == 0 and sizes[1:].min() > 0.25 * 300 * games
     assert seats.min() > 0.8 * seats.mean()
 
@@ -102,13 +102,13 @@ def test_a_fixed_number_of_opponent_seats_is_kept_every_round(fixed: int) -> Non
     rounds_before = learner.rounds
     for _ in range(4):
         learner.collect()
-        assert (learner.opponent.sum(1) == fixed).all()
-        seats += learner.opponent.sum(0)
+        assert (learner.collector.opponent.sum(1) == fixed).all()
+        seats += learner.collector.opponent.sum(0)
     assert learner.rounds > rounds_before  # rounds ended, so the seats were redrawn
     for _ in range(200):
-        learner._draw_opponents(np.arange(8))
-        assert (learner.opponent.sum(1) == fixed).all()
-        seats += learner.opponent.sum(0)
+        learner.collector._draw_opponents(np.arange(8))
+        assert (learner.collector.opponent.sum(1) == fixed).all()
+        seats += learner.collector.opponent.sum(0)
     assert seats.min() > 0.8 * seats.mean()  # which seats: about uniform
 
 
@@ -159,8 +159,8 @@ def test_resume_with_opponents_is_exact(tmp_path) -> None:
         resumed.iterate()
     a, b = _params(straight), _params(resumed)
     assert all(th.equal(a[k], b[k]) for k in a)
-    np.testing.assert_array_equal(straight.env.states, resumed.env.states)
-    np.testing.assert_array_equal(straight.opponent, resumed.opponent)
+    np.testing.assert_array_equal(straight.collector.env.states, resumed.collector.env.states)
+    np.testing.assert_array_equal(straight.collector.opponent, resumed.collector.opponent)
     assert (straight.trained, straight.rounds) == (resumed.trained, resumed.rounds)
 
 

@@ -66,7 +66,7 @@ def test_a_seeded_run_is_deterministic_and_learns_something(net: str) -> None:
         assert not _same(before, runs[-1][1])  # the updates changed the weights
     (a, pa), (b, pb) = runs
     assert _same(pa, pb)
-    np.testing.assert_array_equal(a.env.states, b.env.states)
+    np.testing.assert_array_equal(a.collector.env.states, b.collector.env.states)
     other = SelfPlayPPO(SelfPlayConfig(net=net, seed=4, **TINY))
     other.iterate()
     other.iterate()
@@ -83,7 +83,7 @@ def test_resume_from_a_checkpoint_is_exact(tmp_path) -> None:
     for _ in range(2):
         resumed.iterate()
     assert _same(_params(straight), _params(resumed))
-    np.testing.assert_array_equal(straight.env.states, resumed.env.states)
+    np.testing.assert_array_equal(straight.collector.env.states, resumed.collector.env.states)
     assert (straight.trained, straight.rounds) == (resumed.trained, resumed.rounds)
 
 
@@ -135,7 +135,7 @@ def test_the_ppo_agent_plays_a_selfplay_policy(tmp_path) -> None:
     path = save_selfplay_policy(learner.net, tmp_path / "policy.npz")
     clear_cache()
     agent = PPOAgent(path=path)
-    assert agent.policy.observation_space.shape == (learner.env.obs_size,)
+    assert agent.policy.observation_space.shape == (learner.collector.env.obs_size,)
     result = run_tournament(
         TournamentConfig(
             agents=[
@@ -169,11 +169,11 @@ def test_config_errors_name_the_field() -> None:
     ("argv", "message"),
     [
         (["--games", "0"], "mtrain selfplay: --games: num_games must be an int in 1..65536, got 0"),
-        # each alone in range, their seat book 7.2 TiB: a MemoryError that left --out/.lock (audit s31 F3)
+        # each alone in range, their seat book 7.3 TiB: a MemoryError that left --out/.lock (audit s31 F3)
         (
             ["--games", "65536", "--rollout-steps", "65536", "--steps", "10"],
             "mtrain selfplay: --games x --rollout-steps: num_games x steps must be at most 1,048,576 "
-            "decisions a rollout, got 65536 x 65536 = 4,294,967,296 (a seat book of 7.2 TiB)\n",
+            "decisions a rollout, got 65536 x 65536 = 4,294,967,296 (a seat book of 7.3 TiB)\n",
         ),
         (["--net", "cnn"], "mtrain selfplay: --net: net must be one of tile, graph, mlp, got 'cnn'"),
         (["--minutes", "-1"], "mtrain selfplay: --minutes: max_minutes must be >= 0, got -1.0"),

@@ -4,6 +4,12 @@ Env decisions per second INCLUDING the learning updates (rollout + PPO epochs), 
 
 * ``selfplay/tile``, ``selfplay/graph`` and ``selfplay/mlp``: :class:`~training.selfplay.learner.SelfPlayPPO`
   (one batched forward pass a step over the batched engine, every seat trains);
+* ``selfplay/rayN`` (``selfplay/ray1``, ``selfplay/ray2``, ...): the ``selfplay/tile`` run
+  with its rollouts collected by N Ray actors (:mod:`training.selfplay.ray_collect`, a
+  local Ray instance; the same data as ``selfplay/tile``), with the transport's figures:
+  bytes moved per decision (weights out, slice states out and back, batches back), the
+  milliseconds of ``ray.put`` for one actor's result (batch and state: the serialisation
+  of a batch) and the milliseconds a rollout waited past its slowest actor's work;
 * ``sb3/maskable``: sb3-contrib's ``MaskablePPO`` (``MlpPolicy``, the same hidden sizes as
   the MLP) through :class:`~training.batched_vec.BatchedVecEnv`, the path users know (it
   trains the acting seat only; its rollouts hold the same number of decisions);
@@ -19,9 +25,11 @@ the ratios against ``sb3/maskable`` are the figures to compare. Every path runs 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 __all__ = ["measure", "register"]
@@ -30,14 +38,37 @@ __all__ = ["measure", "register"]
 TRAIN_REFERENCE = 470.0
 
 
-def _selfplay_path(net: str, games: int, steps: int, threads: int, algo: str = "ppo") -> Callable[[], int]:
+def _selfplay_path(
+    net: str,
+    games: int,
+    steps: int,
+    threads: int,
+    actors: int = 0,
+    transport: dict[str, Any] | None = None,
+    cpus: float = 1.0,
+) -> Callable[[], int]:
+    """``actors`` > 0: collected by that many Ray actors (``cpus`` reserved for each),
+    their figures added to ``transport``."""
     from training.selfplay.run import ALGOS, make_learner
 
-    config = ALGOS[algo](net=net, num_games=games, steps=steps, threads=threads, seed=1)
-    learner = make_learner(config)
+    config = ALGOS["ppo"](net=net, num_games=games, steps=steps, threads=threads, seed=1)
+    collectors = None
+    if actors:
+        from training.selfplay.ray_collect import RayCollectors
+
+        collectors = RayCollectors(config, actors, cpus=cpus)
+    learner = make_learner(config, collectors=collectors)
+    figures: dict[str, Any] = {"bytes": 0.0, "decisions": 0, "wait_s": 0.0, "updates": 0}
 
     def update() -> int:
         learner.iterate()
+        if collectors is not None and transport is not None:
+            figures["bytes"] += collectors.transport["bytes"]
+            figures["wait_s"] += collectors.transport["wait_s"]
+            figures["decisions"] += games * steps
+            figures["updates"] += 1
+            figures["serialise_s"] = collectors.serialise_s()
+            transport[f"selfplay/ray{actors}"] = figures
         return games * steps
 
     return update
@@ -75,14 +106,40 @@ def _sb3_path(games: int, steps: int, threads: int, hidden: int) -> Callable[[],
     return update
 
 
-def measure(rounds: int, games: int, steps: int, threads: int, paths: list[str]) -> dict[str, float]:
-    """Decisions/s of each path (see the module docstring)."""
+def ray_actors(path: str) -> int:
+    """N of a ``selfplay/rayN`` path, 0 for another path."""
+    tail = path.removeprefix("selfplay/ray")
+    return int(tail) if tail != path and tail.isdigit() and int(tail) > 0 else 0
+
+
+def measure(
+    rounds: int,
+    games: int,
+    steps: int,
+    threads: int,
+    paths: list[str],
+    transport: dict[str, Any] | None = None,
+) -> dict[str, float]:
+    """Decisions/s of each path (see the module docstring); the Ray paths' transport
+    figures into ``transport``."""
     builders: dict[str, Callable[[], Callable[[], int]]] = {
         "selfplay/tile": lambda: _selfplay_path("tile", games, steps, threads),
         "selfplay/graph": lambda: _selfplay_path("graph", games, steps, threads),
         "selfplay/mlp": lambda: _selfplay_path("mlp", games, steps, threads),
         "sb3/maskable": lambda: _sb3_path(games, steps, threads, 128),
     }
+    # the paths live side by side: their actors share the CPUs (they run in turns)
+    share = 1.0
+    if any(ray_actors(name) for name in paths):
+        from training.selfplay.ray_collect import free_cpus
+
+        free = free_cpus()
+        # Ray counts resources to 4 decimals: rounded down, so that every actor fits
+        share = min(1.0, math.floor(free / sum(map(ray_actors, paths)) * 1e4) / 1e4)
+    for name in paths:
+        if ray_actors(name):
+            n = ray_actors(name)
+            builders[name] = partial(_selfplay_path, "tile", games, steps, threads, n, transport, share)
     runs = {name: builders[name]() for name in paths}
     for update in runs.values():  # warm-up: numba compilation, allocations
         update()
@@ -144,9 +201,9 @@ def _option_problem(args: argparse.Namespace) -> str | None:
 
 
 def main(args: argparse.Namespace) -> int:
-    known = ("selfplay/tile", "selfplay/graph", "selfplay/mlp", "sb3/maskable")
+    known = ("selfplay/tile", "selfplay/graph", "selfplay/mlp", "selfplay/rayN", "sb3/maskable")
     for name in args.paths:
-        if name not in known:
+        if name not in known[:3] + known[4:] and not ray_actors(name):
             print(
                 f"mtrain dev bench-selfplay: --paths: unknown path {name!r} (known: {', '.join(known)})",
                 file=sys.stderr,
@@ -156,7 +213,28 @@ def main(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"mtrain dev bench-selfplay: {problem}", file=sys.stderr)
         return 2
-    rates = measure(args.rounds, args.games, args.steps, args.threads, list(args.paths))
+    from training.selfplay.collector import slices
+
+    for name in args.paths:
+        try:
+            if ray_actors(name):
+                slices(args.games, ray_actors(name))
+        except ValueError as err:
+            print(f"mtrain dev bench-selfplay: --paths: {name}: {err}", file=sys.stderr)
+            return 2
+    transport: dict[str, Any] = {}
+    own_ray = False
+    if any(ray_actors(name) for name in args.paths):
+        from agents.tournament.ray_backend import ensure_ray
+
+        own_ray = ensure_ray()  # one Ray instance for every Ray path
+    try:
+        rates = measure(args.rounds, args.games, args.steps, args.threads, list(args.paths), transport)
+    finally:
+        if own_ray:
+            from training.selfplay.ray_collect import shutdown
+
+            shutdown()
     print(
         f"4 players, double-12; {args.games} games x {args.steps} steps a rollout, 3 PPO epochs, "
         f"{args.threads} torch thread(s); {args.rounds} timed updates per path, in turns"
@@ -166,4 +244,16 @@ def main(args: argparse.Namespace) -> int:
     for name, rate in rates.items():
         vs_sb3 = f"{rate / base:.2f}x" if base else "-"
         print(f"{name:<16}{rate:>13,.0f}{vs_sb3:>17}{rate / TRAIN_REFERENCE:>24.1f}x")
+    local = rates.get("selfplay/tile")
+    if transport:
+        head = f"{'vs selfplay/tile':>17}{'bytes/decision':>16}{'serialise ms/batch':>20}"
+        head += f"{'waited ms/update':>18}"
+        print(f"{'path':<16}{head}")
+        for name, f in transport.items():
+            vs = f"{rates[name] / local:.2f}x" if local else "-"
+            per = f["bytes"] / f["decisions"]
+            print(
+                f"{name:<16}{vs:>17}{per:>16,.0f}{f['serialise_s'] * 1e3:>20.1f}"
+                f"{f['wait_s'] / f['updates'] * 1e3:>18.1f}"
+            )
     return 0

@@ -7,6 +7,8 @@ Examples::
     mtrain selfplay --out runs/mlp --net mlp --steps 20000000   # the MLP baseline
     mtrain selfplay --out runs/lg --opponents planner --opponent-share 0.5  # half the games vs planner seats
     mtrain selfplay --out runs/br --opponents planner --opponent-share 1 --opponent-seats 3  # vs 3 planners
+    mtrain selfplay --out runs/sp --backend ray --actors 4 --games 1024   # 4 Ray actors, one learner
+    mtrain selfplay --out runs/sp --backend ray --address 10.0.0.5:6379 --actors 32 --games 8192
 
 --algo ppo (the default and only learner; :mod:`training.selfplay.learner`) trains an
 actor-critic by clipped PPO. The algorithm is part of the run's identity.
@@ -19,6 +21,14 @@ stops at --steps env decisions or after --minutes, whichever comes first. Every
 --eval-seed, apart from the training deals); curve.csv / curve.png, TensorBoard logs in
 tb/, checkpoint.pt and policy.npz (for `mtrain bench --agents ppo[path=...]`) are in --out.
 With --minutes the progress bar counts seconds, up to whichever bound ends the run first.
+
+--backend ray --actors N collects the rollouts on N Ray actors (a local Ray instance, or
+the cluster at --address HOST:PORT), each stepping a slice of the games with a CPU copy of
+the policy; the learner waits for every slice each update and merges them, so the run is
+the one --backend local makes with the same options: the same curve.csv, the same policy
+bytes. An actor that dies is restarted and its slice collected again, the same; --resume
+continues with any backend and number of actors. --device says where the updates run
+(auto: a GPU when torch sees one; a GPU's floats make another curve than the CPU's).
 
 Every option is checked before anything starts: a bad value gets one line naming the
 option, exit code 2. An --out that holds a run needs --resume; on --resume the run's
@@ -88,6 +98,25 @@ _RUN: dict[str, tuple[str, type, str]] = {
     "--eval-seed": ("eval_seed", int, "seed of the evaluation deals (default 90210)"),
     "--checkpoint-every": ("checkpoint_every", int, "updates between checkpoints (default 20)"),
 }
+#: option -> (RunOptions field, type, help): who collects, where the updates run
+_SCALE: dict[str, tuple[str, type, str]] = {
+    "--backend": (
+        "backend",
+        str,
+        "who collects the rollouts: local (this process, default) or ray (Ray actors)",
+    ),
+    "--actors": (
+        "actors",
+        int,
+        "Ray actors collecting, each a slice of whole blocks of 64 games (default 1)",
+    ),
+    "--address": ("address", str, "a Ray cluster's HOST:PORT (default: a local Ray instance)"),
+    "--device": (
+        "device",
+        str,
+        "where the updates run: auto (a GPU if there is one, default), cpu, cuda, cuda:N",
+    ),
+}
 
 
 def _typed(typ: type, flag: str) -> Any:
@@ -127,6 +156,9 @@ def register(subparsers: Any) -> None:
         help="agents to evaluate against (default planner greedy)",
     )
     run.add_argument("--resume", action="store_true", help="continue the run in --out exactly")
+    scale = p.add_argument_group("collection and device (not part of the run's identity: the same run)")
+    for flag, (dest, typ, text) in _SCALE.items():
+        scale.add_argument(flag, dest=dest, type=_typed(typ, flag), default=None, help=text)
     run.add_argument(
         "--no-progress", dest="progress", action="store_false", default=True, help="no progress bar"
     )
@@ -137,7 +169,7 @@ def _flag_of(field: str) -> str:
     """The option of a setting; of each factor of a product (``num_games x steps``)."""
     if " x " in field:
         return " x ".join(_flag_of(part) for part in field.split(" x "))
-    for flag, (dest, _t, _h) in {**_LEARNER, **_RUN}.items():
+    for flag, (dest, _t, _h) in {**_LEARNER, **_RUN, **_SCALE}.items():
         if dest == field:
             return flag
     return "--eval-opponents" if field == "eval_opponents" else field
@@ -160,7 +192,7 @@ def build(args: argparse.Namespace) -> tuple[SelfPlayConfig, RunOptions]:
     game = GameConfig.make(num_players=config.num_players, max_pips=config.max_pips)
     if config.init and not args.resume:  # a resumed run's checkpoint holds its weights
         _check_init(config, game)
-    return config, _run_options(args, game)
+    return config, _run_options(args, game, config)
 
 
 def _checked_out(args: argparse.Namespace) -> Path:
@@ -240,14 +272,16 @@ def _check_init(config: SelfPlayConfig, game: GameConfig) -> None:
         )
 
 
-def _run_options(args: argparse.Namespace, game: GameConfig) -> RunOptions:
+def _run_options(args: argparse.Namespace, game: GameConfig, config: SelfPlayConfig) -> RunOptions:
     """The budget and evaluation options (:class:`RunOptions`); ``--eval-opponents`` are
     checked against the run's table."""
     from training.checks import ConfigError
     from training.selfplay.config import RunOptions, error_text
 
     run_given: dict[str, Any] = {
-        dest: getattr(args, dest) for dest, _t, _h in _RUN.values() if getattr(args, dest) is not None
+        dest: getattr(args, dest)
+        for dest, _t, _h in (*_RUN.values(), *_SCALE.values())
+        if getattr(args, dest) is not None
     }
     if args.eval_opponents is not None:
         from agents.tournament.harness import AgentSpec, checked_agent
@@ -259,9 +293,41 @@ def _run_options(args: argparse.Namespace, game: GameConfig) -> RunOptions:
                 raise ConfigError("--eval-opponents", str(err)) from None
         run_given["eval_opponents"] = tuple(args.eval_opponents)
     try:
-        return RunOptions(progress=args.progress, **run_given)
+        options = RunOptions(progress=args.progress, **run_given)
     except ConfigError as err:
         raise ConfigError(_flag_of(err.field), error_text(err)) from None
+    _check_scale(options, config)
+    return options
+
+
+def _check_scale(options: RunOptions, config: SelfPlayConfig) -> None:
+    """``--actors`` that the games can be cut into (whole blocks of 64 games), a
+    ``--device`` torch sees, a ``--address`` that answers: one line each, before Ray starts."""
+    from training.checks import ConfigError
+
+    if options.backend == "ray":
+        from training.selfplay.collector import INFER_GAMES
+
+        blocks = -(-config.num_games // INFER_GAMES)
+        if options.actors > blocks:
+            raise ConfigError(
+                "--actors",
+                f"each actor steps whole blocks of {INFER_GAMES} games: --games {config.num_games} "
+                f"makes {blocks} block(s), got {options.actors} actors",
+            )
+    if options.device.startswith("cuda"):
+        from training.selfplay.run import resolve_device
+
+        try:
+            resolve_device(options.device)
+        except ValueError as err:
+            raise ConfigError("--device", str(err)) from None
+    if options.address:
+        from agents.tournament.ray_backend import address_problem, reach_problem
+
+        problem = address_problem(options.address) or reach_problem(options.address)
+        if problem is not None:
+            raise ConfigError("--address", problem)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -290,6 +356,7 @@ def _prepare(args: argparse.Namespace) -> tuple[SelfPlayConfig, RunOptions] | No
 
 def _train(args: argparse.Namespace, config: SelfPlayConfig, options: RunOptions) -> int:
     """Train the checked run (the caller holds ``--out``'s lock); 130 when interrupted."""
+    from training.checks import ConfigError
     from training.run_dir import CheckpointError
     from training.selfplay.config import CONFIG_FILE
     from training.selfplay.run import run_selfplay
@@ -299,6 +366,8 @@ def _train(args: argparse.Namespace, config: SelfPlayConfig, options: RunOptions
         learner = run_selfplay(config, out, options, lock=False)
     except CheckpointError as err:  # what the glance of build() cannot see: the files' contents
         return _fail("--resume" if args.resume else "--out", str(err))
+    except ConfigError as err:  # what only the Ray cluster can tell: its CPUs
+        return _fail(_flag_of(err.field), err.message)
     except KeyboardInterrupt:
         if (out / CONFIG_FILE).is_file():  # --resume would be refused without it
             hint = f"interrupted; add --resume to continue from the last checkpoint in {out}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import zipfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -24,6 +25,7 @@ from training.selfplay.seatbook import SeatBook
 
 __all__ = [
     "ALGOS",
+    "BACKENDS",
     "CHECKPOINT_FILE",
     "CONFIG_FILE",
     "INT_BOUNDS",
@@ -186,6 +188,14 @@ class RunOptions:
     eval_seed: int = 90_210
     checkpoint_every: int = 20  #: updates
     progress: bool = True
+    #: who collects the rollouts: ``local`` (this process) or ``ray`` (``actors`` Ray actors)
+    backend: str = "local"
+    actors: int = 1
+    #: a Ray cluster's ``HOST:PORT`` ("": a local Ray instance)
+    address: str = ""
+    #: where the updates run: ``auto`` (a GPU if torch sees one, else the CPU), ``cpu``,
+    #: ``cuda`` or ``cuda:N``
+    device: str = "auto"
 
     def __post_init__(self) -> None:
         # 0 means "never" for eval_every and "at evaluations and the end only" for
@@ -196,6 +206,20 @@ class RunOptions:
         m = self.max_minutes
         if not _is_number(m) or not m >= 0:
             raise ConfigError("max_minutes", f"must be >= 0, got {m!r}")
+        if self.backend not in BACKENDS:
+            raise ConfigError("backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        _check_int("actors", self.actors, 1, 4096)
+        if self.backend != "ray" and self.actors != 1:
+            raise ConfigError("actors", f"needs --backend ray, got {self.actors!r} with {self.backend}")
+        if self.address and self.backend != "ray":  # its form: training.selfplay.cli
+            raise ConfigError("address", f"needs --backend ray, got {self.address!r} with {self.backend}")
+        if not _DEVICE.fullmatch(self.device):
+            raise ConfigError("device", f"must be auto, cpu, cuda or cuda:N, got {self.device!r}")
+
+
+#: the collectors of :class:`RunOptions` ``backend``
+BACKENDS = ("local", "ray")
+_DEVICE = re.compile(r"auto|cpu|cuda(:[0-9]{1,3})?")
 
 
 def check_seat_book(num_games: int, steps: int, num_players: int, max_pips: int) -> None:

@@ -1,26 +1,36 @@
 """PPO self-play on the compiled batched engine: one shared policy, every seat learns (issue 11).
 
 :class:`SelfPlayPPO` plays ``num_games`` games of :class:`BatchedMexicanTrain` at once. In
-every step the seat on turn in each game acts through ONE batched forward pass of the
-shared network (games whose seat has a single legal action play it without the network);
+every step the seat on turn in each game acts through batched forward passes of the
+shared network (one per block of 64 games; games whose seat has a single legal action play
+it without the network);
 every seat's decisions become training data with that seat's own returns
 (:mod:`training.selfplay.seatbook`). After ``steps`` steps the rollout's decisions train the
 network with clipped PPO, action masking and GAE along each seat's chain.
 
 League (``opponents="planner"``, ``opponent_share=P``): in the first ``round(P * B)`` games a
 random subset of 1..n-1 seats (``opponent_seats=k``: exactly ``k`` seats; redrawn per game at
-each round start, from the run's ``league_rng``) is played by the compiled ``planner``
+each round start, from a generator of the run's seed, the game and the round) is played by
+the compiled ``planner``
 (:class:`~mtrain_env.mexican_train.compiled.batched_planner.BatchedPlanner`, one call for
 all those games a step). Their decisions are not recorded, so they earn nothing and train
 nothing; the learner's seats of those games learn against them. The other games are pure
 self-play.
 
+Collection: who steps the games is :class:`~training.selfplay.collector.Collectors`: one
+collector of every game in this process by default, or Ray actors each owning a slice of
+the games (:mod:`training.selfplay.ray_collect`); either way the learner gets the same
+decisions in the same order (:mod:`training.selfplay.collector` says how), so the run is
+the same. The updates run on ``device`` (the CPU or a GPU); acting runs on the CPU.
+
 Determinism: the run is a function of its :class:`SelfPlayConfig` (``seed``): the deals
-come from ``BatchedMexicanTrain.reset(seed)``, the network's initial weights, the sampled
-actions and the minibatch order from generators seeded from it, and torch runs on one
-thread unless ``threads`` says otherwise. :meth:`SelfPlayPPO.state_dict` captures all of
-it (weights, optimizer, every game's state and generator, the carried decisions), so a
-run resumed from a checkpoint continues exactly as if it had not stopped.
+come from ``BatchedMexicanTrain.reset(seed)``, the network's initial weights and the
+minibatch order from generators seeded from it, each sampled action from a hash of the
+seed, the game and the step, and torch runs on one thread unless ``threads`` says
+otherwise (the updates on a GPU are the GPU's floats: another curve than the CPU's).
+:meth:`SelfPlayPPO.state_dict` captures all of it (weights, optimizer, every game's state
+and generator, the carried decisions), so a run resumed from a checkpoint continues
+exactly as if it had not stopped.
 """
 
 from __future__ import annotations
@@ -32,11 +42,17 @@ from typing import Any
 import numpy as np
 import torch as th
 
-from agents.mexican_train.tilenet import NetSpec, build_net, read_selfplay_policy
-from mtrain_env.mexican_train.compiled.batch import BatchedMexicanTrain
-from mtrain_env.mexican_train.compiled.batched_planner import BatchedPlanner
+from agents.mexican_train.tilenet import build_net, read_selfplay_policy
+from training.selfplay.collector import (
+    Collector,
+    Collectors,
+    LocalCollectors,
+    initial_state,
+    merge_batches,
+    net_spec,
+)
 from training.selfplay.config import OPPONENTS, SelfPlayConfig
-from training.selfplay.seatbook import Batch, SeatBook
+from training.selfplay.seatbook import Batch
 
 #: the configuration lives in the torch-free :mod:`training.selfplay.config` (re-exported)
 __all__ = ["OPPONENTS", "SelfPlayConfig", "SelfPlayPPO"]
@@ -45,15 +61,21 @@ __all__ = ["OPPONENTS", "SelfPlayConfig", "SelfPlayPPO"]
 class SelfPlayPPO:
     """The self-play learner (see the module docstring)."""
 
-    def __init__(self, config: SelfPlayConfig, load_init: bool = True) -> None:
+    def __init__(
+        self,
+        config: SelfPlayConfig,
+        load_init: bool = True,
+        device: str = "cpu",
+        collectors: Collectors | None = None,
+    ) -> None:
         """``load_init=False``: leave ``config.init`` unread (a resumed run's checkpoint holds
-        the weights; its starting file may be gone by then)."""
+        the weights; its starting file may be gone by then). ``device``: where the updates
+        run (a torch device name). ``collectors``: who collects the rollouts (default: one
+        collector of every game in this process); they start from the run's first deals."""
         self.config = c = config
         th.set_num_threads(c.threads)
-        self.env = BatchedMexicanTrain(
-            c.num_games, copy=False, num_players=c.num_players, max_pips=c.max_pips
-        )
-        self.spec = NetSpec.make(c.net, self.env.config, c.hidden, c.pair_hidden)
+        self.device = th.device(device)
+        self.spec = net_spec(c)
         self.net = build_net(self.spec, seed=c.seed)
         if c.init and load_init:
             start = read_selfplay_policy(c.init)
@@ -62,19 +84,14 @@ class SelfPlayPPO:
             self.net.load_state_dict(start.state_dict())
             for param in self.net.parameters():
                 param.requires_grad_(True)
+        self.net.to(self.device).eval()
         self.optimizer = th.optim.Adam(self.net.parameters(), lr=c.lr, eps=1e-5)
-        self.book = SeatBook(
-            c.num_games, self.env.num_players, self.env.obs_size, self.env.num_actions, c.steps * c.num_games
-        )
-        self.gen = th.Generator().manual_seed(c.seed)
         self.np_rng = np.random.default_rng([c.seed, 1])
-        self.obs, self.mask, self.seat, _ = self.env.reset(seed=c.seed)
-        # the league: opponent seats of the first league_games games, redrawn every round
-        self.planner = BatchedPlanner(self.env.game.tables) if c.opponents == "planner" else None
-        self.opponent = np.zeros((c.num_games, self.env.num_players), np.bool_)
-        self.league_rng = np.random.default_rng([c.seed, 2])
-        self._draw_opponents(np.arange(c.league_games))
-        self._games = np.arange(c.num_games)
+        on_cpu = self.device.type == "cpu"
+        self.collectors: Collectors = (
+            collectors if collectors is not None else LocalCollectors(c, self.net if on_cpu else None)
+        )
+        self.collectors.load_state_dict(initial_state(c))
         self.league_moves = 0  #: decisions played by opponent seats in the last rollout
         self.env_steps = 0  #: env decisions played (every seat, forced ones included)
         self.trained = 0  #: decisions trained on
@@ -82,92 +99,44 @@ class SelfPlayPPO:
         self.rounds = 0  #: rounds finished
         self.stats: dict[str, float] = {}
 
-    # -------------------------------------------------------------- acting
-    def _draw_opponents(self, games: np.ndarray) -> None:
-        """New opponent seats for league ``games`` whose round starts: how many (1..n-1 drawn
-        uniformly, or ``opponent_seats``), then which ones; a learner seat handed to an
-        opponent ends its chain."""
-        n = self.env.num_players
-        rng = self.league_rng
-        fixed = self.config.opponent_seats
-        for g in games.tolist():
-            row = np.zeros(n, np.bool_)
-            count = fixed if fixed else int(rng.integers(1, n))
-            row[rng.choice(n, count, replace=False)] = True
-            handed = np.flatnonzero(row & ~self.opponent[g])
-            self.book.close(np.full(handed.size, g), handed)
-            self.opponent[g] = row
+    @property
+    def collector(self) -> Collector:
+        """The one collector of every game of a run collected in this process."""
+        if not isinstance(self.collectors, LocalCollectors):
+            raise AttributeError("this learner's rollouts are collected elsewhere")
+        return self.collectors.collector
 
-    def _act(self) -> tuple[np.ndarray, np.ndarray]:
-        """Actions of every game's seat on turn; the games whose learner seat made a real
-        choice (opponent seats play the league's moves, never recorded)."""
-        mask = self.mask
-        legal = mask.sum(1)
-        league = self.opponent[self._games, self.seat]
-        choice = np.flatnonzero((legal > 1) & ~league)
-        actions = mask.argmax(1).astype(np.int64)  # the only legal action of forced games
-        if self.planner is not None:
-            games = np.flatnonzero(league)
-            actions[games] = self.planner.act(self.env.states, games)
-            self.league_moves += games.size
-        if choice.size:
-            self._choose(choice, actions)
-        return actions, choice
-
-    def _choose(self, choice: np.ndarray, actions: np.ndarray) -> None:
-        """The learner's actions in the games ``choice`` (written into ``actions``), recorded
-        for training: a sample of the policy, with its log-probability and value."""
-        mask = self.mask
-        obs = th.from_numpy(self.obs[choice])
-        m = th.from_numpy(mask[choice].astype(np.bool_))
-        with th.no_grad():
-            logits, value = self.net(obs, m)
-            logp_all = th.log_softmax(logits, dim=1)
-            a = th.multinomial(logp_all.exp(), 1, generator=self.gen).squeeze(1)
-            logp = logp_all.gather(1, a[:, None]).squeeze(1)
-        actions[choice] = a.numpy()
-        self.book.record(
-            choice,
-            self.seat[choice],
-            self.obs[choice],
-            mask[choice],
-            actions[choice],
-            logp.numpy(),
-            value.numpy(),
-        )
+    def weights(self) -> dict[str, np.ndarray]:
+        """The policy's weights as numpy arrays (what a collector's copy loads)."""
+        return {k: v.detach().cpu().numpy() for k, v in self.net.state_dict().items()}
 
     def collect(self) -> Batch:
-        """One rollout of ``steps`` env steps in every game; its trainable decisions."""
+        """One rollout of ``steps`` env steps in every game; its trainable decisions, in
+        one collector's order whoever collected them."""
         c = self.config
-        book = self.book
-        book.begin()
-        self.league_moves = 0
-        for _ in range(c.steps):
-            actions, _ = self._act()
-            self.obs, self.mask, self.seat, rewards, terminated, info = self.env.step(actions)
-            book.credit(rewards, terminated)
-            self.rounds += int(info["round_over"].sum())
-            if c.league_games:
-                self._draw_opponents(np.flatnonzero(info["round_over"][: c.league_games]))
+        parts = self.collectors.collect(self.weights)
+        self.league_moves = int(sum(counts["league_moves"] for _, counts in parts))
+        self.rounds += int(sum(counts["rounds"] for _, counts in parts))
         self.env_steps += c.steps * c.num_games
-        return book.finish(c.gamma, c.lam)
+        return merge_batches([batch for batch, _ in parts])
 
     # ------------------------------------------------------------- learning
     def update(self, batch: Batch) -> dict[str, float]:
         """Clipped PPO epochs over ``batch``; the mean losses."""
         c = self.config
         n = len(batch)
-        obs = th.from_numpy(batch.obs)
-        mask = th.from_numpy(batch.mask)
-        act = th.from_numpy(batch.action)
-        old_logp = th.from_numpy(batch.logp)
-        adv_all = th.from_numpy(batch.advantage)
-        ret = th.from_numpy(batch.returns)
+        dev = self.device
+        obs = th.from_numpy(batch.obs).to(dev)
+        mask = th.from_numpy(batch.mask).to(dev)
+        act = th.from_numpy(batch.action).to(dev)
+        old_logp = th.from_numpy(batch.logp).to(dev)
+        adv_all = th.from_numpy(batch.advantage).to(dev)
+        ret = th.from_numpy(batch.returns).to(dev)
         sums = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0, "clip_frac": 0.0}
         count = 0
         self.net.train()
         for _ in range(c.epochs):
-            order = th.from_numpy(self.np_rng.permutation(n))
+            order = th.from_numpy(self.np_rng.permutation(n)).to(dev)
             for start in range(0, n, c.minibatch):
                 idx = order[start : start + c.minibatch]
                 if idx.numel() < 2:
@@ -219,27 +188,14 @@ class SelfPlayPPO:
 
     # --------------------------------------------------------------- resume
     def state_dict(self) -> dict[str, Any]:
-        """Everything the run's future depends on (at a rollout boundary)."""
-        book = self.book
-        book.begin()  # only the tails remain; they are what the next rollout starts with
-        k = book.size
+        """Everything the run's future depends on (at a rollout boundary), on the CPU: the
+        same file whoever collects and wherever the updates run."""
         return {
             "config": self.config.to_json(),
-            "net": {k_: v.clone() for k_, v in self.net.state_dict().items()},
-            "optimizer": self.optimizer.state_dict(),
-            "env": self.env.state_dict(),
-            "book": {
-                "obs": book.obs[:k].copy(),
-                "mask": book.mask[:k].copy(),
-                "action": book.action[:k].copy(),
-                "logp": book.logp[:k].copy(),
-                "value": book.value[:k].copy(),
-                "reward": book.reward[:k].copy(),
-                "last": book.last.copy(),
-            },
-            "torch_gen": self.gen.get_state(),
+            "net": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
+            "optimizer": _on_cpu(self.optimizer.state_dict()),
+            **self.collectors.state_dict(),
             "np_rng": self.np_rng.bit_generator.state,
-            "league": {"opponent": self.opponent.copy(), "rng": self.league_rng.bit_generator.state},
             "counters": {
                 "env_steps": self.env_steps,
                 "trained": self.trained,
@@ -254,23 +210,23 @@ class SelfPlayPPO:
         if saved != self.config:
             diff = [f.name for f in fields(saved) if getattr(saved, f.name) != getattr(self.config, f.name)]
             raise ValueError(f"the checkpoint was written by another configuration (differs in {diff})")
+        games = {k: state[k] for k in ("env", "book", "league", "clock")}
         # the games first: a bad snapshot is refused before anything else changes
-        self.obs, self.mask, self.seat = self.env.load_state_dict(state["env"])
+        self.collectors.load_state_dict(games)
         self.net.load_state_dict(state["net"])
         self.optimizer.load_state_dict(state["optimizer"])
-        b, book = state["book"], self.book
-        k = b["obs"].shape[0]
-        for name in ("obs", "mask", "action", "logp", "value", "reward"):
-            getattr(book, name)[:k] = b[name]
-        book.done[:k] = False
-        book.next[:k] = -1
-        book.last[...] = b["last"]
-        book.size = k
-        book._chunks = [0] if k else []
-        self.gen.set_state(state["torch_gen"])
         self.np_rng.bit_generator.state = state["np_rng"]
-        self.opponent[...] = state["league"]["opponent"]
-        self.league_rng.bit_generator.state = state["league"]["rng"]
         counters = state["counters"]
         self.env_steps, self.trained = counters["env_steps"], counters["trained"]
         self.updates, self.rounds = counters["updates"], counters["rounds"]
+
+
+def _on_cpu(value: Any) -> Any:
+    """``value`` with every tensor in it copied to the CPU (an optimizer's state)."""
+    if isinstance(value, th.Tensor):
+        return value.detach().cpu().clone()
+    if isinstance(value, dict):
+        return {k: _on_cpu(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_on_cpu(v) for v in value]
+    return value

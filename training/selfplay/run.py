@@ -48,6 +48,7 @@ from agents.mexican_train.tilenet import save_selfplay_policy
 from mtrain_env.tilegame.files import atomic_write, remove_temp_files, run_lock
 from training.run_dir import CheckpointError, read_run_text
 from training.selfplay.checkpoint import SelfPlayCheckpointError, load_checkpoint, save_checkpoint
+from training.selfplay.collector import Collectors
 from training.selfplay.config import (
     ALGOS,
     CHECKPOINT_FILE,
@@ -86,9 +87,38 @@ CURVE_FIELDS = (
 )
 
 
-def make_learner(config: SelfPlayConfig, load_init: bool = True) -> SelfPlayPPO:
-    """The learner of ``config``'s algorithm (``load_init=False``: its ``init`` file unread)."""
-    return SelfPlayPPO(config, load_init)
+def make_learner(
+    config: SelfPlayConfig, load_init: bool = True, device: str = "cpu", collectors: Collectors | None = None
+) -> SelfPlayPPO:
+    """The learner of ``config``'s algorithm (``load_init=False``: its ``init`` file unread),
+    updating on ``device``, its rollouts collected by ``collectors`` (default: in this process)."""
+    return SelfPlayPPO(config, load_init, device, collectors)
+
+
+def resolve_device(name: str) -> str:
+    """The torch device of :class:`RunOptions` ``device``: ``auto`` is ``cuda`` when torch
+    sees a GPU, else ``cpu``; ``ValueError`` naming a GPU torch does not see."""
+    import torch as th
+
+    if name == "auto":
+        return "cuda" if th.cuda.is_available() else "cpu"
+    if name.startswith("cuda"):
+        count = th.cuda.device_count() if th.cuda.is_available() else 0
+        index = int(name.partition(":")[2] or 0)
+        if index >= count:
+            seen = f"{count} GPU(s)" if count else "no GPU"
+            raise ValueError(f"{name} is not available (torch sees {seen} here)")
+    return name
+
+
+def make_collectors(config: SelfPlayConfig, opts: RunOptions) -> Collectors | None:
+    """The Ray actors of ``opts`` (``backend="ray"``), or ``None``: the learner's process
+    collects. ``ValueError`` for actors the games or the cluster cannot hold."""
+    if opts.backend != "ray":
+        return None
+    from training.selfplay.ray_collect import RayCollectors
+
+    return RayCollectors(config, opts.actors, opts.address or None)
 
 
 def _evaluate(policy: Path, opts: RunOptions, config: SelfPlayConfig) -> list[Any]:
@@ -226,18 +256,27 @@ def plot_curve(csv_path: Path, png_path: Path) -> None:
 
 
 def run_selfplay(
-    config: SelfPlayConfig, out_dir: str | Path, options: RunOptions | None = None, *, lock: bool = True
+    config: SelfPlayConfig,
+    out_dir: str | Path,
+    options: RunOptions | None = None,
+    *,
+    lock: bool = True,
+    collectors: Collectors | None = None,
 ) -> SelfPlayPPO:
     """Train (or resume) the run in ``out_dir``; the learner at the end (see the module doc).
+
+    ``collectors``: who collects the rollouts (default: ``options``' backend,
+    :func:`make_collectors`); closed when the run ends.
 
     ``lock``: hold ``out_dir``'s single-writer lock (:func:`~mtrain_env.tilegame.files.run_lock`)
     for the whole run, so a second run on it raises
     :class:`~mtrain_env.tilegame.files.DirectoryInUseError` before reading anything;
     ``False`` when the caller holds it (``mtrain selfplay`` takes it before its checks)."""
+    opts = options or RunOptions()
     if not lock:
-        return _run(config, Path(out_dir), options or RunOptions())
+        return _run(config, Path(out_dir), opts, collectors)
     with run_lock(out_dir):
-        return _run(config, Path(out_dir), options or RunOptions())
+        return _run(config, Path(out_dir), opts, collectors)
 
 
 def _time_bound(elapsed: float, time_left: float, steps_left: int, rate: float) -> float:
@@ -259,7 +298,7 @@ def _pending_evaluation(state: dict[str, Any], opts: RunOptions) -> int | None:
     return due if isinstance(due, int) and not isinstance(due, bool) else None
 
 
-def _run(config: SelfPlayConfig, out: Path, opts: RunOptions) -> SelfPlayPPO:
+def _run(config: SelfPlayConfig, out: Path, opts: RunOptions, collectors: Collectors | None) -> SelfPlayPPO:
     """:func:`run_selfplay`, its lock held."""
     # everything is read and checked before anything is written: a run that cannot be
     # resumed is refused with its directory as it was
@@ -282,7 +321,30 @@ def _run(config: SelfPlayConfig, out: Path, opts: RunOptions) -> SelfPlayPPO:
                 "continued exactly without it, and starting over would mix two runs; restore it "
                 "or use a new --out",
             )
-    learner = make_learner(config, load_init=not ckpt.is_file())  # a checkpoint holds the weights
+    device = resolve_device(opts.device)
+    if collectors is None:
+        collectors = make_collectors(config, opts)
+    try:
+        # a checkpoint holds the weights
+        learner = make_learner(config, not ckpt.is_file(), device, collectors)
+        return _train(learner, config, out, opts, ckpt, curve, saved, cfg_path)
+    finally:
+        if collectors is not None:
+            collectors.close()
+
+
+def _train(
+    learner: SelfPlayPPO,
+    config: SelfPlayConfig,
+    out: Path,
+    opts: RunOptions,
+    ckpt: Path,
+    curve: list[dict[str, str]],
+    saved: SelfPlayConfig | None,
+    cfg_path: Path,
+) -> SelfPlayPPO:
+    """:func:`run_selfplay` once its directory is checked and its learner made."""
+    curve_path = out / "curve.csv"
     wall_before = 0.0
     due: int | None = None  #: the next evaluation's step saved with the checkpoint
     if ckpt.is_file():

@@ -12,7 +12,9 @@ step's rewards are credited to the seat's previous recorded decision.
 
 :class:`SeatBook` keeps the decisions of one rollout in flat arrays, in the order they
 were taken, with for each the index of the same seat's next decision (``next``), whether
-its episode ended before that (``done``) and its accumulated ``reward``. At the end of a
+its episode ended before that (``done``) and its accumulated ``reward``, and where it was
+taken (``when``: the collector's step count, ``game``: the game's index in the run), the
+key that puts the decisions of several collectors in one order. At the end of a
 rollout (:meth:`SeatBook.finish`) GAE runs along each chain:
 
 * ``done``: ``delta = r - V(s)``, advantage ``delta``;
@@ -44,6 +46,10 @@ class Batch:
     value: np.ndarray
     advantage: np.ndarray
     returns: np.ndarray
+    #: the step of the run each decision was taken in, and its game's index in the run:
+    #: ``(when, game)`` orders the decisions of every collector as one collector has them
+    when: np.ndarray
+    game: np.ndarray
 
     def __len__(self) -> int:
         return int(self.action.shape[0])
@@ -54,12 +60,20 @@ class SeatBook:
 
     Args:
         capacity: the most decisions one rollout records (``steps * num_games`` suffices).
+        first_game: the run's index of this book's game 0 (a collector of a slice of games).
     """
 
     def __init__(
-        self, num_games: int, num_players: int, obs_size: int, num_actions: int, capacity: int
+        self,
+        num_games: int,
+        num_players: int,
+        obs_size: int,
+        num_actions: int,
+        capacity: int,
+        first_game: int = 0,
     ) -> None:
         self.num_games, self.num_players = num_games, num_players
+        self.first_game = first_game
         cap = capacity + num_games * num_players  # room for the carried tails
         self.capacity = cap
         self.obs = np.zeros((cap, obs_size), np.float32)
@@ -70,6 +84,8 @@ class SeatBook:
         self.reward = np.zeros(cap, np.float64)
         self.done = np.zeros(cap, np.bool_)
         self.next = np.full(cap, -1, np.int64)
+        self.when = np.zeros(cap, np.int64)
+        self.game = np.zeros(cap, np.int64)
         #: index of each (game, seat)'s latest decision in the arrays, -1 for none
         self.last = np.full((num_games, num_players), -1, np.int64)
         self.size = 0
@@ -79,8 +95,9 @@ class SeatBook:
     @staticmethod
     def row_bytes(obs_size: int, num_actions: int) -> int:
         """Bytes of one decision in the arrays above: ``obs`` (float32) and ``mask`` (bool)
-        rows, then ``action``, ``logp``, ``value``, ``reward``, ``done`` and ``next``."""
-        return 4 * obs_size + num_actions + 8 + 4 + 4 + 8 + 1 + 8
+        rows, then ``action``, ``logp``, ``value``, ``reward``, ``done``, ``next``, ``when``
+        and ``game``."""
+        return 4 * obs_size + num_actions + 8 + 4 + 4 + 8 + 1 + 8 + 8 + 8
 
     # ----------------------------------------------------------- recording
     def begin(self) -> None:
@@ -89,7 +106,16 @@ class SeatBook:
         k = tails.size
         order = np.argsort(tails, kind="stable")
         src = tails[order]
-        for arr in (self.obs, self.mask, self.action, self.logp, self.value, self.reward):
+        for arr in (
+            self.obs,
+            self.mask,
+            self.action,
+            self.logp,
+            self.value,
+            self.reward,
+            self.when,
+            self.game,
+        ):
             arr[:k] = arr[src]
         self.done[:k] = False
         self.next[:k] = -1
@@ -109,8 +135,10 @@ class SeatBook:
         action: np.ndarray,
         logp: np.ndarray,
         value: np.ndarray,
+        when: int = 0,
     ) -> np.ndarray:
-        """Append one step's decisions (one per game in ``games``); their indices."""
+        """Append one step's decisions (one per game in ``games``, taken in step ``when``);
+        their indices."""
         m = games.shape[0]
         start = self.size
         if start + m > self.capacity:
@@ -124,6 +152,8 @@ class SeatBook:
         self.reward[idx] = 0.0
         self.done[idx] = False
         self.next[idx] = -1
+        self.when[idx] = when
+        self.game[idx] = games + self.first_game
         prev = self.last[games, seats]
         has = prev >= 0
         self.next[prev[has]] = idx[has]
@@ -186,4 +216,6 @@ class SeatBook:
             value=self.value[train].copy(),
             advantage=adv[train].astype(np.float32),
             returns=(adv[train] + value[train]).astype(np.float32),
+            when=self.when[train].copy(),
+            game=self.game[train].copy(),
         )
