@@ -19,6 +19,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from tests import REPO  # noqa: E402
 from training.app import main as mtrain  # noqa: E402
 from training.selfplay.config import RunOptions  # noqa: E402
 from training.selfplay.learner import SelfPlayConfig  # noqa: E402
@@ -127,7 +128,7 @@ def test_a_learner_killed_by_sigkill_resumes_with_the_actors(reference: Path, tm
     out = tmp_path / "run"
     steps = ["--steps", str(4 * DECISIONS), "--eval-every", str(2 * DECISIONS), "--checkpoint-every", "1"]
     cmd = [sys.executable, "-m", "training.app", "selfplay", "--out", str(out), *ARGV, *steps]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     ray_args = ["--backend", "ray", "--actors", "2"]
     first = subprocess.Popen([*cmd, *ray_args], env=env, start_new_session=True)
     from training.selfplay.checkpoint import load_checkpoint
