@@ -14,11 +14,11 @@ Results go to ``--out`` (default ``results/benchmark/TASK/AGENT``), resumed when
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from agents.tournament.harness import dir_slug
 from mtrain_env.cli import int_at_least, output_problem
 
 
@@ -63,7 +63,7 @@ def benchmark(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"mtrain benchmark: --task: {err}", file=sys.stderr)
         return 2
-    out = args.out or str(Path("results") / "benchmark" / task.name / _slug(args.agent))
+    out = args.out or str(Path("results") / "benchmark" / task.name / (dir_slug(args.agent) or "agent"))
     problem = output_problem(out, "directory")
     if problem is not None:
         print(f"mtrain benchmark: --out: {problem}", file=sys.stderr)
@@ -92,7 +92,3 @@ def benchmark(args: argparse.Namespace) -> int:
         print(f"  {line}")
     print(f"\n  results: {out}")
     return 0
-
-
-def _slug(spec: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._=-]+", "-", spec).strip("-.") or "agent"

@@ -28,7 +28,6 @@ import argparse
 import hashlib
 import importlib.util
 import json
-import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -40,6 +39,7 @@ from agents.tournament.harness import (
     AgentSpec,
     Plan,
     TournamentConfig,
+    dir_slug,
     make_plan,
     usable_cpus,
     worker_processes,
@@ -296,7 +296,7 @@ def default_out(plan: Plan) -> str:
     so the same command always finds its own directory again (and resumes it: ``--deals``
     is not part of the identity) and any other configuration gets a directory of its own.
     """
-    agents = "+".join(re.sub(r"[^A-Za-z0-9._=-]+", "-", label).strip("-.") for label in plan.labels)
+    agents = "+".join(dir_slug(label) for label in plan.labels)
     digest = hashlib.sha256(json.dumps(plan.identity(), sort_keys=True).encode()).hexdigest()[:8]
     return str(Path("results") / f"{agents[:_SLUG_CHARS]}_{plan.num_players}p_seed{plan.seed}_{digest}")
 

@@ -395,6 +395,11 @@ def replay_name(plan: Plan, deal: int, lineup: int, rotation: int) -> str:
     return f"deal{deal:05d}_l{lineup}_r{rotation}_{labels[:160]}.jsonl"
 
 
+def dir_slug(text: str) -> str:
+    """``text`` (a label or spec) as a directory name: runs of other characters become ``-``."""
+    return re.sub(r"[^A-Za-z0-9._=-]+", "-", text).strip("-.")
+
+
 def _file_safe(label: str) -> str:
     label = label.replace("[", ".").replace("]", "").replace(",", ".")
     return re.sub(r"[^A-Za-z0-9_.=+]", "_", label)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.tournament.evaluate import Evaluation, evaluate
+from agents.tournament.harness import dir_slug
 from mtrain_env.mexican_train import GameConfig
+from mtrain_env.tilegame.files import atomic_write
 
 __all__ = ["LADDER_AGENTS", "LADDER_FILE", "TASKS", "Task", "get_task", "ladder", "rank_in_ladder"]
 
@@ -176,14 +177,12 @@ def write_ladder(
         task = get_task(name)
         for agent in agents:
             print(f"{task.name}: {agent}", file=sys.stderr, flush=True)
-            out = None if runs is None else runs / task.name / re.sub(r"[^A-Za-z0-9._=-]+", "-", agent)
+            out = None if runs is None else runs / task.name / dir_slug(agent)
             rows[(task.name, agent)] = ladder_row(task, agent, task.run(agent, workers, True, out))
             _write(path, rows)
 
 
 def _write(path: Path, rows: dict[tuple[str, str], dict[str, Any]]) -> None:
-    from mtrain_env.tilegame.files import atomic_write
-
     order = {name: i for i, name in enumerate(TASKS)}
     out = io.StringIO()
     writer = csv.DictWriter(out, LADDER_FIELDS, lineterminator="\n")
