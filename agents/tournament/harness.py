@@ -186,12 +186,17 @@ class Plan:
     lineups: tuple[tuple[int, ...], ...]
     seed: int
     duplicate: bool
-    #: the agent objects given as entrants (``None`` for those built by name), copied per seat
+    #: the agent objects given as entrants (``None`` for those built by name)
     objects: tuple[Any, ...] = ()
 
     def agent_object(self, index: int) -> Any:
         """The agent object of entrant ``index``, or ``None`` if it is built from its spec."""
         return self.objects[index] if self.objects else None
+
+    def seats_in_a_game(self, index: int) -> int:
+        """The most seats entrant ``index`` holds in one game (an agent object is copied for
+        each seat past the first: two seats of a game never share an instance)."""
+        return max(lineup.count(index) for lineup in self.lineups)
 
     @property
     def adapter(self) -> TournamentGame:
@@ -302,21 +307,7 @@ def make_plan(config: TournamentConfig) -> Plan:
     else:
         lineups = make_lineups(len(specs), p)
     objects = tuple(s.agent for s in specs)
-    for index, (spec, label) in enumerate(zip(specs, labels, strict=True)):
-        seats = max(lineup.count(index) for lineup in lineups)
-        if spec.agent is not None and seats > 1:
-            try:  # two seats of one game never share an instance
-                copy.deepcopy(spec.agent)
-            except (TypeError, RuntimeError, copy.Error) as err:
-                raise ValueError(
-                    f"{label}: an agent object holding {seats} seats of a game is copied for each, "
-                    f"and this one cannot be ({err}); give it one seat (a lineup) or a factory"
-                ) from None
-    if config.workers != 1 or config.backend == "ray":
-        for spec, label in zip(specs, labels, strict=True):
-            if spec.agent is not None:
-                _check_sendable(spec.agent, label, config)
-    return Plan(
+    plan = Plan(
         game_config=gc,
         objects=objects if any(o is not None for o in objects) else (),
         names=tuple(s.name if s.agent is None else _object_name(s.agent) for s in specs),
@@ -327,6 +318,25 @@ def make_plan(config: TournamentConfig) -> Plan:
         seed=int(config.seed),
         duplicate=bool(config.duplicate),
     )
+    for index, (spec, label) in enumerate(zip(specs, labels, strict=True)):
+        if spec.agent is not None:
+            _check_copyable(spec.agent, label, plan.seats_in_a_game(index))
+            if config.workers != 1 or config.backend == "ray":
+                _check_sendable(spec.agent, label, config)
+    return plan
+
+
+def _check_copyable(agent: Any, label: str, seats: int) -> None:
+    """An agent object holding several seats of a game is copied for each: refuse one that
+    cannot be, up front."""
+    if seats > 1:
+        try:
+            copy.deepcopy(agent)
+        except (TypeError, RuntimeError, copy.Error) as err:
+            raise ValueError(
+                f"{label}: an agent object holding {seats} seats of a game is copied for each, "
+                f"and this one cannot be ({err}); give it one seat (a lineup) or a factory"
+            ) from None
 
 
 def _object_name(agent: Any) -> str:
@@ -430,7 +440,7 @@ class DealPlayer:
             factory, given = self._factories[index], self.plan.agent_object(index)
             if factory is not None:
                 self._agents[key] = factory(seed=0, **self.plan.params[index])
-            elif max(lineup.count(index) for lineup in self.plan.lineups) == 1:
+            elif self.plan.seats_in_a_game(index) == 1:
                 self._agents[key] = given  # one seat a game: the object itself plays
             else:
                 self._agents[key] = copy.deepcopy(given)
