@@ -28,8 +28,8 @@ were skipped):
   decision (:class:`mtrain_env.mexican_train.bench_batch.BatchLoop`); a call counts B
   decision steps, autoreset deals included.
 
-Each contender gets its ratio to OpenSpiel and to ``raw_env``. Targets: issue 2, ``env()``
->= 2x OpenSpiel, ``raw_env`` >= 3x, core >= 100k steps/s; issue 10, compiled core >= 3M
+Each contender gets its ratio to OpenSpiel and to ``raw_env``. Targets: ``env()``
+>= 2x OpenSpiel, ``raw_env`` >= 3x, core >= 100k steps/s, compiled core >= 3M
 steps/s and the batched API >= 500k decision steps/s (its best B) on one core.
 
 Instructions per step, a load-independent figure (``--only`` runs one contender)::
@@ -53,13 +53,13 @@ from mtrain_env.tilegame.interrupts import run_main
 
 _BLOCK_MASK = (1 << 16) - 1
 
-#: issue 10: env(backend="compiled") against env() (the python backend)
+#: env(backend="compiled") against env() (the python backend)
 TARGET_BACKEND = 2
 #: batch sizes of the batched-API contenders
 BATCH_SIZES = (1, 64, 1024)
 #: the contenders that need numba, in slice order
 COMPILED = ("env_compiled", "compiled_core", *(f"batch_{b}" for b in BATCH_SIZES))
-#: targets: issue 2 (core alone), issue 10 (compiled core alone, batched API on one core)
+#: targets: the core alone, the compiled core alone, the batched API on one core
 TARGET_CORE = 100_000
 TARGET_COMPILED_CORE = 3_000_000
 TARGET_BATCH = 500_000
@@ -305,18 +305,18 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         results["env_compiled_env_ratio"] = float(median)
         print(
             f"  env(backend='compiled') / env(): {median:.2f}x ({q1:.2f}..{q3:.2f}) "
-            f"(issue-10 target >= {TARGET_BACKEND}x): {_verdict(median, TARGET_BACKEND)}"
+            f"(target >= {TARGET_BACKEND}x): {_verdict(median, TARGET_BACKEND)}"
         )
         compiled = results["compiled_core"]
         print(
-            f"  compiled core alone: {compiled:,.0f} steps/s median (issue-10 target >= "
+            f"  compiled core alone: {compiled:,.0f} steps/s median (target >= "
             f"{TARGET_COMPILED_CORE:,}): {_verdict(compiled, TARGET_COMPILED_CORE)}"
         )
         best = max(BATCH_SIZES, key=lambda b: results[f"batch_{b}"])
         rate = results[f"batch_{best}"]
         print(
             f"  batched API, one core: {rate:,.0f} decision steps/s median at B={best}, its best B "
-            f"(issue-10 target >= {TARGET_BATCH:,}): {_verdict(rate, TARGET_BATCH)}"
+            f"(target >= {TARGET_BATCH:,}): {_verdict(rate, TARGET_BATCH)}"
         )
     return results
 

@@ -1,4 +1,4 @@
-"""An SB3 ``VecEnv`` over the compiled batched API, for MaskablePPO self-play (issue 10).
+"""An SB3 ``VecEnv`` over the compiled batched API, for MaskablePPO self-play.
 
 :class:`BatchedVecEnv` steps ``num_envs`` Mexican Train games in one jitted call
 (:class:`~mtrain_env.mexican_train.compiled.batch.BatchedMexicanTrain`, needs numba) for

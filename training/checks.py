@@ -56,7 +56,7 @@ MAX_LAYERS = 8
 #: buffer (``mtrain train``), ``num_games x steps`` decisions in the self-play seat book
 #: (``mtrain selfplay``, ``mtrain dev bench-selfplay``). 2**20 is 16x the largest rollout of a
 #: command the repository ships (``mtrain selfplay --games 512 --rollout-steps 128``: 65,536
-#: decisions; the README's ``mtrain train`` runs hold 8 x 2000), 64x self-play's default
+#: decisions; the guide's ``mtrain train`` runs hold 8 x 2000), 64x self-play's default
 #: (256 x 64) and 512x ``mtrain train``'s (2048); on the default table (4 players, double-12)
 #: it is 3.1 GiB of rollout buffer or 1.8 GiB of seat book. A fixed number, not a share of
 #: this machine's memory: a run's configuration is valid, and resumes, on every machine

@@ -167,7 +167,7 @@ def step_directories(out: Path) -> list[tuple[Path, int]]:
 
 
 def progress_files(out: Path) -> list[str]:
-    """What in ``out`` a run writes only once past its first checkpoint (step 0): curve rows
+    """What in ``out`` a run writes only once past its first checkpoint: curve rows
     and league snapshots of later steps, the summary, final model and policy, checkpoint
     directories. A run that shows these but has no checkpoint to continue from must not
     start over in the same place (its files would mix with the new run's)."""

@@ -75,7 +75,7 @@ every step is answered from the step's own info (:class:`VecMaskCache`); batchin
 policy forward over more envs helps more than more processes do, so
 :class:`ShardedVecEnv` steps several envs in each worker process; ``torch_threads``
 defaults to 1 because more OpenMP threads spin against the env workers on shared cores.
-The rates reached are in the README's training section.
+The rates reached are on the guide's training page.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ sb3-contrib's MaskablePPO asks a vectorised env for masks before every step with
 ``env.env_method("action_masks")``: with ``SubprocVecEnv`` that is one more pipe round
 trip to every worker per step, on top of the step itself. On a few cores shared with
 other processes, waking the workers twice per step can cost more than the environment
-work itself (the README's training section has the rates).
+work itself (the guide's training page has the rates).
 
 :class:`~training.single_agent.SingleAgentEnv` already puts the learner's mask in every
 ``info`` (``info["action_mask"]``, also in the reset info), so this wrapper keeps the

@@ -33,8 +33,7 @@ __all__ = ["DEFAULT_SIMS", "TABLE_POLICIES", "ChampionAgent", "ChampionPolicyAge
 _POLICIES = Path(__file__).resolve().parent.parent / "policies"
 
 #: the shipped network per table ``(players, N of double-N)``: ``graph`` self-play runs
-#: (README, "The graph network"; 3 and 5 players: docs/champion.md, step 16; 7 and 8
-#: players: step 17); 4 players is the reference policy
+#: (the research record has how each was trained); 4 players is the reference policy
 TABLE_POLICIES: dict[tuple[int, int], Path] = {
     (2, 12): _POLICIES / "graph_2p.npz",
     (3, 12): _POLICIES / "graph_3p.npz",
@@ -45,11 +44,8 @@ TABLE_POLICIES: dict[tuple[int, int], Path] = {
     (8, 12): _POLICIES / "graph_8p.npz",
 }
 
-#: rollouts per decision by default: 4 players, ~30 ms a decision as the harness counts
-#: (every call), ~55-60 ms a decision with a choice, on one core. ``sims=800`` takes twice
-#: that and is 0.80 [0.34, 1.26] pips a round stronger over 3,000 deals (docs/champion.md, step 12);
-#: ``extend=800`` gains as much at 1.4 times the default's time, rollouts spent on the close
-#: decisions only: the budget the issue-12 targets are measured at (docs/champion.md, step 13)
+#: rollouts per decision by default (the guide's benchmarks page has the time and strength
+#: of each budget); ``extend=N`` spends N more rollouts on the close decisions only
 DEFAULT_SIMS = 400
 
 

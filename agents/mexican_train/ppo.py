@@ -49,7 +49,7 @@ from mtrain_env.mexican_train.core.config import GameConfig
 from mtrain_env.mexican_train.observation import OBSERVATION_VERSION, ObservationLayout
 
 #: the repository's reference policy (default ``path``): PPO self-play from scratch on the raw
-#: observation, the ``graph`` network (README, "Self-play on the batched engine")
+#: observation, the ``graph`` network (the guide's training page, "Self-play on the batched engine")
 REFERENCE_POLICY = Path(__file__).resolve().parent.parent / "policies" / "reference.npz"
 #: the earlier reference: MaskablePPO (SB3) with planner features and a behaviour-cloning start
 MASKABLE_PPO_POLICY = Path(__file__).resolve().parent.parent / "policies" / "maskable_ppo.npz"

@@ -1,4 +1,4 @@
-"""Self-play policy networks over the raw observation, and their policy files (issue 11).
+"""Self-play policy networks over the raw observation, and their policy files.
 
 Two actor-critic networks read the env's observation vector (``features="env"``, nothing
 else: no planner advice) and its action mask, and return masked action logits and a value:

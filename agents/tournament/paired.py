@@ -8,7 +8,7 @@ figure); the deals being the same, the difference of the two gains is paired dea
 which cancels most of the deal luck. Prints each gain and the difference A - B with 95%
 t-intervals over deals. ``--share`` reads B as a bound (e.g. ``oracle``) and also prints the
 share of the baseline -> B gap that A closes, ``mean(gain A) / mean(gain B)``, with a
-delta-method interval over the same deals (issue 12's "closes half the gap" target).
+delta-method interval over the same deals.
 ``--also A2 B2`` (repeatable) pools another pair of runs, e.g. the same two agents on another
 seed: every pair's common deals count once, so the intervals are over all of them. Exit 2
 when a pair does not share its deals, or its agents are not the first pair's.

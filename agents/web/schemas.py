@@ -15,7 +15,7 @@ __all__ = ["MAX_WEB_PLAYERS", "MoveRequest", "NewGameRequest"]
 MAX_SEED = 2**63 - 1
 #: seats at the web table: R3's 8 of sets up to double-12. Bigger sets seat up to N - 1 in
 #: the engine (``max_players``), but the play page has not been checked beyond 8 trains;
-#: the README's "Web table" section states this cap
+#: the guide's "Web table" section states this cap
 MAX_WEB_PLAYERS = 8
 
 

@@ -1,4 +1,4 @@
-"""The differential run: the AEC env on both backends, compared at every decision (issue 10).
+"""The differential run: the AEC env on both backends, compared at every decision.
 
 ``mtrain dev backend-diff --decisions 1000000 --workers 2`` (or ``python -m
 mtrain_env.mexican_train.backend_diff``) plays the same seeded episodes through

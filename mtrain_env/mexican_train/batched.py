@@ -1,4 +1,4 @@
-"""A Gymnasium 1.x ``VectorEnv`` over the compiled batched API (issue 10, needs numba).
+"""A Gymnasium 1.x ``VectorEnv`` over the compiled batched API (needs numba).
 
 :class:`MexicanTrainVectorEnv` exposes ``num_envs`` games of
 :class:`~mtrain_env.mexican_train.compiled.batch.BatchedMexicanTrain` as one vector env for

@@ -1,4 +1,4 @@
-"""Steps/s of ``env(backend="compiled")`` against ``env()`` (python), in one run (issue 10).
+"""Steps/s of ``env(backend="compiled")`` against ``env()`` (python), in one run.
 
     python -m mtrain_env.mexican_train.bench_backend --seconds 10
 
@@ -26,7 +26,7 @@ from mtrain_env.mexican_train.env import env
 from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, positive_float
 from mtrain_env.tilegame.interrupts import run_main
 
-#: the issue-10 target: the compiled backend through ``env()`` against the python one
+#: the target: the compiled backend through ``env()`` against the python one
 TARGET_RATIO = 2.0
 
 _clock = time.process_time

@@ -1,4 +1,4 @@
-"""Decision steps/s of the batched API against the AEC ``raw_env``, in one run (issue 10).
+"""Decision steps/s of the batched API against the AEC ``raw_env``, in one run.
 
     python -m mtrain_env.mexican_train.bench_batch --seconds 10
 
@@ -33,7 +33,7 @@ from mtrain_env.mexican_train.env import raw_env
 from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, positive_float
 from mtrain_env.tilegame.interrupts import run_main, workers_ignore_interrupts
 
-#: the issue-10 targets, decision steps/s with observations and masks
+#: the targets, decision steps/s with observations and masks
 TARGET_ONE_CORE = 500_000
 TARGET_TWO_CORES = 1_000_000
 
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         )
     best = max(results[f"batch B={b}"] for b in args.batch)
     verdict = "meets" if best >= TARGET_ONE_CORE else "misses"
-    print(f"  one core: {verdict} the issue-10 target of >= {TARGET_ONE_CORE:,} decision steps/s")
+    print(f"  one core: {verdict} the target of >= {TARGET_ONE_CORE:,} decision steps/s")
     if args.processes > 0:
         games = max(args.batch)
         jobs = [(games, args.seed + k, args.seconds / 2, config) for k in range(args.processes)]

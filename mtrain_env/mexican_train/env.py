@@ -37,7 +37,7 @@ seat ``(seat + k) mod n``, ``n`` the Mexican train. ``tile_id(a, b)`` with ``a <
 
 ``{"observation": float32 vector, "action_mask": int8 vector}``. The vector is relative
 to the observing seat and filled through named views; ``env.unwrapped.observation_layout``
-maps each name to ``(slice, shape)`` (the table is in the README). The mask (also in
+maps each name to ``(slice, shape)`` (the table is on the guide's environment page). The mask (also in
 ``infos[agent]["action_mask"]``) is all-zero for seats not on turn and never all-zero for
 the seat on turn. It is read-only: the env reads legality from it, so a caller that wants
 to edit it (to forbid a move in its own policy) takes ``mask.copy()``.

@@ -13,7 +13,7 @@ Env decisions per second INCLUDING the learning updates (rollout + PPO epochs), 
 * ``sb3/maskable``: sb3-contrib's ``MaskablePPO`` (``MlpPolicy``, the same hidden sizes as
   the MLP) through :class:`~training.batched_vec.BatchedVecEnv`, the path users know (it
   trains the acting seat only; its rollouts hold the same number of decisions);
-* ``reference``: the figure of ``mtrain train`` issue 11 starts from (470 decisions/s), as a
+* ``reference``: ``mtrain train``'s figure (470 decisions/s), as a
   constant for the ratio column.
 
 The paths are measured in turns (one update of each, round-robin, ``--rounds`` times,
@@ -34,7 +34,7 @@ from typing import Any
 
 __all__ = ["measure", "register"]
 
-#: ``mtrain train`` throughput before issue 11 (README, 2 cores), for the ratio column
+#: ``mtrain train``'s throughput on 2 cores, for the ratio column
 TRAIN_REFERENCE = 470.0
 
 

@@ -1,4 +1,4 @@
-"""PPO self-play on the compiled batched engine: one shared policy, every seat learns (issue 11).
+"""PPO self-play on the compiled batched engine: one shared policy, every seat learns.
 
 :class:`SelfPlayPPO` plays ``num_games`` games of :class:`BatchedMexicanTrain` at once. In
 every step the seat on turn in each game acts through batched forward passes of the

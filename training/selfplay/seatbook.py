@@ -1,4 +1,4 @@
-"""Per-seat trajectories of self-play: which seat's decision earns which reward (issue 11).
+"""Per-seat trajectories of self-play: which seat's decision earns which reward.
 
 In ``B`` games played by one shared policy, every step is a decision of the seat on turn
 in each game. Each ``(game, seat)`` has its own trajectory: the chain of that seat's

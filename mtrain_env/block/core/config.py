@@ -13,9 +13,10 @@ Presets (``rules=``):
 Any keyword passed explicitly overrides the preset.
 
 No two keywords contradict each other, but some have no effect under others
-(:data:`KEYWORD_PRECEDENCE`, also in the README). Those combinations are accepted, not
-refused: one config serves single-hand play (training, ``mtrain bench --game block``) and
-whole matches alike, so its match keywords stay valid in a single hand.
+(:data:`KEYWORD_PRECEDENCE`, also on the guide's rules and variants page). Those
+combinations are accepted, not refused: one config serves single-hand play (training,
+``mtrain bench --game block``) and whole matches alike, so its match keywords stay valid in
+a single hand.
 """
 
 from __future__ import annotations

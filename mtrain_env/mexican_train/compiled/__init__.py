@@ -1,4 +1,4 @@
-"""The compiled Mexican Train rules core (numba), beside the pure one (issue 10, part 1).
+"""The compiled Mexican Train rules core (numba), beside the pure one.
 
 Importing this subpackage imports numba (the ``fast`` extra); ``import mtrain_env`` does not.
 
@@ -24,7 +24,7 @@ Importing this subpackage imports numba (the ``fast`` extra); ``import mtrain_en
 Moves are the pure core's absolute encoding (``tile * (n + 1) + train``, then DRAW, PASS),
 in the same order, so the two engines compare move for move (``tests/compiled/test_compiled_core.py``).
 
-Design (what later parts of issue 10 build on):
+Design (what the backend, the batched API and the kernels build on):
 
 * State = ONE ``int64`` vector of ``engine.STATE_SIZE`` entries with named fields at fixed
   offsets (``engine.S_*``), laid out for the largest game (17 seats, double-18, 19 rounds),

@@ -1,4 +1,4 @@
-"""The compiled core behind the AEC env (``raw_env(backend="compiled")``, issue 10 part 2).
+"""The compiled core behind the AEC env (``raw_env(backend="compiled")``).
 
 The live state is the compiled ``int64`` array, wrapped in :class:`LiveState` (the env's
 generic machinery reads ``s.current`` and ``s.phase``). The hot path — legal moves and

@@ -1,4 +1,4 @@
-"""The batched API: ``B`` games of one config stepped at once, in one jitted call (issue 10).
+"""The batched API: ``B`` games of one config stepped at once, in one jitted call.
 
 :class:`BatchedMexicanTrain` plays ``B`` independent games of Mexican Train on the compiled
 core. Each call returns, for every game, the decision to take next: the observation of the

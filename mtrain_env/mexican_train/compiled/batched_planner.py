@@ -1,4 +1,4 @@
-"""The ``planner`` agent for many games at once: one numba call over a batch (issue 11).
+"""The ``planner`` agent for many games at once: one numba call over a batch.
 
 Self-play's league opponents (:mod:`training.selfplay.learner`) play the games of a
 :class:`~mtrain_env.mexican_train.compiled.batch.BatchedMexicanTrain` in which the seat on

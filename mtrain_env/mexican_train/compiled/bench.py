@@ -1,4 +1,4 @@
-"""Speed of the compiled rules core alone against the pure core, in one run (issue 10).
+"""Speed of the compiled rules core alone against the pure core, in one run.
 
     python -m mtrain_env.mexican_train.compiled.bench --seconds 10
 
@@ -27,7 +27,7 @@ from mtrain_env.mexican_train.core.dealing import Deal, random_deal
 from mtrain_env.tilegame.argtypes import OneLineErrorParser, int_at_least, positive_float
 from mtrain_env.tilegame.interrupts import run_main
 
-#: the issue-10 target for the compiled core alone, steps/s on one core
+#: the target for the compiled core alone, steps/s on one core
 TARGET = 3_000_000
 
 _clock = time.process_time  # CPU time of this process: waiting for a core is not a cost
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     q1, q3 = np.percentile(ratios, [25, 75])
     print(f"  compiled / pure: {results['ratio']:.1f}x  ({q1:.1f}..{q3:.1f})")
     verdict = "meets" if results["compiled"] >= TARGET else "misses"
-    print(f"  compiled core alone {verdict} the issue-10 target of >= {TARGET:,} steps/s")
+    print(f"  compiled core alone {verdict} the target of >= {TARGET:,} steps/s")
     return results
 
 

@@ -15,7 +15,7 @@ any flag passed explicitly overrides its preset value:
 
 Flags that contradict each other (:data:`CONTRADICTORY_FLAGS`) are refused together, the
 preset's included; the other combinations compose, by the precedence rules of
-:data:`FLAG_PRECEDENCE` (both tables are in the README's flag section).
+:data:`FLAG_PRECEDENCE` (both tables are on the guide's rules and variants page).
 """
 
 from __future__ import annotations
