@@ -61,9 +61,9 @@ def test_full_run_reports_every_contender_ratios_and_targets(capsys: pytest.Capt
         assert f"\n  {name} " in out
     assert "raw_env / OpenSpiel" in out and "(target >= 3x)" in out and "(target >= 2x)" in out
     assert "rules core alone" in out and "(target >= 100,000)" in out
-    assert "compiled core alone" in out and "(issue-10 target >= 3,000,000)" in out
+    assert "compiled core alone" in out and "(target >= 3,000,000)" in out
     assert results["env_compiled_env_ratio"] > 0 and "env(backend='compiled') / env()" in out
-    assert "batched API, one core" in out and "(issue-10 target >= 500,000)" in out
+    assert "batched API, one core" in out and "(target >= 500,000)" in out
 
 
 def _without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
