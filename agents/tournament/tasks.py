@@ -189,9 +189,7 @@ def _write(path: Path, rows: dict[tuple[str, str], dict[str, Any]]) -> None:
     writer.writeheader()
     for key in sorted(rows, key=lambda k: (order.get(k[0], len(order)), k[1])):
         row = rows[key]
-        writer.writerow(
-            {k: (f"{row[k]:.4f}" if isinstance(row[k], float) else row[k]) for k in LADDER_FIELDS}
-        )
+        writer.writerow({k: _cell(row[k]) for k in LADDER_FIELDS})
     atomic_write(path, out.getvalue().encode())
 
 
