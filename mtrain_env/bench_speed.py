@@ -25,7 +25,7 @@ were skipped):
   on pre-dealt deals (:class:`mtrain_env.mexican_train.compiled.bench.CompiledLoop`; no
   observation, like ``core``).
 * ``batch_B`` for B = 1, 64, 1024 — the batched API with observation and mask for every
-  decision (:class:`mtrain_env.mexican_train.bench_batch.BatchLoop`); a call counts B
+  decision (:class:`mtrain_env.mexican_train.compiled.bench.BatchLoop`); a call counts B
   decision steps, autoreset deals included.
 
 Each contender gets its ratio to OpenSpiel and to ``raw_env``. Targets: ``env()``
@@ -178,8 +178,7 @@ def compiled_contenders(num_players: int, seed: int = 0) -> dict[str, Callable[[
     Imported here, not at the top: ``bench_speed`` must run without numba.
     """
     import mtrain_env
-    from mtrain_env.mexican_train.bench_batch import BatchLoop
-    from mtrain_env.mexican_train.compiled.bench import CompiledLoop, deal_pool
+    from mtrain_env.mexican_train.compiled.bench import BatchLoop, CompiledLoop, deal_pool
     from mtrain_env.mexican_train.core.config import GameConfig
 
     config = GameConfig.make(num_players=num_players)

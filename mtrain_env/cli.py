@@ -1,13 +1,10 @@
-"""The environment layer's ``mtrain`` commands: ``bench-speed``, ``block-crosscheck``, ``soak``
-``backend-diff`` and ``replay`` (``check``, ``show``, ``gif``).
+"""The environment layer's ``mtrain`` commands: ``dev bench-speed`` and ``replay`` (``check``,
+``show``, ``gif``).
 
-The first two measure the envs against OpenSpiel (``open-spiel``, the ``openspiel`` extra),
-which they import only when run (without it they exit with status 2 and one line naming the
-extra); ``soak`` plays random games with every invariant checked after every step
-(:mod:`mtrain_env.soak`); ``backend-diff`` compares the env's two rules engines at every
-decision (:mod:`mtrain_env.mexican_train.backend_diff`, needs numba); ``replay``
-re-simulates and views replay files (:mod:`mtrain_env.replay`, :mod:`mtrain_env.replay_view`).
-The ``mtrain`` program itself is :mod:`training.app`.
+``bench-speed`` measures the env against OpenSpiel (``open-spiel``, the ``openspiel`` extra),
+which it imports only when run (without it, exit status 2 and one line naming the extra);
+``replay`` re-simulates and views replay files (:mod:`mtrain_env.replay`,
+:mod:`mtrain_env.replay_view`). The ``mtrain`` program itself is :mod:`training.app`.
 """
 
 from __future__ import annotations
@@ -60,25 +57,6 @@ def bench_speed(args: argparse.Namespace) -> int:
 
     bench.main(["--seconds", str(args.seconds), "--slices", str(args.slices)])
     return 0
-
-
-def block_crosscheck(args: argparse.Namespace) -> int:
-    """Run :mod:`mtrain_env.block.crosscheck`; 1 when the engines disagree anywhere unexplained."""
-    missing = missing_extra("openspiel", "block-crosscheck (it plays the same hands in OpenSpiel)")
-    if missing:
-        print(f"mtrain dev block-crosscheck: {missing}", file=sys.stderr)
-        return 2
-    from mtrain_env.block import crosscheck
-
-    argv = ["--hands", str(args.hands), "--seed", str(args.seed), "--players", str(args.players)]
-    return crosscheck.main(argv)
-
-
-def soak(args: argparse.Namespace) -> int:
-    """Run :mod:`mtrain_env.soak`; 1 when any invariant broke."""
-    from mtrain_env import soak as soak_module
-
-    return soak_module.main(["--steps", str(args.steps), "--seed", str(args.seed), "--game", args.game])
 
 
 def replay_files(paths: list[str]) -> list[Path]:
@@ -252,22 +230,13 @@ def _register_replay(subparsers: Any) -> None:
             v.add_argument("--scale", type=gif_scale, default=0.5, help="size of the 1280 px frames")
 
 
-def backend_diff(args: argparse.Namespace) -> int:
-    """Run :mod:`mtrain_env.mexican_train.backend_diff`; 1 when the backends differ anywhere."""
-    from mtrain_env.mexican_train import backend_diff as diff
-
-    argv = ["--decisions", str(args.decisions), "--seed", str(args.seed), "--workers", str(args.workers)]
-    return diff.main(argv + (["--quiet"] if args.quiet else []))
-
-
 def register(subparsers: Any) -> None:
     """Add ``replay`` to the ``mtrain`` parser."""
     _register_replay(subparsers)
 
 
 def register_dev(subparsers: Any) -> None:
-    """Add the developer tools ``bench-speed``, ``block-crosscheck``, ``soak`` and
-    ``backend-diff`` to ``mtrain dev``."""
+    """Add the speed benchmark ``bench-speed`` to ``mtrain dev``."""
     p = subparsers.add_parser(
         "bench-speed",
         help="steps per second of every path (env, cores, batched API) against OpenSpiel's "
@@ -281,46 +250,3 @@ def register_dev(subparsers: Any) -> None:
         "--slices", type=int_at_least(1), default=30, help="interleaved measurements per contender"
     )
     p.set_defaults(func=bench_speed)
-    p = subparsers.add_parser(
-        "block-crosscheck",
-        help="play the same partnership-dominoes hands here and in OpenSpiel, compare every move",
-        description="Same deals and same random moves in both engines; every legal-move set and "
-        "final pip count is compared. Exit status 1 on an unexplained difference.",
-    )
-    p.add_argument("--hands", type=int_at_least(1), default=5000, help="hands to compare")
-    p.add_argument("--seed", type=int_at_least(0), default=0)
-    p.add_argument("--players", type=int, choices=(2, 4), default=4)
-    p.set_defaults(func=block_crosscheck)
-    p = subparsers.add_parser(
-        "soak",
-        help="random play over random configurations, every invariant checked after every step",
-        description="Random legal games over random valid configurations of both games (seats, sets, "
-        "presets, flags, sessions, reward modes); after every step the game state is checked against "
-        "every invariant of its rules and the env's bookkeeping against the state, and at random "
-        "steps a JSON round trip of state_dict() must give an identical env. Prints the totals; "
-        "exit status 1 on any violation, with the command that replays the run up to it.",
-    )
-    p.add_argument(
-        "--steps", type=int_at_least(1), default=100_000, help="steps to play (dead steps included)"
-    )
-    p.add_argument(
-        "--seed", type=int_at_least(0), default=0, help="seed of everything drawn (configurations, games)"
-    )
-    p.add_argument("--game", choices=("mexican_train", "block", "both"), default="both")
-    p.set_defaults(func=soak)
-    p = subparsers.add_parser(
-        "backend-diff",
-        help="the AEC env on the python and the compiled backend, compared at every decision",
-        description="Seeded random episodes (every preset, every flag alone and combined, 2-8 players, "
-        "double-6 to double-18, sessions, every reward mode) through env(backend='python') and "
-        "env(backend='compiled') with the same actions; at every step the observation, mask, reward, "
-        "termination, truncation, infos and state_dict() must be identical. Prints the totals; exit "
-        "status 1 on any difference, with the command that replays its episode. Needs numba.",
-    )
-    p.add_argument(
-        "--decisions", type=int_at_least(1), default=100_000, help="decisions to compare (at least)"
-    )
-    p.add_argument("--seed", type=int_at_least(0), default=0, help="seed of every episode drawn")
-    p.add_argument("--workers", type=int_at_least(1), default=1, help="processes")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=backend_diff)

@@ -81,7 +81,6 @@ FOLDER_OF: dict[str, str] = {
     "test_batch_snapshot.py": "compiled",
     "test_batched_adapters.py": "compiled",
     "test_batched_planner.py": "compiled",
-    "test_bench_batch.py": "compiled",
     "test_compiled_core.py": "compiled",
     "test_compiled_observation.py": "compiled",
     "test_rollout.py": "compiled",

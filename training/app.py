@@ -30,8 +30,8 @@ environment's speed against OpenSpiel. `mtrain COMMAND --help` describes each co
 
 
 DEV_DESCRIPTION = """\
-Tools for working on mtrain_env itself (the contributing guide says when to run each):
-benchmarks that print figures, and long randomized checks of the rules engines.
+Benchmarks that print the figures of the guide's benchmark page (the long randomized checks
+of the rules engines are in tests/, see the contributing guide).
 """
 
 
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     env_cli.register(sub)
     dev = sub.add_parser(
         "dev",
-        help="developer tools: speed and throughput benchmarks, soak, backend and OpenSpiel cross-checks",
+        help="developer tools: the speed and training-throughput benchmarks",
         description=DEV_DESCRIPTION,
         formatter_class=_CommandListFormatter,
     )

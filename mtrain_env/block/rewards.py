@@ -6,7 +6,7 @@ scored this hand minus the points pair ``p`` scored (points are penalties, B10-B
 * ``"points"`` (default): ``d_p / config.max_hand_points`` (168 pips, or 17 under
   ``scoring="ten"``), at the end of every hand (so a match gives one reward per hand).
 * ``"raw"``: ``d_p`` unscaled, at the end of every hand (OpenSpiel's returns are on this
-  scale, see :mod:`mtrain_env.block.crosscheck` for where the rules differ).
+  scale, see ``tests/openspiel/block_crosscheck.py`` for where the rules differ).
 * ``"match"``: +1 to the winners and -1 to the losers, once, when the episode ends: the
   match (B13) with ``match=True``, else the hand (its winning pair, B10/B11).
 """

@@ -225,35 +225,3 @@ def test_only_a_compiled_env_imports_numba() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
-
-
-def test_speed_check_prints_both_backends(capsys: pytest.CaptureFixture[str]) -> None:
-    """``python -m mtrain_env.mexican_train.bench_backend`` runs and reports both figures
-    (a smoke run: the speed itself is a benchmark, not a test)."""
-    from mtrain_env.mexican_train import bench_backend
-
-    out = bench_backend.main(["--seconds", "0.2", "--slices", "1", "--players", "3", "--pips", "6"])
-    assert out["python"] > 0 and out["compiled"] > 0
-    assert out["ratio"] == pytest.approx(out["compiled"] / out["python"])
-    text = capsys.readouterr().out
-    assert "backend='python'" in text and "backend='compiled'" in text
-
-
-def test_speed_check_reverses_the_order_every_other_slice(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Drifting load hits both backends alike: python first, then compiled first, and so on."""
-    from mtrain_env.mexican_train import bench_backend
-
-    order: list[str] = []
-
-    class Recorded:
-        def __init__(self, backend: str, _seed: int, **_config: object) -> None:
-            self.backend = backend
-
-        def run(self, seconds: float) -> float:
-            if seconds < 0.2:  # a timed slice, not the warm-up
-                order.append(self.backend)
-            return 1.0
-
-    monkeypatch.setattr(bench_backend, "BackendLoop", Recorded)
-    bench_backend.main(["--seconds", "0.3", "--slices", "4"])
-    assert order == ["python", "compiled", "compiled", "python", "python", "compiled", "compiled", "python"]

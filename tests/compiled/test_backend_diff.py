@@ -1,5 +1,5 @@
-"""The differential run of the two backends (``mtrain dev backend-diff``): a small part of it, and
-proof that it catches a difference in what an agent sees, in the legal moves and in the
+"""The differential run of the two backends (``python -m tests.compiled.backend_diff``): a small
+part of it, and proof that it catches a difference in what an agent sees, in the legal moves and in the
 hidden state alone."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mtrain_env.mexican_train import backend_diff
 from mtrain_env.mexican_train.core.config import PRESETS, VARIANT_FLAGS
+from tests.compiled import backend_diff
 
 pytest.importorskip("numba")
 from mtrain_env.mexican_train.compiled import engine

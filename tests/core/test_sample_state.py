@@ -23,7 +23,7 @@ from mtrain_env.mexican_train.core.invariants import check_state
 from mtrain_env.mexican_train.core.public import _exact_deal, public_view, sample_state
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState, Phase
-from mtrain_env.soak import random_config
+from tests.env.soak import random_config
 
 DEALERS = {"greedy": sample_state, "exact": _exact_deal}
 

@@ -80,6 +80,8 @@ NOT_INSTALLED: dict[str, str] = {
 
 #: ``python -m`` modules of these packages are checked; others (pytest, pip, tests.*) are not ours
 PACKAGES = ("mtrain_env", "agents", "training")
+#: the developer checks of tests/ that the contributing guide quotes, checked as the packages are
+TOOLS = ("tests.env.soak", "tests.compiled.backend_diff", "tests.openspiel.block_crosscheck")
 
 #: shell tokens after which the rest of a line is not the command's argv
 SHELL_STOPS = frozenset({"|", "||", "&", "&&", ";", "<", "<<"})
@@ -248,7 +250,7 @@ def skip_reason(command: DocCommand) -> str | None:
         return "optional part '[...]'"
     if command.program.startswith("python -m "):
         module = command.program.split()[-1]
-        if module.split(".")[0] not in PACKAGES:
+        if module.split(".")[0] not in PACKAGES and module not in TOOLS:
             return f"{module}: not a module of {', '.join(PACKAGES)}"
     return None
 
@@ -455,7 +457,9 @@ def test_the_research_record_is_not_run() -> None:
 
 def test_mtrain_dev_commands_wait_for_the_parser_only() -> None:
     """A quoted ``mtrain dev TOOL`` is skipped only while the parser has no ``dev``."""
-    dev = DocCommand("x.md", 1, "mtrain dev soak", ("dev", "soak"), "mtrain", False, "mtrain dev soak")
+    dev = DocCommand(
+        "x.md", 1, "mtrain dev bench-speed", ("dev", "bench-speed"), "mtrain", False, "mtrain dev bench-speed"
+    )
     bench = DocCommand("x.md", 1, "mtrain bench", ("bench",), "mtrain", True, "mtrain bench")
     assert pending(bench) is None
     assert (pending(dev) is None) == ("dev" in _mtrain_commands())

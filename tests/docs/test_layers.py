@@ -84,7 +84,7 @@ VIOLATIONS: dict[str, tuple[str, str, str]] = {
     ),
     "agents/demo.py": (
         "import pyspiel",
-        "OpenSpiel only in the speed benchmark, the block cross-check and the OpenSpiel modules",
+        "OpenSpiel only in the speed benchmark and the OpenSpiel modules",
         "agents.demo -> pyspiel",
     ),
     "agents/block/simple.py": (
@@ -183,7 +183,7 @@ def test_mtrain_lists_every_layers_commands_with_a_line_of_help(capsys: pytest.C
     listed = re.findall(r"^  (\S+)\s+\w", text.split("commands:")[1], flags=re.MULTILINE)
     assert listed == commands, text  # the user's commands; the developer tools under dev
     assert "register" not in text
-    tools = ["bench-speed", "block-crosscheck", "soak", "backend-diff", "bench-selfplay"]
+    tools = ["bench-speed", "bench-selfplay"]
     for command in [[c] for c in commands] + [["dev", t] for t in tools]:
         with pytest.raises(SystemExit) as exit_info:
             parser.parse_args([*command, "--help"])
@@ -202,8 +202,21 @@ def test_python_m_training_app_runs_the_mtrain_program() -> None:
     assert proc.stdout.startswith("usage: mtrain ")
 
 
-def test_block_crosscheck_runs_through_mtrain() -> None:
-    pytest.importorskip("pyspiel")
-    parser = build_parser()
-    args = parser.parse_args(["dev", "block-crosscheck", "--hands", "5", "--players", "2"])
-    assert args.func(args) == 0
+@pytest.mark.parametrize(
+    ("module", "argv"),
+    [
+        ("tests.env.soak", ["--steps", "50"]),
+        ("tests.openspiel.block_crosscheck", ["--hands", "5", "--players", "2"]),
+        ("tests.compiled.backend_diff", ["--decisions", "50", "--quiet"]),
+    ],
+)
+def test_the_developer_checks_run_as_python_m_from_the_root(module: str, argv: list[str]) -> None:
+    """The long checks of the contributing guide run as documented, from a checkout."""
+    pytest.importorskip("pyspiel" if "openspiel" in module else "numpy")
+    if "compiled" in module:
+        pytest.importorskip("numba")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", module, *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr

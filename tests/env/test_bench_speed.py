@@ -115,3 +115,25 @@ def test_only_a_pure_contender_does_not_build_the_compiled_ones(monkeypatch: pyt
 def test_zero_slices_is_refused() -> None:
     with pytest.raises(SystemExit):
         bench_speed.main(["--slices", "0"])
+
+
+def test_the_order_of_the_contenders_is_reversed_every_other_slice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drifting load hits every contender alike: openspiel first, then last, and so on."""
+    order: list[str] = []
+
+    def recorded(name: str):  # type: ignore[no-untyped-def]
+        def run(seconds: float) -> tuple[float, int]:
+            order.append(name)
+            return 1.0, 1
+
+        return run
+
+    monkeypatch.setattr(bench_speed, "missing_extra", lambda *_: None)
+    monkeypatch.setattr(bench_speed, "numba_missing", lambda: "not for this test")
+    monkeypatch.setattr(bench_speed, "bench_openspiel", recorded("openspiel"))
+    monkeypatch.setattr(bench_speed, "bench_core", lambda _n, sec: recorded("core")(sec))
+    monkeypatch.setattr(bench_speed, "bench_aec", lambda make, sec: recorded(type(make()).__name__)(sec))
+    bench_speed.main(["--seconds", "0.3", "--slices", "3"])
+    first = order[:4]
+    assert len(set(first)) == 4 and first[0] == "openspiel" and first[-1] == "core"
+    assert order == first + first[::-1] + first

@@ -1,4 +1,4 @@
-"""``mtrain dev soak``: a short soak in the default suite, and proof that it sees a broken rule.
+"""``python -m tests.env.soak``: a short soak in the default suite, and proof that it sees a broken rule.
 
 The soak plays random legal games over random configurations of both games and checks
 every invariant after every step (the same checks ``load_state_dict`` makes). Here: a few
@@ -17,12 +17,11 @@ import pytest
 
 import mtrain_env
 import mtrain_env.block
-from mtrain_env import soak
 from mtrain_env.block.core.rules import BlockDominoes
 from mtrain_env.mexican_train.core.rules import MexicanTrain
 from mtrain_env.mexican_train.core.state import GameState
 from mtrain_env.tilegame.aec import TileGameEnv
-from training.app import build_parser
+from tests.env import soak
 
 
 @pytest.mark.parametrize("game", ["mexican_train", "block", "both"])
@@ -75,7 +74,7 @@ def test_the_soak_catches_a_broken_rule_and_replays_it(monkeypatch: pytest.Monke
     first = result.violations[0]
     text = first.describe(3, "mexican_train")
     assert "R1" in first.error and f"reset(seed={first.seed})" in text
-    command = re.search(r"replay: mtrain dev soak --seed 3 --game mexican_train --steps (\d+)", text)
+    command = re.search(r"replay: python -m tests.env.soak --seed 3 --game mexican_train --steps (\d+)", text)
     assert command and int(command[1]) == first.step
     again = soak.run(first.step, seed=3, game="mexican_train")  # the printed command, as a call
     assert again.violations and again.violations[0] == first
@@ -110,16 +109,13 @@ def test_the_soak_catches_a_snapshot_that_does_not_restore(monkeypatch: pytest.M
     assert all("round trip: the copy's snapshot differs at $.env.rng" in v.error for v in result.violations)
 
 
-def test_mtrain_soak_exit_status(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    parser = build_parser()
-    args = parser.parse_args(["dev", "soak", "--steps", "400", "--seed", "2", "--game", "block"])
-    assert args.func(args) == 0
+def test_the_soak_exit_status(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    assert soak.main(["--steps", "400", "--seed", "2", "--game", "block"]) == 0
     assert capsys.readouterr().out.strip().startswith("soak: 400 steps,")
     _lose_drawn_tiles(monkeypatch)
-    args = parser.parse_args(["dev", "soak", "--steps", "3000", "--seed", "3", "--game", "mexican_train"])
-    assert args.func(args) == 1
+    assert soak.main(["--steps", "3000", "--seed", "3", "--game", "mexican_train"]) == 1
     out = capsys.readouterr().out
-    assert "VIOLATION at step" in out and "replay: mtrain dev soak" in out
+    assert "VIOLATION at step" in out and "replay: python -m tests.env.soak" in out
     assert re.search(r"soak: 3,000 steps, .* [1-9]\d* violations", out)
 
 

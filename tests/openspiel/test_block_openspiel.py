@@ -2,7 +2,7 @@
 
 Same deals (OpenSpiel's chance nodes driven with our tiles), same random legal moves; every
 legal-move set, every hand end and every final pip count must agree. The rule differences
-(documented in :mod:`mtrain_env.block.crosscheck`) may only show up in the returns, and
+(documented in :mod:`tests.openspiel.block_crosscheck`) may only show up in the returns, and
 only in the documented ways. OpenSpiel's own two scripted team-dominoes games are replayed
 through our env as golden tests.
 """
@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("pyspiel")
 
 from mtrain_env.block import raw_env
-from mtrain_env.block.crosscheck import crosscheck, main, openspiel_rule_returns
+from tests.openspiel.block_crosscheck import crosscheck, main, openspiel_rule_returns
 
 
 def test_the_crosscheck_shows_its_progress_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,7 +1,7 @@
 """Every invariant of a partnership-dominoes state, in one place (B1-B13 of :mod:`.rules`).
 
 :func:`check_state` is what ``load_state_dict`` checks after reading a snapshot's types, and
-what the soak (``mtrain dev soak``) checks after every step of random play. The first broken
+what the soak (``python -m tests.env.soak``) checks after every step of random play. The first broken
 invariant is raised as a ``ValueError`` in the snapshot's words,
 ``state dict 'KEY': RULE: what is wrong`` (keys as in
 :func:`~mtrain_env.block.core.serialize.state_to_dict`).

@@ -9,17 +9,16 @@ Importing this subpackage imports numba (the ``fast`` extra); ``import mtrain_en
   :class:`~mtrain_env.mexican_train.core.config.GameConfig`, deals made by the pure core's
   dealing code (the same seed gives the same deal; the engine itself draws no random
   numbers), and the exact converters ``to_compiled(pure_state)`` / ``to_pure(state)``.
-* :mod:`.bench` — ``python -m mtrain_env.mexican_train.compiled.bench``: steps/s of the
-  compiled core alone against the pure core, in one run.
+* :mod:`.bench` — the compiled contenders of ``mtrain dev bench-speed`` (the core alone and
+  the batched API, random legal play).
 * :mod:`.backend` — the compiled core behind the AEC env (``raw_env(backend="compiled")``):
   the live state is the ``int64`` array, the hot path (mask, apply, observation) runs
   compiled, and everything rare goes through ``to_pure`` to the pure core's code.
 * :mod:`.batch` — :class:`~.batch.BatchedMexicanTrain`, the batched API: ``B`` games stepped
   in one jitted call, observations (``engine.encode_into``, the Python encoder's exact
   vector) and relative masks (``engine.mask_into``) for every decision, rewards, SAME_STEP
-  autoreset. Its Gymnasium and SB3 adapters and its benchmark live outside this
-  subpackage (``mexican_train/batched.py``, ``training/batched_vec.py``,
-  ``mexican_train/bench_batch.py``): the core imports no framework.
+  autoreset. Its Gymnasium and SB3 adapters live outside this subpackage
+  (``mexican_train/batched.py``, ``training/batched_vec.py``): the core imports no framework.
 
 Moves are the pure core's absolute encoding (``tile * (n + 1) + train``, then DRAW, PASS),
 in the same order, so the two engines compare move for move (``tests/compiled/test_compiled_core.py``).

@@ -1,7 +1,7 @@
 """Every invariant of a Mexican Train state, in one place (RULES.md R1-R25).
 
 :func:`check_state` is what ``load_state_dict`` checks after reading a snapshot's types, and
-what the soak (``mtrain dev soak``) checks after every step of random play: a state either
+what the soak (``python -m tests.env.soak``) checks after every step of random play: a state either
 satisfies all of it or the first broken invariant is raised as a ``ValueError`` in the
 snapshot's words, ``state dict 'KEY': RULE: what is wrong`` (keys as in
 :func:`~mtrain_env.mexican_train.core.serialize.state_to_dict`).

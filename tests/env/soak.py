@@ -1,7 +1,7 @@
 """The soak: random legal play over random valid configurations, every invariant checked after every step.
 
-``mtrain dev soak --steps N [--seed S] [--game mexican_train|block|both]`` (or
-``python -m mtrain_env.soak``) draws configurations at random — seats, set sizes, presets,
+``python -m tests.env.soak --steps N [--seed S] [--game mexican_train|block|both]`` (from the
+repository root) draws configurations at random — seats, set sizes, presets,
 every variant flag, hand sizes, sessions and matches, reward modes — and plays a few
 seeded episodes of each with uniformly random legal actions. After every step (dead steps
 included) it checks:
@@ -93,8 +93,8 @@ class Violation:
         return (
             f"VIOLATION at step {self.step:,} (episode {self.episode}, its step {self.episode_step}): "
             f"{self.error}\n  game {self.game}: {factory}(**{json.dumps(self.config)}), "
-            f"reset(seed={self.seed})\n  replay: mtrain dev soak --seed {run_seed} --game {run_game} "
-            f"--steps {self.step}"
+            f"reset(seed={self.seed})\n  replay: python -m tests.env.soak --seed {run_seed} "
+            f"--game {run_game} --steps {self.step}"
         )
 
 
@@ -357,8 +357,8 @@ def run(steps: int, seed: int = 0, game: str = "both", progress: bool = False) -
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``mtrain dev soak`` command: prints the totals; 1 if any invariant broke."""
-    parser = OneLineErrorParser(prog="mtrain dev soak", description=__doc__)
+    """The soak's command line: prints the totals; 1 if any invariant broke."""
+    parser = OneLineErrorParser(prog="python -m tests.env.soak", description=__doc__)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--game", choices=GAMES, default="both")
@@ -372,4 +372,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_main(main, "python -m mtrain_env.soak"))
+    sys.exit(run_main(main, "python -m tests.env.soak"))

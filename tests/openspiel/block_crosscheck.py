@@ -1,6 +1,6 @@
 """Cross-check against OpenSpiel: same deals, same moves, every legal-move set compared.
 
-``python -m mtrain_env.block.crosscheck --hands 5000 [--seed 0] [--players 4]``
+``python -m tests.openspiel.block_crosscheck --hands 5000 [--seed 0] [--players 4]``
 
 Our rules run in ``rules="openspiel"`` mode (seat 0 opens with any tile, no redeal),
 against ``python_team_dominoes`` (4 players) or ``python_block_dominoes`` (2 players).
@@ -271,7 +271,9 @@ def _play_one(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineErrorParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(
+        prog="python -m tests.openspiel.block_crosscheck", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--hands", type=int_at_least(1), default=5000)
     parser.add_argument("--seed", type=int_at_least(0), default=0)
     parser.add_argument("--players", type=int, choices=(2, 4), default=4)
@@ -285,4 +287,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_main(main, "python -m mtrain_env.block.crosscheck"))
+    sys.exit(run_main(main, "python -m tests.openspiel.block_crosscheck"))

@@ -1,7 +1,7 @@
 """The differential run: the AEC env on both backends, compared at every decision.
 
-``mtrain dev backend-diff --decisions 1000000 --workers 2`` (or ``python -m
-mtrain_env.mexican_train.backend_diff``) plays the same seeded episodes through
+``python -m tests.compiled.backend_diff --decisions 1000000 --workers 2`` (from the repository
+root; needs numba) plays the same seeded episodes through
 ``env(backend="python")`` and ``env(backend="compiled")`` (the wrapped env users call) with
 the same random actions, and at every step compares everything an agent or a tool sees:
 
@@ -300,7 +300,7 @@ def play_episodes(seed: int, first: int, episodes: int) -> DiffResult:
             except DifferenceError as err:
                 result.differences.append(
                     f"episode {episode} (env(**{kwargs!r}), reset(seed={episode_seed})): {err}; replay: "
-                    "python -m mtrain_env.mexican_train.backend_diff "
+                    "python -m tests.compiled.backend_diff "
                     f"--seed {seed} --first-episode {episode} --episodes 1"
                 )
     finally:
@@ -345,7 +345,9 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineErrorParser(description=__doc__.splitlines()[0])
+    parser = OneLineErrorParser(
+        prog="python -m tests.compiled.backend_diff", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--decisions", type=int, default=100_000, help="decisions to compare (at least)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
@@ -379,4 +381,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_main(main, "python -m mtrain_env.mexican_train.backend_diff"))
+    sys.exit(run_main(main, "python -m tests.compiled.backend_diff"))
