@@ -106,11 +106,6 @@ class ReplayFrame:
     round_result: dict[str, Any] | None
     env: Any
 
-    @property
-    def seat_on_turn(self) -> int | None:
-        """The seat on turn, or None once the episode is over."""
-        return None if episode_over(self.env) else int(self.env.current_seat)
-
     def public_view(self, seat: int) -> Any:
         """What ``seat`` may know here: the public table and its own hand."""
         return self.env.public_view(self.env.possible_agents[seat])

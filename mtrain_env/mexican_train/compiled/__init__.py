@@ -4,7 +4,7 @@ Importing this subpackage imports numba (the ``fast`` extra); ``import mtrain_en
 
 * :mod:`.engine` — the rules as ``@njit(cache=True)`` functions on flat ``int64`` arrays:
   ``legal_moves_into``, ``apply``, ``is_round_over``, scoring, ``start_round`` /
-  ``next_round``, and random play (``playout``, ``random_steps``) for benchmarks and search.
+  ``next_round``, and random play (``random_steps``) for benchmarks and search.
 * :mod:`.game` — :class:`CompiledMexicanTrain`, the Python face: tables from a
   :class:`~mtrain_env.mexican_train.core.config.GameConfig`, deals made by the pure core's
   dealing code (the same seed gives the same deal; the engine itself draws no random

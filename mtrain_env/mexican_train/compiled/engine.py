@@ -721,23 +721,6 @@ def xorshift32(x: int) -> int:
 
 
 @njit(cache=True)
-def playout(s: np.ndarray, tb: np.ndarray, rng: np.ndarray, moves: np.ndarray) -> int:
-    """Uniformly random legal moves until the round is over; returns the moves applied.
-
-    ``rng[0]`` is the xorshift32 state (nonzero), advanced in place.
-    """
-    x = rng[0]
-    steps = 0
-    while s[S_PHASE] < ROUND_OVER:
-        count = legal_moves_into(s, tb, moves)
-        x = xorshift32(x)
-        apply(s, tb, moves[x % count])
-        steps += 1
-    rng[0] = x
-    return steps
-
-
-@njit(cache=True)
 def random_steps(
     s: np.ndarray,
     tb: np.ndarray,
