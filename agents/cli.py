@@ -1,5 +1,5 @@
 """The agents layer's ``mtrain`` commands: ``demo``, ``bench``, ``benchmark``, ``play``,
-``block-demo``, ``block-bench``, ``serve``.
+``serve``.
 
 Each command's module owns its parser (a ``register(subparsers)`` function); this module
 gathers them for :mod:`training.app`, the ``mtrain`` program.
@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from agents import demo, terminal
-from agents.block import cli as block_cli
 from agents.tournament import benchmark_cli
 from agents.tournament import cli as tournament_cli
 from agents.web import cli as web_cli
@@ -22,5 +21,4 @@ def register(subparsers: Any) -> None:
     tournament_cli.register(subparsers)
     benchmark_cli.register(subparsers)
     terminal.register(subparsers)
-    block_cli.register(subparsers)
     web_cli.register(subparsers)

@@ -1,7 +1,7 @@
 """Agents for partnership block dominoes (:mod:`mtrain_env.block`) behind the common interface.
 
 ``make_agent(name, seed=..., **params)`` builds ``random``, ``greedy`` or ``classic``
-(the ``block`` table of :mod:`agents.registry`); ``mtrain block-bench`` plays them
+(the ``block`` table of :mod:`agents.registry`); ``mtrain bench --game block`` plays them
 against each other in pairs.
 """
 

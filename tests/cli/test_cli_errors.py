@@ -72,10 +72,6 @@ TWO_PLAYER_NET = POLICIES / "graph_2p.npz"  # a 2-player network: refused at the
         (["bench", "--game", "block", "--agents", "classic", "--max-pips", "9"], "--max-pips"),
         (["bench", "--game", "block", "--agents", "planner"], "--agents"),
         (["bench", "--game", "chess", "--agents", "planner"], "--game"),
-        (["block-bench", "--hands", "-5"], "--hands"),
-        (["block-bench", "--agents", "classic", "nobody"], "--agents"),
-        (["block-demo", "--rules", "x"], "--rules"),
-        (["block-demo", "--players", "3"], "--players"),
         (["dev", "bench-speed", "--seconds", "-1"], "--seconds"),
         (["dev", "bench-speed", "--slices", "0"], "--slices"),
         (["demo", "--agents", "random", "planer"], "--agents"),
@@ -176,16 +172,11 @@ def test_output_problem_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 @pytest.mark.parametrize(
     ("module", "argv", "says"),
     [
-        ("agents.block.bench", ["--hands", "-1"], "--hands: must be an int >= 1, got -1"),
         ("tests.env.soak", ["--steps", "0"], "--steps: must be an int >= 1, got 0"),
         ("mtrain_env.bench_speed", ["--seconds", "0", "--slices", "1"], "--seconds: must be a number > 0"),
         ("mtrain_env.bench_speed", ["--seconds", "nan"], "--seconds: must be a number >= 0, got nan"),
         ("mtrain_env.bench_speed", ["--slices", "0"], "--slices: must be an int >= 1, got 0"),
         ("training.openspiel.example", ["--seed", "-1", "--games", "1"], "--seed: must be an int >= 0"),
-        ("agents.block.bench", ["--target", "0", "--hands", "1"], "--target: B13: target must be >= 1"),
-        ("agents.block.bench", ["--agents", "nosuch", "random"], "--agents: invalid choice: 'nosuch'"),
-        ("agents.block.bench", ["--agents", "nosuch"], "--agents: invalid choice: 'nosuch'"),
-        ("agents.block.bench", ["--agents", "random", "--hands", "1"], "--agents: every two agents meet"),
         ("tests.openspiel.block_crosscheck", ["--hands", "0"], "--hands: must be an int >= 1, got 0"),
         (
             "tests.compiled.backend_diff",
@@ -344,15 +335,6 @@ def test_mtrain_refuses_bad_agents_and_game_options_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith(says) and len(err.strip().splitlines()) == 1, err
     assert list(tmp_path.iterdir()) == []
-
-
-def test_block_bench_refuses_a_single_agent(capsys: pytest.CaptureFixture[str]) -> None:
-    """Every two agents meet: one agent alone was an empty table with exit 0."""
-    from training.app import main
-
-    assert main(["block-bench", "--agents", "classic", "--hands", "1"]) == 2
-    err = capsys.readouterr().err
-    assert err == "mtrain block-bench: --agents: every two agents meet: name two or more, got classic\n"
 
 
 @pytest.mark.parametrize(

@@ -108,7 +108,7 @@ def test_ctrl_c_stops_a_bench_on_two_workers_without_tracebacks(tmp_path: Path, 
 
 
 def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
-    """``mtrain block-demo | head``: the pipe's reader left: exit 141, no BrokenPipeError
+    """``mtrain replay show FILE | head``: the pipe's reader left: exit 141, no BrokenPipeError
     traceback (from the command or from the interpreter's last flush)."""
     script = "import sys\nfrom mtrain_env.tilegame.interrupts import run_main\n"
     script += "def main():\n    raise BrokenPipeError(32, 'Broken pipe')\n"

@@ -177,7 +177,7 @@ def test_mtrain_lists_every_layers_commands_with_a_line_of_help(capsys: pytest.C
     parser = build_parser()
     text = parser.format_help()
     commands = [
-        *("demo", "bench", "benchmark", "play", "block-demo", "block-bench", "serve"),
+        *("demo", "bench", "benchmark", "play", "serve"),
         *("train", "selfplay", "replay", "dev"),
     ]
     listed = re.findall(r"^  (\S+)\s+\w", text.split("commands:")[1], flags=re.MULTILINE)
