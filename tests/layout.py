@@ -160,7 +160,6 @@ FOLDER_OF: dict[str, str] = {
     "test_selfplay_seatbook.py": "training",
     "test_vec.py": "training",
     "test_ray.py": "training",
-    "test_openspiel_example.py": "training",
     "test_run_files_mutants.py": "training/test_run_files.py",
     "test_readers_mutants.py": "training/test_file_readers.py",
     # replays_web

@@ -176,7 +176,6 @@ def test_output_problem_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("mtrain_env.bench_speed", ["--seconds", "0", "--slices", "1"], "--seconds: must be a number > 0"),
         ("mtrain_env.bench_speed", ["--seconds", "nan"], "--seconds: must be a number >= 0, got nan"),
         ("mtrain_env.bench_speed", ["--slices", "0"], "--slices: must be an int >= 1, got 0"),
-        ("training.openspiel.example", ["--seed", "-1", "--games", "1"], "--seed: must be an int >= 0"),
         ("tests.openspiel.block_crosscheck", ["--hands", "0"], "--hands: must be an int >= 1, got 0"),
         (
             "tests.compiled.backend_diff",
@@ -202,7 +201,6 @@ def test_the_python_m_tools_refuse_bad_numbers(
 
 #: the modules that import an optional extra (skipped without it)
 EXTRAS = {
-    "training.openspiel.example": "pyspiel",
     "tests.compiled.backend_diff": "numba",
     "tests.openspiel.block_crosscheck": "pyspiel",
     "agents.policy_net": "sb3_contrib",
