@@ -224,9 +224,12 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     if args.seconds == 0 and args.only is None:
         parser.error(f"--seconds: must be a number > 0 (0 only with --only), got {args.seconds:g}")
 
-    from mtrain_env.mexican_train.cli_args import config_or_exit  # this layer is below mtrain_env.cli
+    from mtrain_env.mexican_train.core.config import GameConfig
 
-    config_or_exit(parser, args.players)
+    try:
+        GameConfig.make(num_players=args.players)
+    except ValueError as err:
+        parser.error(f"--players: {err}")
     if args.only in (None, "openspiel"):
         missing = missing_extra("openspiel", "the speed benchmark (its reference is OpenSpiel)")
         if missing:

@@ -30,21 +30,10 @@ __all__ = [
     "int_at_least",
     "non_negative_float",
     "output_problem",
-    "players_or_exit",
     "positive_float",
     "refuse_output",
     "register",
 ]
-
-
-def players_or_exit(parser: argparse.ArgumentParser, num_players: int) -> Any:
-    """The Mexican Train ``GameConfig`` of ``num_players`` (R3), or ``parser.error`` naming
-    ``--players`` (exit 2) before any work (the double-12 set of
-    :func:`mtrain_env.mexican_train.cli_args.config_or_exit`, which the game's own
-    benchmarks call: they may not import this module)."""
-    from mtrain_env.mexican_train.cli_args import config_or_exit
-
-    return config_or_exit(parser, num_players)
 
 
 def bench_speed(args: argparse.Namespace) -> int:
