@@ -189,13 +189,14 @@ def _write(path: Path, rows: dict[tuple[str, str], dict[str, Any]]) -> None:
     writer.writeheader()
     for key in sorted(rows, key=lambda k: (order.get(k[0], len(order)), k[1])):
         row = rows[key]
-        writer.writerow({k: _cell(row[k]) for k in LADDER_FIELDS})
+        writer.writerow({k: _cell(k, row[k]) for k in LADDER_FIELDS})
     atomic_write(path, out.getvalue().encode())
 
 
-def _cell(value: Any) -> str:
-    """A ladder file's cell: numbers to 4 decimals (no "-0.0000"), counts as ints."""
-    if isinstance(value, float) and value.is_integer() and abs(value) >= 1:
+def _cell(key: str, value: Any) -> str:
+    """A ladder file's cell: the counts (deals, rounds) as ints, other numbers to 4 decimals
+    (no "-0.0000")."""
+    if key in ("deals", "rounds"):
         return str(int(value))
     return f"{round(value, 4) + 0.0:.4f}" if isinstance(value, float) else str(value)
 

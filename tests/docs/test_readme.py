@@ -1,7 +1,8 @@
 """The README and the guide document real behaviour, in the form of a front page.
 
-* the observation layout table (docs/env.md) and the agent ladder (README.md and
-  docs/benchmarks.md, from docs/ladder.csv) are generated: ``python -m tests.docs.test_readme``
+* the observation layout table (docs/env.md), the agent ladder (README.md and
+  docs/benchmarks.md, from docs/ladder.csv) and the benchmark tasks' table (docs/evaluate.md,
+  from agents/tournament/tasks_ladder.csv) are generated: ``python -m tests.docs.test_readme``
   rewrites them, and the tests fail when they drift;
 * the README opens with the two make targets, and CI runs the test one;
 * the README stays a front page (<= 400 lines), and no page but the research record
@@ -26,6 +27,7 @@ LADDER_CSV = DOCS / "ladder.csv"
 #: the marked, generated blocks: (file, marker) -> the rows between the markers
 LAYOUT = (DOCS / "env.md", "layout-table")
 LADDERS = ((README, "ladder-table"), (DOCS / "benchmarks.md", "ladder-table"))
+TASKS_TABLE = (DOCS / "evaluate.md", "tasks-table")
 #: the one page allowed to tell the project's history
 RESEARCH = DOCS / "research.md"
 #: what a front page or a guide page never says
@@ -55,6 +57,18 @@ def ladder_rows() -> list[str]:
             f"| {r['measured']} | {cheats} |"
         )
     return out
+
+
+def task_rows() -> list[str]:
+    """The benchmark tasks' table: every shipped agent's pips a round on each full task, from
+    agents/tournament/tasks_ladder.csv."""
+    from agents.tournament.tasks import LADDER_AGENTS, TASKS, ladder
+
+    full = [name for name in TASKS if "-quick-" not in name]
+    cell = {
+        (r["task"], r["agent"]): f"{r['pips']:.2f} [{r['pips_lo']:.2f}, {r['pips_hi']:.2f}]" for r in ladder()
+    }
+    return [f"| `{agent}` | " + " | ".join(cell[(t, agent)] for t in full) + " |" for agent in LADDER_AGENTS]
 
 
 def _block(text: str, marker: str) -> str:
@@ -87,6 +101,11 @@ def test_the_ladder_tables_match_the_csv() -> None:
     ]  # fmt: skip
     for path, marker in LADDERS:
         assert _table_rows(path.read_text(encoding="utf-8"), marker) == rows, path
+
+
+def test_the_task_table_matches_the_ladder_file() -> None:
+    path, marker = TASKS_TABLE
+    assert _table_rows(path.read_text(encoding="utf-8"), marker) == task_rows()
 
 
 def test_the_readme_opens_with_the_two_make_targets_and_ci_runs_the_test_one() -> None:
@@ -171,4 +190,5 @@ if __name__ == "__main__":  # python -m tests.docs.test_readme: regenerate the g
     rewrite(*LAYOUT, layout_rows())
     for path, marker in LADDERS:
         rewrite(path, marker, ladder_rows())
+    rewrite(*TASKS_TABLE, task_rows())
     sys.exit(0)
