@@ -15,6 +15,8 @@ from training.app import main
 QUICK = [name for name in TASKS if "-quick-" in name]
 #: agents cheap enough to replay every quick task in the default run (all are deterministic)
 REPLAYED = ["random", "greedy", "planner", "champion_policy"]
+#: the search agents, seeded and so deterministic too, replayed in the slow run
+SEARCHED = [pytest.param(a, marks=pytest.mark.slow) for a in ("mc[sims=200]", "champion")]
 
 
 def test_tasks_are_versioned_and_each_quick_task_plays_the_first_deals_of_its_task() -> None:
@@ -49,7 +51,7 @@ def test_the_ladder_file_is_written_as_the_writer_writes_it(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("name", QUICK)
-@pytest.mark.parametrize("agent", REPLAYED)
+@pytest.mark.parametrize("agent", [*REPLAYED, *SEARCHED])
 def test_a_quick_task_replays_the_committed_ladder_exactly(name: str, agent: str) -> None:
     task = get_task(name)
     committed = next(r for r in ladder() if r["task"] == name and r["agent"] == agent)
