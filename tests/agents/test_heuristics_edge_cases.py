@@ -1,8 +1,8 @@
 """Tests written from a mutation-testing pass over the agents' heuristics.
 
 Each test pins a behaviour that a mutant of ``agents/mexican_train/{chains, planner,
-greedy, features}.py`` changed without any fast test noticing
-(docs/mutation.md). Positions are scripted deals (``tests/scripted.py``: double-6, the
+greedy, features}.py`` changed without any fast test noticing (mutation testing:
+docs/contributing.md). Positions are scripted deals (``tests/scripted.py``: double-6, the
 engine 6-6 set aside, moves with ABSOLUTE trains).
 """
 

@@ -1,5 +1,5 @@
 """Behaviours of the compiled rules engine (``mtrain_env/mexican_train/compiled/engine.py``)
-that mutation testing (session 30) found unpinned, or pinned only by a rare random position.
+that mutation testing found unpinned, or pinned only by a rare random position.
 
 The differential tests (``tests/compiled/test_compiled_core.py`` and friends) compare whole states
 after every move of random games. What no existing test checks is pinned here:

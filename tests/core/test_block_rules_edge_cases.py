@@ -1,5 +1,5 @@
 """Partnership block dominoes (B1-B13 of :mod:`mtrain_env.block.core.rules`): the behaviours
-mutation testing of ``mtrain_env/block/core/`` (mutmut 3.8.1) found unpinned.
+mutation testing of ``mtrain_env/block/core/`` found unpinned.
 
 Each test drives the pure core (``BlockDominoes``, ``check_state``) on a scripted deal and
 asserts what the rule says: the refusals of ``explain_illegal`` naming their rule (B5, B6,

@@ -1,6 +1,6 @@
 """check_state refuses each broken invariant of RULES.md naming its key and rule.
 
-Found unpinned by mutation testing of ``core/invariants.py`` (mutmut 3.8.1): every case
+Every case
 builds a valid state by play, checks that it passes, breaks one invariant (derived from
 RULES.md) and expects ``state dict 'KEY': RULE: <what is wrong>``.
 """

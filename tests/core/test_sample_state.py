@@ -2,13 +2,12 @@
 
 A determinization must be a state the seat cannot tell from the true one AND a state the
 game could be in: :func:`~mtrain_env.mexican_train.core.invariants.check_state` holds on
-it, and the seat's view of it is the view it was dealt from. Found by mutation testing
-(session 28): the view did not carry the R6 rotation (``seat_offset``,
-``first_player_forced``), ``history_len``, ``blocked`` or a drawing seat's
-``pre_draw_voids``, so a sample opened the next round with the wrong seat (R5/R6), failed
-R15's action count, and dealt a seat that had just drawn a hand that could have played
-(R16); a world in which the round would already have ended (R23) was not refused.
-"""
+it, and the seat's view of it is the view it was dealt from. So the view carries the R6
+rotation (``seat_offset``, ``first_player_forced``), ``history_len``, ``blocked`` and a
+drawing seat's ``pre_draw_voids``: without them a sample opens the next round with the
+wrong seat (R5/R6), fails R15's action count, or deals a seat that has just drawn a hand
+that could have played (R16); and a world in which the round would already have ended
+(R23) is refused."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Tests written from a mutation-testing pass over the env's encoding, codec and rewards.
 
-Each test pins documented behaviour (the module docstrings, README "Actions",
-"Observations" and "Rewards", RULES.md) that the fast env tests did not pin: a mutant of
+Each test pins documented behaviour (the module docstrings, the guide's env page,
+RULES.md) that the fast env tests did not pin: a mutant of
 ``observation.py``, ``codec.py``, ``rewards.py`` or ``env.py`` survived them.
 """
 

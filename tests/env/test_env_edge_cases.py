@@ -1,6 +1,5 @@
-"""The env (``mexican_train/env.py``) and the core state (``core/state.py``): behaviours the
-rest of the mutation run (mutmut 3.8.1; the 61% of env.py's mutants the first sample left,
-and state.py's) found unpinned.
+"""The env (``mexican_train/env.py``) and the core state (``core/state.py``): behaviours
+mutation testing found unpinned.
 
 Mostly the compiled backend's fast path (:class:`~mtrain_env.mexican_train.env.CompiledRawEnv`),
 held to what the python backend does: ``try_step``'s answer, the dead agent's step after an

@@ -1,8 +1,8 @@
 """Behaviours of the tournament harness that mutation testing found unpinned.
 
-A mutation run (mutmut 3, over ``agents/tournament/{stats,results,seating,rating,paired,
-report}.py``) left mutants alive that changed a statistic, a pairing or a refusal without
-any test failing. Each test here kills some of them. Every expectation is derived by hand
+Each test pins a statistic, a pairing or a refusal of ``agents/tournament/{stats,results,
+seating,rating,paired,report}.py`` that a mutant changed without any other test failing.
+Every expectation is derived by hand
 (the arithmetic stands in the docstring or beside the assert), never copied from the
 code's output.
 

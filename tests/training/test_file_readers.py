@@ -1,5 +1,5 @@
-"""What the readers of files users hand us must refuse, and how they word it (session 29's
-mutation pass over ``agents/policy_format.py``, ``agents/registry.py``,
+"""What the readers of files users hand us must refuse, and how they word it (where mutation testing
+found them unpinned: ``agents/policy_format.py``, ``agents/registry.py``,
 ``agents/mexican_train/pickles.py``, ``training/checks.py``, ``training/checkpoints.py``,
 ``agents/mexican_train/selfplay_file.py`` and ``training/run_dir.py``).
 

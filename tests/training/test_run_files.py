@@ -1,5 +1,5 @@
-"""What a run's files say, to the character (session 30's mutation pass over the writers of
-``training/run_dir.py`` and the resume checks of ``training/checkpoints.py``).
+"""What a run's files say, to the character (the writers of ``training/run_dir.py`` and the
+resume checks of ``training/checkpoints.py``, where mutation testing found them unpinned).
 
 Pins :func:`~training.run_dir.format_summary`'s whole text (a resumed run, a run started
 over, a confidence interval, a row without one, a missing or non-finite number, the files
@@ -7,10 +7,8 @@ inside the run directory or not), :func:`~training.run_dir.write_curve`'s ``curv
 and what its ``curve.png`` draws (read back from the figure it saves), the run's
 ``PolicySpec`` (features, logit bound), every refusal of a ``model.zip`` that does not fit
 (each architecture field named, a member missing or damaged, the sha256 blamed only when it
-differs) and the refusal of a ``state.pkl`` that cannot be read. Every test but the
-``strict_json`` one failed on at least one mutant that the other tests of the selection
-(test_readers_mutants, test_resume_checks, test_train_cli, test_rllib_trainer_file) passed on;
-that one pins conversions (numpy ints and halves, -0.0, non-string keys) no test listed.
+differs) and the refusal of a ``state.pkl`` that cannot be read; and ``strict_json``'s
+conversions (numpy ints and halves, -0.0, non-string keys).
 """
 
 from __future__ import annotations
