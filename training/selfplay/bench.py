@@ -49,15 +49,15 @@ def _selfplay_path(
 ) -> Callable[[], int]:
     """``actors`` > 0: collected by that many Ray actors (``cpus`` reserved for each),
     their figures added to ``transport``."""
-    from training.selfplay.run import ALGOS, make_learner
+    from training.selfplay.learner import SelfPlayConfig, SelfPlayPPO
 
-    config = ALGOS["ppo"](net=net, num_games=games, steps=steps, threads=threads, seed=1)
+    config = SelfPlayConfig(net=net, num_games=games, steps=steps, threads=threads, seed=1)
     collectors = None
     if actors:
         from training.selfplay.ray_collect import RayCollectors
 
         collectors = RayCollectors(config, actors, cpus=cpus)
-    learner = make_learner(config, collectors=collectors)
+    learner = SelfPlayPPO(config, collectors=collectors)
     figures: dict[str, Any] = {"bytes": 0.0, "decisions": 0, "wait_s": 0.0, "updates": 0}
 
     def update() -> int:

@@ -225,24 +225,20 @@ def _checked_out(args: argparse.Namespace) -> Path:
 
 def _learner_config(args: argparse.Namespace, given: dict[str, Any], out: Path) -> SelfPlayConfig:
     """The learner's configuration: the saved one on ``--resume`` (the learner options
-    ``given`` must match it), else a new one of ``--algo`` from ``given``."""
+    ``given`` must match it), else a new one from ``given`` (``--algo`` is checked by
+    :func:`_checked_out`: ppo, the only learner, is every run's)."""
     from training.checks import ConfigError
-    from training.selfplay.config import ALGOS, CONFIG_FILE, algo_of, error_text, read_config_file
+    from training.selfplay.config import CONFIG_FILE, SelfPlayConfig, error_text, read_config_file
 
     if not args.resume:
-        algo = args.algo or "ppo"
         try:
-            return ALGOS[algo](**given)
+            return SelfPlayConfig(**given)
         except ConfigError as err:
             raise ConfigError(_flag_of(err.field), error_text(err)) from None
     try:
         saved = read_config_file(out / CONFIG_FILE)
     except ValueError as err:  # "<path>: <what is wrong>"
         raise ConfigError("--resume", str(err)) from None
-    if args.algo is not None and args.algo != algo_of(saved):
-        raise ConfigError(
-            "--algo", f"the run in {out} was started with {algo_of(saved)!r}, got {args.algo!r}"
-        )
     for field, value in given.items():
         if getattr(saved, field) != value:
             was = getattr(saved, field)

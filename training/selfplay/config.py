@@ -33,7 +33,6 @@ __all__ = [
     "OPPONENTS",
     "RunOptions",
     "SelfPlayConfig",
-    "algo_of",
     "check_seat_book",
     "checkpoint_fault",
     "config_from_json",
@@ -169,8 +168,8 @@ class SelfPlayConfig:
         return cls(**data)
 
 
-#: learner name -> its configuration class (``selfplay.json``'s ``"algo"``)
-ALGOS: dict[str, type[SelfPlayConfig]] = {"ppo": SelfPlayConfig}
+#: the learners (``selfplay.json``'s ``"algo"``): PPO only, kept in the file as a run's identity
+ALGOS = ("ppo",)
 
 CONFIG_FILE = "selfplay.json"
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -266,14 +265,9 @@ def error_text(err: ConfigError) -> str:
     return f"{err.field} {err.message}"
 
 
-def algo_of(config: SelfPlayConfig) -> str:
-    """The learner a configuration is for."""
-    return "ppo"
-
-
 def config_to_json(config: SelfPlayConfig) -> dict[str, Any]:
     """``selfplay.json``: the learner's name and its settings."""
-    return {"algo": algo_of(config), **config.to_json()}
+    return {"algo": "ppo", **config.to_json()}
 
 
 def config_from_json(data: dict[str, Any]) -> SelfPlayConfig:
@@ -285,7 +279,7 @@ def config_from_json(data: dict[str, Any]) -> SelfPlayConfig:
     algo = data.pop("algo", "ppo")
     if not isinstance(algo, str) or algo not in ALGOS:
         raise ConfigError("algo", f"must be one of {', '.join(ALGOS)}, got {algo!r}")
-    return ALGOS[algo].from_json(data)
+    return SelfPlayConfig.from_json(data)
 
 
 def _json_kind(data: Any) -> str:

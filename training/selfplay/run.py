@@ -50,7 +50,6 @@ from training.run_dir import CheckpointError, read_run_text
 from training.selfplay.checkpoint import SelfPlayCheckpointError, load_checkpoint, save_checkpoint
 from training.selfplay.collector import Collectors
 from training.selfplay.config import (
-    ALGOS,
     CHECKPOINT_FILE,
     CONFIG_FILE,
     RunOptions,
@@ -63,7 +62,6 @@ from training.selfplay.config import (
 from training.selfplay.learner import SelfPlayPPO
 
 __all__ = [
-    "ALGOS",
     "CURVE_FIELDS",
     "RunOptions",
     "SelfPlayCheckpointError",
@@ -85,14 +83,6 @@ CURVE_FIELDS = (
     "ci_low",
     "ci_high",
 )
-
-
-def make_learner(
-    config: SelfPlayConfig, load_init: bool = True, device: str = "cpu", collectors: Collectors | None = None
-) -> SelfPlayPPO:
-    """The learner of ``config``'s algorithm (``load_init=False``: its ``init`` file unread),
-    updating on ``device``, its rollouts collected by ``collectors`` (default: in this process)."""
-    return SelfPlayPPO(config, load_init, device, collectors)
 
 
 def resolve_device(name: str) -> str:
@@ -326,7 +316,7 @@ def _run(config: SelfPlayConfig, out: Path, opts: RunOptions, collectors: Collec
         collectors = make_collectors(config, opts)
     try:
         # a checkpoint holds the weights
-        learner = make_learner(config, not ckpt.is_file(), device, collectors)
+        learner = SelfPlayPPO(config, not ckpt.is_file(), device, collectors)
         return _train(learner, config, out, opts, ckpt, curve, saved, cfg_path)
     finally:
         if collectors is not None:
@@ -467,10 +457,7 @@ def _train(
                     bar.update(now - start - bar.n)
                 else:
                     bar.update(int(stats["decisions"]))
-                shown = (
-                    f"ent {stats['entropy']:.2f}" if "entropy" in stats else f"q_loss {stats['q_loss']:.1f}"
-                )
-                bar.set_postfix_str(f"{stats['decisions'] / dt:,.0f} dec/s, {shown}")
+                bar.set_postfix_str(f"{stats['decisions'] / dt:,.0f} dec/s, ent {stats['entropy']:.2f}")
             if step >= next_eval and opts.eval_deals:
                 checkpoint()
                 evaluate_now()
