@@ -46,26 +46,22 @@ class EvalResult:
         return {"step": int(step), **asdict(self)}
 
 
-def game_config(game: GameConfig | Mapping[str, Any]) -> GameConfig:
-    """``game`` itself, or the config of ``GameConfig.make`` keywords (a convenience for tests)."""
-    return game if isinstance(game, GameConfig) else GameConfig.make(**game)
-
-
 def evaluate_agent(
     learner: AgentSpec | str,
     opponent: str,
     deals: int,
     seed: int,
     game: GameConfig | Mapping[str, Any] | None = None,
-    opponent_params: Mapping[str, Any] | None = None,
 ) -> EvalResult:
-    """``learner`` (an agent spec) against ``opponent`` in every other seat, duplicate deals."""
-    config = game_config(game if game is not None else GameConfig())
+    """``learner`` (an agent spec) against ``opponent`` in every other seat, duplicate deals
+    (``game``: a GameConfig or ``GameConfig.make`` keywords; default the default game)."""
+    game = game if game is not None else GameConfig()
+    config = game if isinstance(game, GameConfig) else GameConfig.make(**game)
     n = config.num_players
     spec = AgentSpec.parse(learner) if isinstance(learner, str) else learner
     learner_spec = AgentSpec(spec.name, dict(spec.params), label=LEARNER)
     other = AgentSpec.parse(opponent)  # a name, or a spec such as "mc[sims=50]"
-    other_spec = AgentSpec(other.name, {**other.params, **(opponent_params or {})}, label=opponent)
+    other_spec = AgentSpec(other.name, dict(other.params), label=opponent)
     result = run_tournament(
         TournamentConfig(
             agents=[learner_spec, other_spec],

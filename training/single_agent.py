@@ -11,7 +11,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agents.mexican_train.league import League
@@ -38,7 +38,6 @@ class EnvFactory:
     gamma: float = 1.0
     snapshot_deterministic: bool = False
     features: str = "env"
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __call__(self) -> SingleAgentEnv:
         if multiprocessing.parent_process() is not None:
@@ -55,5 +54,4 @@ class EnvFactory:
             gamma=self.gamma,
             snapshot_deterministic=self.snapshot_deterministic,
             features=self.features,
-            **self.extra,
         )
