@@ -89,31 +89,24 @@ class BatchedVecEnv(VecEnv):
         """The ``(B, A)`` int8 masks of the seats on turn."""
         return np.array(self._mask, copy=True)
 
-    def _indices(self, indices: VecEnvIndices) -> list[int]:
-        if indices is None:
-            return list(range(self.num_envs))
-        if isinstance(indices, (int, np.integer)):
-            return [int(indices)]
-        return [int(i) for i in indices]
-
     def env_method(
         self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
     ) -> list[Any]:
         """``"action_masks"``: one mask row per game (the only per-game method there is)."""
         if method_name != "action_masks":
             raise AttributeError(f"BatchedVecEnv games have no method {method_name!r} (only 'action_masks')")
-        return [self._mask[i].copy() for i in self._indices(indices)]
+        return [self._mask[i].copy() for i in self._get_indices(indices)]
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """An attribute shared by every game (this object's), once per index."""
         value = getattr(self, attr_name)
-        return [value for _ in self._indices(indices)]
+        return [value for _ in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         raise AttributeError(f"the games of a BatchedVecEnv share one config; cannot set {attr_name!r}")
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
-        return [False for _ in self._indices(indices)]
+        return [False for _ in self._get_indices(indices)]
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """The next ``reset`` seeds the batch with ``seed`` (game i: ``derived_seed(seed, i)``)."""

@@ -280,15 +280,8 @@ class VecMaskCache(VecEnvWrapper):
         self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
     ) -> list[Any]:
         if method_name == "action_masks" and not method_args and not method_kwargs and self.masks is not None:
-            return list(self.masks[self._indices(indices)])
+            return list(self.masks[list(self._get_indices(indices))])
         out = self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
         if method_name != "action_masks":
             self.refresh()
         return out
-
-    def _indices(self, indices: VecEnvIndices) -> Sequence[int]:
-        if indices is None:
-            return range(self.num_envs)
-        if isinstance(indices, int):
-            return [indices]
-        return list(indices)
