@@ -278,6 +278,28 @@ class _BadOptionError(Exception):
         self.message = message
 
 
+def _check_out(out: str) -> None:
+    """``--out`` names a directory that can be written (:func:`~mtrain_env.cli.output_problem`)."""
+    if not str(out):
+        raise _BadOptionError("--out", "expected a directory path")
+    problem = output_problem(Path(out), "directory")
+    if problem is not None:
+        raise _BadOptionError("--out", problem)
+
+
+def _check_no_run(out: Path) -> None:
+    """``--out`` holds no training run (a new run's check; ``--resume`` continues one)."""
+    from training.run_dir import run_files
+
+    found = run_files(out)
+    if found:
+        raise _BadOptionError(
+            "--out",
+            f"{out} already holds a training run ({', '.join(found)}); add --resume to continue it, "
+            "or choose a new --out",
+        )
+
+
 def _given(args: argparse.Namespace) -> dict[str, Any]:
     """The options given on the command line, as TrainConfig fields (``game.<keyword>``)."""
     given: dict[str, Any] = {}
@@ -384,24 +406,11 @@ def config_from_args(args: argparse.Namespace) -> Any:
     """The validated :class:`~training.run_config.TrainConfig` of a command line (the run's saved
     one on ``--resume``); raises :class:`_BadOptionError` or :class:`~training.run_config.ConfigError`.
     Reads ``--out`` but writes nothing."""
-    from training.run_dir import run_files
-
-    out = Path(args.out)
-    if not str(args.out):
-        raise _BadOptionError("--out", "expected a directory path")
-    problem = output_problem(out, "directory")
-    if problem is not None:
-        raise _BadOptionError("--out", problem)
+    _check_out(args.out)
     given = _given(args)
     if args.resume:
         return _resumed_config(args, given)
-    found = run_files(out)
-    if found:
-        raise _BadOptionError(
-            "--out",
-            f"{out} already holds a training run ({', '.join(found)}); add --resume to continue it, "
-            "or choose a new --out",
-        )
+    _check_no_run(Path(args.out))
     config = _fresh_config(args, given)
     config.resolved()  # every field checked here, before the learning framework is imported
     return config
@@ -431,9 +440,11 @@ def _busy(text: str) -> int:
     return 2
 
 
-def _interrupted(out: Path, config_file: str) -> str:
-    """The line of an interrupted run: how to go on (``--resume`` once ``config_file`` is in ``out``)."""
-    if not (out / config_file).exists():
+def _interrupted(out: Path) -> str:
+    """The line of an interrupted run: how to go on (``--resume`` once its ``config.json`` is written)."""
+    from training.run_dir import CONFIG_FILE
+
+    if not (out / CONFIG_FILE).exists():
         return f"\n{_PREFIX}: interrupted before the run was set up; run the same command again"
     return (
         f"\n{_PREFIX}: interrupted; run the same command with --resume to continue from the last "
@@ -471,8 +482,8 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, Any] | None:
 
 
 def _train(config: Any, trainer: Any) -> int:
-    """Train the prepared SB3 run and print its summary; 130 when interrupted."""
-    from training.run_dir import CONFIG_FILE, format_summary
+    """Train the prepared run (SB3's or RLlib's) and print its summary; 130 when interrupted."""
+    from training.run_dir import format_summary
 
     try:
         Path(config.out).mkdir(parents=True, exist_ok=True)
@@ -482,7 +493,7 @@ def _train(config: Any, trainer: Any) -> int:
     try:
         trainer.run(lock=False)  # run_locked holds --out's lock
     except KeyboardInterrupt:
-        print(_interrupted(Path(config.out), CONFIG_FILE), file=sys.stderr)
+        print(_interrupted(Path(config.out)), file=sys.stderr)
         return 130
     print(format_summary(trainer.summary, config.out))
     return 0
@@ -500,9 +511,7 @@ def _main_rllib(args: argparse.Namespace) -> int:
             f"{_PREFIX}: --backend: rllib needs Ray RLlib (pip install 'mtrain_env[rllib]')", file=sys.stderr
         )
         return 2
-    return run_locked(
-        args.out, lambda: _prepare_rllib(args), lambda prepared: _train_rllib(args, *prepared), _busy
-    )
+    return run_locked(args.out, lambda: _prepare_rllib(args), lambda prepared: _train(*prepared), _busy)
 
 
 def _prepare_rllib(args: argparse.Namespace) -> tuple[Any, Any] | None:
@@ -513,28 +522,19 @@ def _prepare_rllib(args: argparse.Namespace) -> tuple[Any, Any] | None:
     from training.rllib.train import RESUME_OVERRIDES as RLLIB_RESUME_OVERRIDES
     from training.rllib.train import RLlibTrainer
     from training.run_config import ConfigError
-    from training.run_dir import CONFIG_FILE, CheckpointError, is_rllib_run, run_files
+    from training.run_dir import CONFIG_FILE, CheckpointError, is_rllib_run
 
     out = Path(args.out)
     try:
-        if not str(args.out):
-            raise _BadOptionError("--out", "expected a directory path")
-        problem = output_problem(out, "directory")  # as the SB3 path: before Ray starts
-        if problem is not None:
-            raise _BadOptionError("--out", problem)
+        _check_out(args.out)  # as the SB3 path: before Ray starts
         if args.address is not None:
             problem = address_problem(args.address)
             if problem is not None:
                 raise _BadOptionError("--address", problem)
         if args.resume and not is_rllib_run(out):
             raise _BadOptionError("--resume", f"no RLlib run to resume in {out} (its config.json is not one)")
-        found = run_files(out)
-        if not args.resume and found:
-            raise _BadOptionError(
-                "--out",
-                f"{out} already holds a training run ({', '.join(found)}); "
-                "add --resume to continue it, or choose a new --out",
-            )
+        if not args.resume:
+            _check_no_run(out)
         given = _given(args)
         config = rllib_config(
             given,
@@ -566,16 +566,3 @@ def _prepare_rllib(args: argparse.Namespace) -> tuple[Any, Any] | None:
             print(f"{_PREFIX}: {_flag(option_field(err.field))}: {err.message}", file=sys.stderr)
         return None
     return config, trainer
-
-
-def _train_rllib(args: argparse.Namespace, config: Any, trainer: Any) -> int:
-    """Train the prepared RLlib run and print its summary; 130 when interrupted."""
-    from training.run_dir import CONFIG_FILE, format_summary
-
-    try:
-        summary = trainer.run(lock=False)  # run_locked holds --out's lock
-    except KeyboardInterrupt:
-        print(_interrupted(Path(config.out), CONFIG_FILE), file=sys.stderr)
-        return 130
-    print(format_summary(summary, config.out))
-    return 0
