@@ -55,6 +55,7 @@ __all__ = [
     "run_files",
     "step_directories",
     "strict_json",
+    "with_ci95",
     "write_curve",
 ]
 
@@ -299,6 +300,16 @@ def format_summary(summary: Mapping[str, Any], out: str | os.PathLike[str] | Non
     lines.append(f"tensorboard:  tensorboard --logdir {files['tensorboard']}")
     lines.append(f"summary:      {files['summary']}")
     return "\n".join(lines)
+
+
+def with_ci95(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Evaluation rows with ``ci95``, the 95 % CI of their ``diff`` (``None`` when its standard
+    error is undefined: one deal), as a summary's ``final_eval`` holds them."""
+    final = []
+    for r in rows:
+        diff, se = float(r["diff"]), float(r["diff_se"])
+        final.append({**r, "ci95": [diff - 1.96 * se, diff + 1.96 * se] if math.isfinite(se) else None})
+    return final
 
 
 def _num(x: Any) -> str:

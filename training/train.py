@@ -82,7 +82,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import pickle
 import random
@@ -146,6 +145,7 @@ from training.run_dir import (
     run_config_json,
     run_files,
     strict_json,
+    with_ci95,
     write_curve,
 )
 from training.single_agent import EnvFactory
@@ -654,11 +654,6 @@ class Trainer:
         are (relative to the run directory, as every path stored in it)."""
         c = self.config
         step = int(self.model.num_timesteps)
-        final = []
-        for r in self.final_eval():
-            diff, se = float(r["diff"]), float(r["diff_se"])
-            ci = [diff - 1.96 * se, diff + 1.96 * se] if math.isfinite(se) else None
-            final.append({**r, "ci95": ci})
         checkpoint = latest_checkpoint(self.out)
         return {
             "steps": step,
@@ -671,7 +666,7 @@ class Trainer:
             "n_envs": c.n_envs,
             "nan_events": int(getattr(self.model, "nan_events", 0)),
             "eval_deals": c.eval_deals,
-            "final_eval": final,
+            "final_eval": with_ci95(self.final_eval()),
             "files": {
                 "config": CONFIG_FILE,
                 "summary": SUMMARY_FILE,

@@ -75,6 +75,7 @@ from training.run_dir import (
     SUMMARY_FILE,
     CheckpointError,
     strict_json,
+    with_ci95,
     write_curve,
 )
 
@@ -460,12 +461,6 @@ class RLlibTrainer:
     def make_summary(self) -> dict[str, Any]:
         """What ``format_summary`` of :mod:`training.train` prints (and ``summary.json`` holds)."""
         c = self.config
-        final = []
-        last = [r for r in self.curve if r["step"] == self.step]
-        for r in last:
-            diff, se = float(r["diff"]), float(r["diff_se"])
-            ci = [diff - 1.96 * se, diff + 1.96 * se] if math.isfinite(se) else None
-            final.append({**r, "ci95": ci})
         return {
             "backend": BACKEND,
             "steps": self.step,
@@ -476,7 +471,7 @@ class RLlibTrainer:
             "steps_per_second": self.throughput,
             "n_envs": max(c.env_runners, 1) * c.envs_per_runner,
             "eval_deals": c.eval_deals,
-            "final_eval": final,
+            "final_eval": with_ci95([r for r in self.curve if r["step"] == self.step]),
             "files": {
                 "config": CONFIG_FILE,
                 "summary": SUMMARY_FILE,
