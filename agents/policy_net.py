@@ -51,10 +51,10 @@ import os
 import pickle
 import sys
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch as th
@@ -220,6 +220,36 @@ def _input_version(features: str, given: int | None) -> int:
     return input_version(features)
 
 
+def _add_mlp_shapes(
+    shapes: dict[str, tuple[int, ...]], prefix: str, width: int, sizes: Sequence[int], out: int | None = None
+) -> int:
+    """Add to ``shapes`` the tensors of SB3's MLP ``prefix`` on ``width`` inputs (Linear layers
+    at 0, 2, 4 ..., activations between; a last Linear of ``out`` outputs if given); its output width."""
+    for i, size in enumerate(sizes):
+        shapes[f"{prefix}.{2 * i}.weight"] = (size, width)
+        shapes[f"{prefix}.{2 * i}.bias"] = (size,)
+        width = size
+    if out is not None:
+        shapes[f"{prefix}.{2 * len(sizes)}.weight"] = (out, width)
+        shapes[f"{prefix}.{2 * len(sizes)}.bias"] = (out,)
+    return width
+
+
+def _actor_critic_shapes(
+    observation_size: int, action_count: int, pi: Sequence[int], vf: Sequence[int]
+) -> dict[str, tuple[int, ...]]:
+    """Name -> shape of every tensor of the ``state_dict`` of SB3's MLP actor-critic policy
+    (hidden sizes ``pi`` and ``vf``), in its order."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    last_pi = _add_mlp_shapes(shapes, "mlp_extractor.policy_net", observation_size, pi)
+    last_vf = _add_mlp_shapes(shapes, "mlp_extractor.value_net", observation_size, vf)
+    shapes["action_net.weight"] = (action_count, last_pi)
+    shapes["action_net.bias"] = (action_count,)
+    shapes["value_net.weight"] = (1, last_vf)
+    shapes["value_net.bias"] = (1,)
+    return shapes
+
+
 def _constant_zero(_progress: float) -> float:
     return 0.0
 
@@ -274,20 +304,7 @@ class PolicySpec:
 
     def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
         """Name -> shape of every tensor of the network's ``state_dict``, in its order."""
-        shapes: dict[str, tuple[int, ...]] = {}
-        last = {}
-        for branch, sizes in (("policy_net", self.pi), ("value_net", self.vf)):
-            width = self.observation_size
-            for i, size in enumerate(sizes):  # Linear layers at 0, 2, 4 ... (activations between)
-                shapes[f"mlp_extractor.{branch}.{2 * i}.weight"] = (size, width)
-                shapes[f"mlp_extractor.{branch}.{2 * i}.bias"] = (size,)
-                width = size
-            last[branch] = width
-        shapes["action_net.weight"] = (self.action_count, last["policy_net"])
-        shapes["action_net.bias"] = (self.action_count,)
-        shapes["value_net.weight"] = (1, last["value_net"])
-        shapes["value_net.bias"] = (1,)
-        return shapes
+        return _actor_critic_shapes(self.observation_size, self.action_count, self.pi, self.vf)
 
     def to_json(self) -> dict[str, Any]:
         """The ``policy.json`` of a policy file."""
@@ -463,9 +480,8 @@ def _json_member(zf: zipfile.ZipFile, path: Path, name: str, limit: int = MAX_JS
         raise PolicyFileError(path, str(err)) from None
 
 
-def _shape_difference(found: Mapping[str, tuple[int, ...]], spec: PolicySpec | Mapping[str, Any]) -> str:
+def _shape_difference(found: Mapping[str, tuple[int, ...]], expected: Mapping[str, tuple[int, ...]]) -> str:
     """The first parameter whose presence or shape differs from the architecture's, as text."""
-    expected = spec.parameter_shapes() if isinstance(spec, PolicySpec) else spec
     for name in [*expected, *found]:
         if found.get(name) != expected.get(name):
             return f"parameter {name} has shape {found.get(name)}, the architecture says {expected.get(name)}"
@@ -474,9 +490,10 @@ def _shape_difference(found: Mapping[str, tuple[int, ...]], spec: PolicySpec | M
 
 def _assemble(spec: PolicySpec, weights: Mapping[str, np.ndarray], path: Path) -> GuardedMaskablePolicy:
     policy = build_policy(spec)
-    built = {k: tuple(v.shape) for k, v in policy.state_dict().items()}
-    if built != spec.parameter_shapes():  # only if SB3 changed its network layout
-        raise PolicyFileError(path, f"this version builds another network: {_shape_difference(built, spec)}")
+    built, shapes = {k: tuple(v.shape) for k, v in policy.state_dict().items()}, spec.parameter_shapes()
+    if built != shapes:  # only if SB3 changed its network layout
+        difference = _shape_difference(built, shapes)
+        raise PolicyFileError(path, f"this version builds another network: {difference}")
     policy.load_state_dict({k: th.from_numpy(np.asarray(w)) for k, w in weights.items()}, strict=True)
     return policy
 
@@ -550,17 +567,14 @@ def _sb3_spec(data: Any) -> tuple[PolicySpec, int]:
     return spec, steps
 
 
-def _weights_only(
-    raw: bytes, path: Path, spec: PolicySpec | Mapping[str, tuple[int, ...]]
-) -> dict[str, np.ndarray]:
+def _weights_only(raw: bytes, path: Path, shapes: Mapping[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
     """``policy.pth`` through torch's weights-only unpickler, checked against the parameter
-    shapes of ``spec`` (or those given): the same names, shapes, finite float32."""
+    ``shapes``: the same names, shapes, finite float32."""
     try:
         state = th.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise PolicyFileError(path, f"policy.pth: not a weights-only state dict ({first})") from None
-    shapes = spec.parameter_shapes() if isinstance(spec, PolicySpec) else spec
     if not isinstance(state, dict) or not all(isinstance(v, th.Tensor) for v in state.values()):
         raise PolicyFileError(path, "policy.pth: not a state dict of tensors")
     found = {k: tuple(v.shape) for k, v in state.items()}
@@ -574,29 +588,51 @@ def _weights_only(
     return weights
 
 
-def read_sb3_archive(
-    path: str | os.PathLike[str], env_version: int | None = None
-) -> tuple[PolicySpec, int, dict[str, np.ndarray]]:
-    """The policy spec, ``num_timesteps`` and policy weights of an SB3 model archive
-    (``model.zip``), read without unpickling anything (:class:`PolicyFileError` otherwise);
-    with ``env_version``, refused first if its input has another version (:func:`read_policy`)."""
+_Parsed = TypeVar("_Parsed")  #: what a caller of _read_sb3_zip makes of an archive's data
+
+
+def _read_sb3_zip(
+    path: str | os.PathLike[str],
+    parse: Callable[[Any], tuple[_Parsed, str, int, Mapping[str, tuple[int, ...]]]],
+    env_version: int | None,
+) -> tuple[_Parsed, dict[str, np.ndarray]]:
+    """``parse(data)``'s plan and the ``policy.pth`` weights of an SB3 model archive, read
+    without unpickling; ``parse`` also gives the input's feature set and version (checked
+    against ``env_version``) and the parameter shapes; :class:`PolicyFileError` otherwise."""
     p = Path(path)
     with _open_zip(p, "an SB3 model archive") as zf:
-        if "data" not in zf.NameToInfo or "policy.pth" not in zf.NameToInfo:
-            raise PolicyFileError(p, "not an SB3 model archive (no data and policy.pth)")
+        missing = [m for m in ("data", "policy.pth") if m not in zf.NameToInfo]
+        if missing:
+            raise PolicyFileError(p, f"not an SB3 model archive (no {' and '.join(missing)})")
         data = _json_member(zf, p, "data")
         try:
-            spec, steps = _sb3_spec(data)
+            plan, features, version, shapes = parse(data)
         except ValueError as err:
             raise PolicyFileError(p, f"data: {err}") from None
         if env_version is not None:
-            assert spec.observation_version is not None  # resolved by PolicySpec
             try:
-                _check_input_version(spec.features, spec.observation_version, env_version)
+                _check_input_version(features, version, env_version)
             except ValueError as err:
                 raise PolicyFileError(p, str(err)) from None
-        limit = 4 * sum(math.prod(s) for s in spec.parameter_shapes().values()) + (1 << 20)
-        weights = _weights_only(_member(zf, p, "policy.pth", limit), p, spec)
+        limit = 4 * sum(math.prod(s) for s in shapes.values()) + (1 << 20)
+        weights = _weights_only(_member(zf, p, "policy.pth", limit), p, shapes)
+    return plan, weights
+
+
+def read_sb3_archive(
+    path: str | os.PathLike[str], env_version: int | None = None
+) -> tuple[PolicySpec, int, dict[str, np.ndarray]]:
+    """The policy spec, ``num_timesteps`` and policy weights of an SB3 model archive of a
+    ``GuardedMaskablePolicy`` (``model.zip``), read without unpickling anything
+    (:func:`_read_sb3_zip`); with ``env_version``, refused first if its input has another
+    version (:func:`read_policy`)."""
+
+    def parse(data: Any) -> tuple[tuple[PolicySpec, int], str, int, dict[str, tuple[int, ...]]]:
+        spec, steps = _sb3_spec(data)
+        assert spec.observation_version is not None  # resolved by PolicySpec
+        return (spec, steps), spec.features, spec.observation_version, spec.parameter_shapes()
+
+    (spec, steps), weights = _read_sb3_zip(path, parse, env_version)
     return spec, steps, weights
 
 

@@ -51,11 +51,10 @@ from agents.policy_net import (
     SB3_POLICY_MODULES,
     SPEC_MEMBER,
     PolicyFileError,
-    _check_input_version,
+    _actor_critic_shapes,
+    _add_mlp_shapes,
     _json_member,
-    _member,
-    _open_zip,
-    _weights_only,
+    _read_sb3_zip,
 )
 
 __all__ = ["ACTIVATIONS", "POLICY_CLASSES", "SB3Model", "is_sb3_model", "read_sb3_model"]
@@ -85,7 +84,6 @@ _INERT_KWARGS = frozenset(
 )
 _FLATTEN = "<class 'stable_baselines3.common.torch_layers.FlattenExtractor'>"
 _DATA_MEMBER = "data"
-_WEIGHTS_MEMBER = "policy.pth"
 
 
 @dataclass(frozen=True)
@@ -211,29 +209,11 @@ def _parameter_shapes(
     kind: str, obs: int, actions: int, pi: tuple[int, ...], vf: tuple[int, ...]
 ) -> dict[str, tuple[int, ...]]:
     """Name -> shape of every tensor SB3's ``policy.state_dict()`` holds for this architecture."""
+    if kind != "q_network":
+        return _actor_critic_shapes(obs, actions, pi, vf)
     shapes: dict[str, tuple[int, ...]] = {}
-
-    def mlp(prefix: str, sizes: tuple[int, ...], out: int | None) -> int:
-        width = obs
-        for i, size in enumerate(sizes):  # Linear layers at 0, 2, 4 ... (activations between)
-            shapes[f"{prefix}.{2 * i}.weight"] = (size, width)
-            shapes[f"{prefix}.{2 * i}.bias"] = (size,)
-            width = size
-        if out is not None:
-            shapes[f"{prefix}.{2 * len(sizes)}.weight"] = (out, width)
-            shapes[f"{prefix}.{2 * len(sizes)}.bias"] = (out,)
-        return width
-
-    if kind == "q_network":
-        mlp("q_net.q_net", pi, actions)
-        mlp("q_net_target.q_net", pi, actions)
-        return shapes
-    last_pi = mlp("mlp_extractor.policy_net", pi, None)
-    last_vf = mlp("mlp_extractor.value_net", vf, None)
-    shapes["action_net.weight"] = (actions, last_pi)
-    shapes["action_net.bias"] = (actions,)
-    shapes["value_net.weight"] = (1, last_vf)
-    shapes["value_net.bias"] = (1,)
+    for prefix in ("q_net.q_net", "q_net_target.q_net"):
+        _add_mlp_shapes(shapes, prefix, obs, pi, actions)
     return shapes
 
 
@@ -328,29 +308,18 @@ def is_sb3_model(path: str | os.PathLike[str]) -> bool:
 
 def read_sb3_model(path: str | os.PathLike[str], env_version: int | None = None) -> SB3Model:
     """The actor of the SB3 model archive at ``path`` (module docstring), read without
-    unpickling anything; a :class:`~agents.policy_net.PolicyFileError` ``<path>: <what is
-    wrong>`` otherwise. With ``env_version`` (the observation version of the env it will
-    read), an archive of another version (every one is version 1) is refused first."""
-    p = Path(path)
-    with _open_zip(p, "an SB3 model archive") as zf:
-        names = set(zf.namelist())
-        missing = [m for m in (_DATA_MEMBER, _WEIGHTS_MEMBER) if m not in names]
-        if missing:
-            raise PolicyFileError(p, f"not an SB3 model archive (no {' and '.join(missing)})")
-        data = _json_member(zf, p, _DATA_MEMBER)
-        try:
-            plan = _plan(data)
-        except ValueError as err:
-            raise PolicyFileError(p, f"data: {err}") from None
-        if env_version is not None:
-            try:
-                _check_input_version("env", PRE_FIELD_OBSERVATION_VERSION, env_version)
-            except ValueError as err:
-                raise PolicyFileError(p, str(err)) from None
-        limit = 4 * sum(math.prod(s) for s in plan.shapes.values()) + (1 << 20)
-        weights = _weights_only(_member(zf, p, _WEIGHTS_MEMBER, limit), p, plan.shapes)
+    unpickling anything (:func:`agents.policy_net._read_sb3_zip`); a
+    :class:`~agents.policy_net.PolicyFileError` ``<path>: <what is wrong>`` otherwise. With
+    ``env_version`` (the observation version of the env it will read), an archive of another
+    version (every one is version 1) is refused first."""
+
+    def parse(data: Any) -> tuple[_Plan, str, int, dict[str, tuple[int, ...]]]:
+        plan = _plan(data)
+        return plan, "env", PRE_FIELD_OBSERVATION_VERSION, plan.shapes
+
+    plan, weights = _read_sb3_zip(path, parse, env_version)
     return SB3Model(
-        path=str(p),
+        path=str(Path(path)),
         policy_class=plan.policy_class,
         kind=plan.kind,
         net_arch=plan.pi,
