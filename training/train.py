@@ -35,9 +35,8 @@ Policies (league snapshots, the evaluated policy, ``policy.npz``) are policy fil
 without unpickling; only ``model.zip`` and ``state.pkl`` are pickles, written and read by
 this module inside the run directory.
 
-**Validation**: :meth:`TrainConfig.validate` (:mod:`training.run_config`) checks every
-field and raises :class:`ConfigError` naming it; :class:`Trainer` calls it (and refuses an
-``out`` that holds a run unless resuming) before any process starts or any file is written.
+**Validation** (:mod:`training.run_config`): :class:`Trainer` checks every field, and
+refuses an ``out`` that holds a run unless resuming, before anything starts or is written.
 
 **Resume** (``resume=True``) continues a killed run from its newest checkpoint exactly:
 ``state.pkl`` holds every env's full state (deal, hidden hands, RNGs, opponents and their
@@ -53,14 +52,9 @@ continues in the ``out`` it is resumed from (a run directory may be copied or mo
 path inside it names a directory; snapshot opponents are stored by their file name in
 ``league/``), and its ``config.json`` is rewritten there with the new target.
 
-**Resume checks** (:func:`~training.checkpoints.load_checkpoint`, before anything is
-started or written): the pointer, the model's architecture and step, the sha256 of every
-file, the state's contents and the league's files, each a
-:class:`~training.run_dir.CheckpointError` (``<file>: <what is wrong>``) naming what is
-wrong; format-1 checkpoints are upgraded on resume (:mod:`training.checkpoints`). Without
-``latest.json`` the newest checkpoint whose sha256s verify is resumed; a run that shows
-progress but has none is refused, never started over. A resumed run first removes what
-writes killed midway left (their temporary files, ``checkpoints/step_<N>.tmp``).
+**Resume checks**: those of :mod:`training.checkpoints`, before anything is started or
+written. A resumed run first removes what writes killed midway left (their temporary
+files, ``checkpoints/step_<N>.tmp``).
 
 **Determinism**: same seed + same ``n_envs`` -> same curve and weights, whatever
 ``vec`` and ``workers`` (each env is independent and keeps its index). Set up by
@@ -70,12 +64,8 @@ learner and 1 thread in each env worker, seeded envs/agents/opponents (never the
 TensorBoard wall times); results across different machines, torch builds or thread
 counts may differ in the last float bits (BLAS kernels), which then grows over training.
 
-**Efficiency on a few cores**: the ``action_masks`` round trip that MaskablePPO adds to
-every step is answered from the step's own info (:class:`VecMaskCache`); batching the
-policy forward over more envs helps more than more processes do, so
-:class:`ShardedVecEnv` steps several envs in each worker process; ``torch_threads``
-defaults to 1 because more OpenMP threads spin against the env workers on shared cores.
-The rates reached are on the guide's training page.
+**Efficiency on a few cores**: :mod:`training.vec`; ``torch_threads`` defaults to 1
+because more OpenMP threads spin against the env workers on shared cores.
 """
 
 from __future__ import annotations
