@@ -119,10 +119,7 @@ def module_spec(cfg: dict[str, Any], observation_space: Any, action_space: Any) 
 
 def export_policy(module: MaskedActorCriticModule, path: str | Path) -> PolicySpec:
     """Write ``module`` as a policy file at ``path`` (the ``ppo`` agent plays it); its spec."""
-    policy = build_policy(module.spec)
-    state = {k: v.detach().cpu() for k, v in module.state_dict().items()}
-    policy.load_state_dict(state, strict=True)
-    return save_policy(policy, path)
+    return export_state({k: v.detach().cpu() for k, v in module.state_dict().items()}, module.spec, path)
 
 
 def export_state(state: dict[str, Any], spec: PolicySpec, path: str | Path) -> PolicySpec:

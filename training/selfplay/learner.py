@@ -97,7 +97,6 @@ class SelfPlayPPO:
         self.trained = 0  #: decisions trained on
         self.updates = 0
         self.rounds = 0  #: rounds finished
-        self.stats: dict[str, float] = {}
 
     @property
     def collector(self) -> Collector:
@@ -183,7 +182,6 @@ class SelfPlayPPO:
             league_decisions=float(self.league_moves),
             mean_return=float(batch.returns.mean()) if len(batch) else 0.0,
         )
-        self.stats = stats
         return stats
 
     # --------------------------------------------------------------- resume
@@ -206,7 +204,7 @@ class SelfPlayPPO:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict` (the config must be the same)."""
-        saved = type(self.config).from_json(state["config"])  # a subclass learner's config
+        saved = SelfPlayConfig.from_json(state["config"])
         if saved != self.config:
             diff = [f.name for f in fields(saved) if getattr(saved, f.name) != getattr(self.config, f.name)]
             raise ValueError(f"the checkpoint was written by another configuration (differs in {diff})")
