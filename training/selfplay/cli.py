@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from mtrain_env.cli import output_problem
 from mtrain_env.tilegame.files import os_error_text
+from training.cli import _count, _real
 
 if TYPE_CHECKING:  # imported where used: `mtrain --help` loads none of them
     from mtrain_env.mexican_train.core.config import GameConfig
@@ -119,16 +120,8 @@ _SCALE: dict[str, tuple[str, type, str]] = {
 }
 
 
-def _typed(typ: type, flag: str) -> Any:
-    def parse(text: str) -> Any:
-        try:
-            return typ(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected {'an integer' if typ is int else 'a number'}, got {text!r}"
-            ) from None
-
-    return parse if typ is not str else str
+#: the parser of each option type (``mtrain train``'s: the same messages)
+_TYPED: dict[type, Any] = {int: _count, float: _real, str: str}
 
 
 def register(subparsers: Any) -> None:
@@ -144,10 +137,10 @@ def register(subparsers: Any) -> None:
     learner = p.add_argument_group("learner (part of the run's identity)")
     learner.add_argument("--algo", default=None, help="ppo (default, the only learner): clipped PPO")
     for flag, (dest, typ, text) in _LEARNER.items():
-        learner.add_argument(flag, dest=dest, type=_typed(typ, flag), default=None, help=text)
+        learner.add_argument(flag, dest=dest, type=_TYPED[typ], default=None, help=text)
     run = p.add_argument_group("budget and evaluation")
     for flag, (dest, typ, text) in _RUN.items():
-        run.add_argument(flag, dest=dest, type=_typed(typ, flag), default=None, help=text)
+        run.add_argument(flag, dest=dest, type=_TYPED[typ], default=None, help=text)
     run.add_argument(
         "--eval-opponents",
         nargs="+",
@@ -158,7 +151,7 @@ def register(subparsers: Any) -> None:
     run.add_argument("--resume", action="store_true", help="continue the run in --out exactly")
     scale = p.add_argument_group("collection and device (not part of the run's identity: the same run)")
     for flag, (dest, typ, text) in _SCALE.items():
-        scale.add_argument(flag, dest=dest, type=_typed(typ, flag), default=None, help=text)
+        scale.add_argument(flag, dest=dest, type=_TYPED[typ], default=None, help=text)
     run.add_argument(
         "--no-progress", dest="progress", action="store_false", default=True, help="no progress bar"
     )
