@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -167,18 +167,8 @@ class League:
 
     # ----------------------------------------------------------- persistence
     def state_dict(self) -> dict[str, Any]:
-        """JSON-serialisable state (configuration and contents)."""
-        return {
-            "heuristics": dict(self.heuristics),
-            "p_heuristic": self.p_heuristic,
-            "p_latest": self.p_latest,
-            "p_older": self.p_older,
-            "snapshot_every": self.snapshot_every,
-            "max_snapshots": self.max_snapshots,
-            "heuristic_params": {k: dict(v) for k, v in self.heuristic_params.items()},
-            "snapshots": [{"step": s.step, "file": s.file} for s in self.snapshots],
-            "next_snapshot_step": self.next_snapshot_step,
-        }
+        """JSON-serialisable state (configuration and contents), keyed by the fields."""
+        return asdict(self)
 
     @classmethod
     def from_state_dict(cls, d: Mapping[str, Any]) -> League:

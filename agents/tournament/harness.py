@@ -64,6 +64,7 @@ from agents.tournament.results import (
     DamagedResultsError,
     ResultsFile,
     Row,
+    standings,
 )
 from agents.tournament.seating import (
     agent_seed,
@@ -501,8 +502,6 @@ class DealPlayer:
         """One :class:`Row` per seat from the env's public round result."""
         info = rnd.result
         costs = self.game.costs(self.config, info)
-        low = min(costs)
-        ties = costs.count(low)
         return [
             Row(
                 deal,
@@ -517,12 +516,10 @@ class DealPlayer:
                 costs[seat],
                 float(info["scores"][seat]),
                 int(bool(info["went_out"][seat])),
-                int(costs[seat] == low),
-                1.0 / ties if costs[seat] == low else 0.0,
-                1 + sum(1 for x in costs if x < costs[seat]),
+                *standing,
                 rnd.actions[seat],
             )
-            for seat, idx in enumerate(seats)
+            for (seat, idx), standing in zip(enumerate(seats), standings(costs), strict=True)
         ]
 
 

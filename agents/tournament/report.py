@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import importlib.metadata
-import io
 import json
 import math
 import os
@@ -15,6 +13,7 @@ from typing import Any
 from agents.tournament.games import GAMES
 from agents.tournament.harness import Plan, PlayStats, TournamentConfig
 from agents.tournament.rating import Ratings
+from agents.tournament.results import rows_to_csv
 from agents.tournament.stats import Estimate
 from agents.tournament.timing import Timing
 from mtrain_env.tilegame.files import atomic_write
@@ -261,13 +260,13 @@ def write_outputs(
         "table": str(out / TABLE_FILE),
         "ratings": str(out / RATINGS_FILE),
     }
-    text = io.StringIO()
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(["game", "agent", "mu", "sigma"])
-    for k in range(ratings.mu.shape[0]):
-        for i, label in enumerate(ratings.labels):
-            writer.writerow([k, label, repr(float(ratings.mu[k, i])), repr(float(ratings.sigma[k, i]))])
-    atomic_write(out / RATINGS_FILE, text.getvalue())  # whole files only, also when interrupted
+    rows = [
+        [k, label, repr(float(ratings.mu[k, i])), repr(float(ratings.sigma[k, i]))]
+        for k in range(ratings.mu.shape[0])
+        for i, label in enumerate(ratings.labels)
+    ]
+    ratings_csv = rows_to_csv([["game", "agent", "mu", "sigma"], *rows])
+    atomic_write(out / RATINGS_FILE, ratings_csv)  # whole files only, also when interrupted
     if plots:
         from agents.tournament.plots import plot_penalty, plot_ratings
 

@@ -122,10 +122,6 @@ def read_results(path: str | os.PathLike[str]) -> list[Row]:
 
 
 # ----------------------------------------------------------------- parsing
-def _as_int(text: str) -> int:
-    return int(text)
-
-
 def _as_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
@@ -133,7 +129,7 @@ def _as_float(text: str) -> float:
     return value
 
 
-_PARSE: dict[Any, Callable[[str], Any]] = {int: _as_int, float: _as_float, str: str}
+_PARSE: dict[Any, Callable[[str], Any]] = {int: int, float: _as_float, str: str}
 #: text -> value converters of the columns, from the ``Row`` annotations
 _PARSERS: tuple[tuple[str, Callable[[str], Any]], ...] = tuple(
     (name, _PARSE[kind]) for name, kind in get_type_hints(Row).items()
@@ -168,6 +164,17 @@ def parse_row(raw: list[str], where: str) -> Row:
     return row
 
 
+def standings(costs: Sequence[int]) -> list[tuple[int, float, int]]:
+    """Per seat of one round, its derived columns from the round's costs: ``lowest`` (1 at
+    the minimum, ties included), ``lowest_share`` (1/k among k tied lowest) and ``rank``
+    (1 + seats with a strictly smaller cost)."""
+    low = min(costs)
+    ties = costs.count(low)
+    return [
+        (int(c == low), 1.0 / ties if c == low else 0.0, 1 + sum(1 for x in costs if x < c)) for c in costs
+    ]
+
+
 def check_round(rows: Sequence[Row], where: Sequence[str]) -> None:
     """The facts of one round that every game shares hold; ``where[i]`` names row ``i``'s line.
 
@@ -193,14 +200,7 @@ def check_round(rows: Sequence[Row], where: Sequence[str]) -> None:
             "the round ends when the first does (R23, B10)"
         )
     costs = [r.penalty for r in rows]
-    low = min(costs)
-    ties = costs.count(low)
-    for r, line in zip(rows, where, strict=True):
-        expected = (
-            int(r.penalty == low),
-            1.0 / ties if r.penalty == low else 0.0,
-            1 + sum(1 for x in costs if x < r.penalty),
-        )
+    for r, line, expected in zip(rows, where, standings(costs), strict=True):
         if (r.lowest, r.lowest_share, r.rank) != expected:
             raise DamagedResultsError(
                 f"{line}: seat {r.seat}'s lowest/lowest_share/rank {(r.lowest, r.lowest_share, r.rank)} "

@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -216,39 +216,34 @@ def create_app(
         with game.lock:
             return {**game.state(), "token": game.token}  # the seat's token: this answer only
 
-    def _locked(game_id: str, token: str | None) -> TableGame:
+    @contextlib.contextmanager
+    def _locked(game_id: str, token: str | None) -> Iterator[TableGame]:
         game = store.seat(game_id, token)
         if not game.lock.acquire(blocking=False):
             raise ConflictError(f"game {game_id} is busy with another request; retry when it answers")
-        return game
+        try:
+            yield game
+        finally:
+            game.lock.release()
 
     @app.get("/api/games/{game_id}")
     def get_game(game_id: GameId, token: SeatToken = None) -> dict[str, Any]:
-        game = _locked(game_id, token)
-        try:
+        with _locked(game_id, token) as game:
             return game.state()
-        finally:
-            game.lock.release()
 
     @app.post("/api/games/{game_id}/move")
     def move(game_id: GameId, req: MoveRequest, token: SeatToken = None) -> dict[str, Any]:
-        game = _locked(game_id, token)
-        try:
+        with _locked(game_id, token) as game:
             game.move(req.seat, req.action, req.step)
             return game.state()
-        finally:
-            game.lock.release()
 
     @app.delete("/api/games/{game_id}")
     def abandon(game_id: GameId, token: SeatToken = None) -> dict[str, Any]:
-        game = _locked(game_id, token)
-        try:
+        with _locked(game_id, token) as game:
             game.abandon()  # the replay is written first: a SaveError keeps the game
             state = game.state()
             with contextlib.suppress(NotFoundError):  # the server shutting down took it already
                 store.remove(game_id)
-        finally:
-            game.lock.release()
         return {
             "id": game.id,
             "abandoned": True,

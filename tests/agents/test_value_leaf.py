@@ -33,7 +33,7 @@ def _first_choice(start: np.ndarray, tb: np.ndarray, seat: int) -> tuple[np.ndar
     and the number of moves played."""
     trace = np.empty(4000, np.int64)
     done = start.copy()
-    steps = rollout.rollout(done, tb, 2, rollout.scratch(), trace)
+    steps = rollout.chain_rollout(done, tb, 2, rollout.scratch(), trace)
     s = start.copy()
     moves = np.empty(engine.MAX_MOVES, np.int64)
     for i in range(steps):

@@ -112,7 +112,7 @@ def play_rollout_differential(seed: int, positions: int) -> int:
                 pure = s.copy()
                 want = _pure_rollout(game, policy, pure)
                 cs = comp.to_compiled(s)
-                steps = rollout.rollout(cs, comp.tables, 2, sc, trace)
+                steps = rollout.chain_rollout(cs, comp.tables, 2, sc, trace)
                 assert trace[:steps].tolist() == want
                 assert np.array_equal(cs, comp.to_compiled(pure))
                 compared += steps
@@ -224,7 +224,7 @@ def test_rollout_matrix_results_are_the_rollouts_of_each_world(positive: bool) -
         for c, move in enumerate(candidates):
             st = det.state(3, 10 + d)
             engine.apply(st, comp.tables, move)
-            rollout.rollout(st, comp.tables)
+            rollout.chain_rollout(st, comp.tables, 2, rollout.scratch(), np.empty(0, np.int64))
             scores = comp.round_scores(st)[-1]
             margin = sum(scores) / len(scores) - scores[view.seat]  # penalties: fewer is better
             assert out[d, c] == pytest.approx(-margin if positive else margin)

@@ -169,16 +169,13 @@ class CompiledMexicanTrain:
         engine.penalties_into(s, self.tables, out)
         return out[: self.n].tolist()
 
-    def round_scores(self, s: np.ndarray) -> list[list[float]]:
-        """Per finished round, the score of each seat, typed as the pure core's (R24)."""
-        return self._score_rows(s)
-
     def scores(self, s: np.ndarray) -> list[float]:
         """Cumulative session scores (R25), typed as the pure core's."""
         cast = score_type(self.config)
         return [cast(x) for x in s[engine.S_SCORES : engine.S_SCORES + self.n].view(np.float64).tolist()]
 
-    def _score_rows(self, s: np.ndarray) -> list[list[float]]:
+    def round_scores(self, s: np.ndarray) -> list[list[float]]:
+        """Per finished round, the score of each seat, typed as the pure core's (R24)."""
         cast = score_type(self.config)
         rows = s[engine.S_ROUND_SCORES : engine.S_ROUND_SCORES + engine.MAX_ROUNDS * engine.MAX_SEATS].view(
             np.float64
@@ -305,7 +302,7 @@ class CompiledMexicanTrain:
         ps.voids = s[engine.S_VOIDS : engine.S_VOIDS + n].tolist()
         ps.pre_draw_voids = s[engine.S_PRE_DRAW_VOIDS : engine.S_PRE_DRAW_VOIDS + n].tolist()
         ps.blocked = bool(s[engine.S_BLOCKED])
-        ps.round_scores = self._score_rows(s)
+        ps.round_scores = self.round_scores(s)
         ps.scores = self.scores(s)
         ps.history_len = int(s[engine.S_HISTORY])
         return ps

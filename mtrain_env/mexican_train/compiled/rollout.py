@@ -99,7 +99,6 @@ __all__ = [
     "longest_chain",
     "observe_rows",
     "results_rows",
-    "rollout",
     "rollout_matrix",
     "run_rollouts",
     "scratch",
@@ -873,11 +872,7 @@ def advance_states(
     seat = det.view.seat
     advance_matrix(*det.dealer, base, first, cand, seat, danger, out, dealt, sc)
     for d in np.flatnonzero(dealt == 0).tolist():
-        root = det.fallback(base, first + d)
-        for c, move in enumerate(candidates):
-            out[d, c] = root
-            engine.apply(out[d, c], tb, move)
-            advance_to_choice(out[d, c], tb, seat, danger, sc)
+        _advance_candidates(det.fallback(base, first + d), tb, cand, seat, danger, out[d], sc)
     return out
 
 
@@ -905,18 +900,6 @@ def scratch(limit: int = NODE_LIMIT) -> tuple[Any, ...]:
             np.empty(MAX_MOVES, np.bool_),  # key exact
             np.empty(MAX_MOVES, np.int64),  # relative actions
         ),
-    )
-
-
-def rollout(
-    s: np.ndarray, tb: np.ndarray, danger: int = 2, sc: Any = None, trace: np.ndarray | None = None
-) -> int:
-    """Play the compiled state ``s`` out in place with the chain policy; returns the moves
-    applied (written to ``trace`` as far as it is long)."""
-    return int(
-        chain_rollout(
-            s, tb, danger, scratch() if sc is None else sc, np.empty(0, np.int64) if trace is None else trace
-        )
     )
 
 
