@@ -50,22 +50,8 @@ from agents.mexican_train.league import parse_weights
 from agents.registry import split_specs
 from mtrain_env.cli import output_problem
 from mtrain_env.tilegame import json_text
+from mtrain_env.tilegame.argtypes import integer, number
 from mtrain_env.tilegame.files import os_error_text
-
-
-def _count(text: str) -> int:
-    """An int (a count or a number of steps)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-
-
-def _real(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
 def _seat(text: str) -> str | int:
@@ -117,59 +103,59 @@ def _param(text: str) -> tuple[str, Any]:
 #: help); every option with a value, in the help's groups below
 _OPTIONS: dict[str, tuple[str, Any, str, str]] = {
     # run
-    "--steps": ("steps", _count, "N", "env steps, rounded up to whole rollouts; required"),
+    "--steps": ("steps", integer, "N", "env steps, rounded up to whole rollouts; required"),
     "--out": ("out", str, "DIR", "run directory, required"),
-    "--seed": ("seed", _count, "N", "run seed (default 0)"),
-    "--envs": ("n_envs", _count, "N", "parallel envs (default 8 per worker process)"),
-    "--workers": ("workers", _count, "N", "env worker processes (default: one per CPU core)"),
+    "--seed": ("seed", integer, "N", "run seed (default 0)"),
+    "--envs": ("n_envs", integer, "N", "parallel envs (default 8 per worker process)"),
+    "--workers": ("workers", integer, "N", "env worker processes (default: one per CPU core)"),
     "--vec": ("vec", str, "KIND", "sharded (default), subproc or dummy (in-process)"),
-    "--checkpoint-every": ("checkpoint_every", _count, "N", "steps between checkpoints (default 50000)"),
-    "--keep-checkpoints": ("keep_checkpoints", _count, "N", "checkpoints kept (default 3)"),
-    "--torch-threads": ("torch_threads", _count, "N", "torch threads of the learner (default 1)"),
-    "--verbose": ("verbose", _count, "N", "1: print SB3's training tables (default 0)"),
+    "--checkpoint-every": ("checkpoint_every", integer, "N", "steps between checkpoints (default 50000)"),
+    "--keep-checkpoints": ("keep_checkpoints", integer, "N", "checkpoints kept (default 3)"),
+    "--torch-threads": ("torch_threads", integer, "N", "torch threads of the learner (default 1)"),
+    "--verbose": ("verbose", integer, "N", "1: print SB3's training tables (default 0)"),
     # game
-    "--players": ("game.num_players", _count, "N", "seats, 2..8 up to double-12 (R3; default 4)"),
-    "--max-pips": ("game.max_pips", _count, "N", "N of the double-N set, 6..18 (R1; default 12)"),
+    "--players": ("game.num_players", integer, "N", "seats, 2..8 up to double-12 (R3; default 4)"),
+    "--max-pips": ("game.max_pips", integer, "N", "N of the double-N set, 6..18 (R1; default 12)"),
     "--rules": ("game.rules", str, "NAME", "preset: pagat (default), wikipedia or cardinal"),
-    "--rounds": ("game.rounds", _count, "N", "rounds per episode, 1..N+1 (R25; default 1)"),
+    "--rounds": ("game.rounds", integer, "N", "rounds per episode, 1..N+1 (R25; default 1)"),
     "--flag": ("game.flags", str, "NAME", "RULES.md variant flag on (repeatable)"),
     "--reward": ("reward", str, "MODE", "zero_sum (default), penalty or win"),
     "--seat": ("seat", _seat, "SEAT", "learner seat: random (default), rotate or an index"),
     # PPO
-    "--n-steps": ("n_steps", _count, "N", "rollout steps per env per update (default 2048/envs)"),
-    "--batch-size": ("batch_size", _count, "N", "minibatch size (default 512)"),
-    "--epochs": ("n_epochs", _count, "N", "PPO epochs per update (default 4)"),
-    "--lr": ("learning_rate", _real, "X", "learning rate (default 3e-4)"),
+    "--n-steps": ("n_steps", integer, "N", "rollout steps per env per update (default 2048/envs)"),
+    "--batch-size": ("batch_size", integer, "N", "minibatch size (default 512)"),
+    "--epochs": ("n_epochs", integer, "N", "PPO epochs per update (default 4)"),
+    "--lr": ("learning_rate", number, "X", "learning rate (default 3e-4)"),
     "--lr-schedule": ("lr_schedule", str, "KIND", "constant (default) or linear (to 0)"),
-    "--gamma": ("gamma", _real, "X", "discount, 0..1 (default 1: the round's score)"),
-    "--gae-lambda": ("gae_lambda", _real, "X", "GAE lambda, 0..1 (default 0.95)"),
-    "--clip-range": ("clip_range", _real, "X", "PPO clip range (default 0.2)"),
-    "--ent-coef": ("ent_coef", _real, "X", "entropy coefficient (default 0.01)"),
-    "--vf-coef": ("vf_coef", _real, "X", "value loss coefficient (default 0.5)"),
-    "--max-grad-norm": ("max_grad_norm", _real, "X", "gradient clipping norm (default 0.5)"),
-    "--target-kl": ("target_kl", _real, "X", "stop an update's epochs past this KL (0.05; 0 = off)"),
+    "--gamma": ("gamma", number, "X", "discount, 0..1 (default 1: the round's score)"),
+    "--gae-lambda": ("gae_lambda", number, "X", "GAE lambda, 0..1 (default 0.95)"),
+    "--clip-range": ("clip_range", number, "X", "PPO clip range (default 0.2)"),
+    "--ent-coef": ("ent_coef", number, "X", "entropy coefficient (default 0.01)"),
+    "--vf-coef": ("vf_coef", number, "X", "value loss coefficient (default 0.5)"),
+    "--max-grad-norm": ("max_grad_norm", number, "X", "gradient clipping norm (default 0.5)"),
+    "--target-kl": ("target_kl", number, "X", "stop an update's epochs past this KL (0.05; 0 = off)"),
     "--net-arch": ("net_arch", _net_arch, "SIZES", "hidden layer sizes (default 256,256)"),
-    "--logit-bound": ("logit_bound", _real, "X", "soft clamp on the action logits (default 20)"),
+    "--logit-bound": ("logit_bound", number, "X", "soft clamp on the action logits (default 20)"),
     "--features": ("features", str, "SET", "learner input: env (default) or planner"),
-    "--shaping": ("shaping", _real, "X", "potential-based pip shaping (default 0 = none)"),
+    "--shaping": ("shaping", number, "X", "potential-based pip shaping (default 0 = none)"),
     # league
     "--heuristics": ("heuristics", _weights, "W", "agents:weights (default greedy:2,planner:1,random:1)"),
-    "--p-heuristic": ("p_heuristic", _real, "P", "share of heuristic opponents (default 0.5)"),
-    "--p-latest": ("p_latest", _real, "P", "share of the latest snapshot (default 0.3)"),
-    "--p-older": ("p_older", _real, "P", "share of older snapshots (default 0.2)"),
-    "--snapshot-every": ("snapshot_every", _count, "N", "steps between snapshots (100000; 0 = never)"),
-    "--max-snapshots": ("max_snapshots", _count, "N", "snapshots kept (default 20)"),
+    "--p-heuristic": ("p_heuristic", number, "P", "share of heuristic opponents (default 0.5)"),
+    "--p-latest": ("p_latest", number, "P", "share of the latest snapshot (default 0.3)"),
+    "--p-older": ("p_older", number, "P", "share of older snapshots (default 0.2)"),
+    "--snapshot-every": ("snapshot_every", integer, "N", "steps between snapshots (100000; 0 = never)"),
+    "--max-snapshots": ("max_snapshots", integer, "N", "snapshots kept (default 20)"),
     # evaluation
-    "--eval-every": ("eval_every", _count, "N", "steps between evaluations (50000; 0 = never)"),
-    "--eval-deals": ("eval_deals", _count, "N", "duplicate deals per opponent (default 10)"),
+    "--eval-every": ("eval_every", integer, "N", "steps between evaluations (50000; 0 = never)"),
+    "--eval-deals": ("eval_deals", integer, "N", "duplicate deals per opponent (default 10)"),
     "--eval-opponents": ("eval_opponents", _names, "NAMES", "agents (default random,greedy,planner)"),
-    "--eval-seed": ("eval_seed", _count, "N", "seed of the evaluation deals"),
+    "--eval-seed": ("eval_seed", integer, "N", "seed of the evaluation deals"),
     # behaviour cloning
     "--bc-expert": ("bc_expert", str, "AGENT", "warm start: clone this registered agent"),
-    "--bc-samples": ("bc_samples", _count, "N", "expert decisions to clone (needs --bc-expert)"),
+    "--bc-samples": ("bc_samples", integer, "N", "expert decisions to clone (needs --bc-expert)"),
     "--bc-param": ("bc_expert_params", _param, "K=V", "a parameter of the expert (repeatable)"),
-    "--bc-epochs": ("bc_epochs", _count, "N", "behaviour-cloning epochs (default 5)"),
-    "--bc-lr": ("bc_lr", _real, "X", "behaviour-cloning learning rate (default 1e-3)"),
+    "--bc-epochs": ("bc_epochs", integer, "N", "behaviour-cloning epochs (default 5)"),
+    "--bc-lr": ("bc_lr", number, "X", "behaviour-cloning learning rate (default 1e-3)"),
 }
 #: help groups: title -> options (the switches --resume and --no-progress are in "run")
 _GROUPS: dict[str, tuple[str, ...]] = {

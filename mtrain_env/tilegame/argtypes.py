@@ -17,7 +17,9 @@ from mtrain_env.tilegame.files import os_error_text
 __all__ = [
     "OneLineErrorParser",
     "int_at_least",
+    "integer",
     "non_negative_float",
+    "number",
     "output_problem",
     "positive_float",
     "refuse_output",
@@ -30,6 +32,22 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message}\n")
+
+
+def integer(text: str) -> int:
+    """An argparse ``type``: an int (its range is checked where the option is used)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def number(text: str) -> float:
+    """An argparse ``type``: a float (its range is checked where the option is used)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
 def int_at_least(low: int) -> Callable[[str], int]:

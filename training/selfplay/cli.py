@@ -53,8 +53,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mtrain_env.cli import output_problem
+from mtrain_env.tilegame.argtypes import integer, number
 from mtrain_env.tilegame.files import os_error_text
-from training.cli import _count, _real
 
 if TYPE_CHECKING:  # imported where used: `mtrain --help` loads none of them
     from mtrain_env.mexican_train.core.config import GameConfig
@@ -121,7 +121,7 @@ _SCALE: dict[str, tuple[str, type, str]] = {
 
 
 #: the parser of each option type (``mtrain train``'s: the same messages)
-_TYPED: dict[type, Any] = {int: _count, float: _real, str: str}
+_TYPED: dict[type, Any] = {int: integer, float: number, str: str}
 
 
 def register(subparsers: Any) -> None:

@@ -9,8 +9,9 @@ knows the config except through ``tb``: one compiled version serves every config
 
 The layout constants live in THIS module, next to the functions that use them, because
 numba freezes globals at compile time and its on-disk cache only notices changes to the
-file a function is defined in. For the same reason every jitted function of the subpackage
-is defined here (the benchmark's loop too).
+file a function is defined in. For the same reason every jitted function of the rules core is
+defined here; the search kernels beside it (rollout, ismcts, batched_planner) import these
+constants and are watched by :mod:`.cache`.
 
 The functions mirror :class:`mtrain_env.mexican_train.core.rules.MexicanTrain` one to one
 (same names, same order of effects), so a difference in behaviour is a bug here; the
