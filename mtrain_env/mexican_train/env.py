@@ -408,19 +408,14 @@ class CompiledRawEnv(raw_env):
         return sorted(to_move[a] for a in np.flatnonzero(self._mask).tolist())
 
     def _settle(self, s: Any) -> None:
-        """Legal moves and mask in one compiled call (``TileGameEnv._settle``'s effects)."""
-        self._obs_ready = None
-        seat = s.current
-        infos = self.infos
-        previous = self.agent_selection
-        self._legal, mask = self._compiled.legal_and_mask(s)
+        self._obs_ready = None  # the state changed: the fused step's observation is stale
+        TileGameEnv._settle(self, s)
+
+    def _legal_and_mask(self, s: Any) -> tuple[list[int], np.ndarray]:
+        """Legal moves and mask in one compiled call."""
+        legal, mask = self._compiled.legal_and_mask(s)
         mask.setflags(write=False)  # the caller's edit must not change the rules' answer (slow path)
-        self._mask = mask if self._legal else self._zero_mask
-        self.agent_selection = agent = self.possible_agents[seat]
-        if previous != agent and previous in infos:
-            infos[previous] = {"action_mask": self._zero_mask}
-        if agent in infos:
-            infos[agent] = {"action_mask": self._mask}
+        return legal, mask if legal else self._zero_mask
 
 
 def _compiled_backend(config: GameConfig) -> Any:

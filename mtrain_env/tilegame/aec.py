@@ -529,21 +529,24 @@ class TileGameEnv(AECEnv, EzPickle):
         seat = s.current
         infos = self.infos
         previous = self.agent_selection
-        self._legal = legal = self.game.legal_moves(s)
-        if legal:
-            buf = bytearray(self._num_actions)
-            to_action = self._move_to_action[seat]
-            for m in legal:
-                buf[to_action[m]] = 1
-            # read-only (bytes): a caller editing its copy of the mask must not change the rules' answer
-            self._mask = np.frombuffer(bytes(buf), np.int8)
-        else:
-            self._mask = self._zero_mask
+        self._legal, self._mask = self._legal_and_mask(s)
         self.agent_selection = agent = self.possible_agents[seat]
         if previous != agent and previous in infos:
             infos[previous] = {"action_mask": self._zero_mask}
         if agent in infos:
             infos[agent] = {"action_mask": self._mask}
+
+    def _legal_and_mask(self, s: Any) -> tuple[list[int], np.ndarray]:
+        """The legal core moves of the seat on turn and its read-only mask (the zero mask if none)."""
+        legal = self.game.legal_moves(s)
+        if not legal:
+            return legal, self._zero_mask
+        buf = bytearray(self._num_actions)
+        to_action = self._move_to_action[s.current]
+        for m in legal:
+            buf[to_action[m]] = 1
+        # read-only (bytes): a caller editing its copy of the mask must not change the rules' answer
+        return legal, np.frombuffer(bytes(buf), np.int8)
 
     # -------------------------------------------------------------- snapshots
     def state_dict(self) -> dict[str, Any]:
