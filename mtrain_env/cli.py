@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -164,26 +165,20 @@ def replay_gif(args: argparse.Namespace) -> int:
     return 0
 
 
-def gif_scale(text: str) -> float:
-    """An argparse ``type``: a GIF's frame scale (:func:`mtrain_env.replay_view.scale_problem`)."""
-    from mtrain_env.replay_view import scale_problem
+def _gif_type(what: str) -> Callable[[str], float]:
+    """An argparse ``type``: a GIF's frame ``"scale"`` or ``"fps"``, refused where
+    :mod:`mtrain_env.replay_view`'s ``scale_problem`` / ``fps_problem`` names a problem."""
 
-    value = positive_float(text)
-    problem = scale_problem(value)
-    if problem is not None:
-        raise argparse.ArgumentTypeError(f"{problem}, got {text}")
-    return value
+    def parse(text: str) -> float:
+        from mtrain_env import replay_view
 
+        value = positive_float(text)
+        problem = getattr(replay_view, f"{what}_problem")(value)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"{problem}, got {text}")
+        return value
 
-def gif_fps(text: str) -> float:
-    """An argparse ``type``: a GIF's frame rate (:func:`mtrain_env.replay_view.fps_problem`)."""
-    from mtrain_env.replay_view import fps_problem
-
-    value = positive_float(text)
-    problem = fps_problem(value)
-    if problem is not None:
-        raise argparse.ArgumentTypeError(f"{problem}, got {text}")
-    return value
+    return parse
 
 
 def _register_replay(subparsers: Any) -> None:
@@ -215,8 +210,8 @@ def _register_replay(subparsers: Any) -> None:
             v.add_argument("--moves-only", action="store_true", help="decisions and results, no tables")
         else:
             v.add_argument("--out", default=None, help="the .gif file to write (default: FILE with .gif)")
-            v.add_argument("--fps", type=gif_fps, default=2.0, help="positions per second")
-            v.add_argument("--scale", type=gif_scale, default=0.5, help="size of the 1280 px frames")
+            v.add_argument("--fps", type=_gif_type("fps"), default=2.0, help="positions per second")
+            v.add_argument("--scale", type=_gif_type("scale"), default=0.5, help="size of the 1280 px frames")
 
 
 def register(subparsers: Any) -> None:

@@ -1,10 +1,6 @@
 """Replay files: the JSON Lines text of a :class:`~mtrain_env.replay_format.Replay`, written
-atomically and read back strictly (see :mod:`mtrain_env.replay` for the layout).
-
-Every file ends with a closing line: the number of decisions, the final scores (``null``
-for a game cut short) and the sha256 of the file's text before it, header included. A file
-cut at a line boundary has none, and an edited line (the header's agent names or versions
-too) no longer matches it: both are refused, never re-simulated as if whole.
+atomically and read back strictly (see :mod:`mtrain_env.replay` for the layout, closing line
+included: a file cut short or edited is refused, never re-simulated as if whole).
 """
 
 from __future__ import annotations

@@ -158,11 +158,7 @@ def episode_over(raw: Any) -> bool:
 
 def final_results(raw: Any, returns: Sequence[float], rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Final returns (rewards summed per seat) and scores (round scores summed per seat)."""
-    n = raw.config.num_players
-    scores = [0.0] * n
-    for r in rounds:
-        for i, x in enumerate(r["scores"]):
-            scores[i] += float(x)
+    scores = [sum((float(r["scores"][i]) for r in rounds), 0.0) for i in range(raw.config.num_players)]
     return {"returns": [float(x) for x in returns], "scores": scores}
 
 

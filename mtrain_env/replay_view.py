@@ -45,9 +45,11 @@ NO_PICTURE = (
 )
 
 
-def _check_seat(replay: Replay, seat: int | None) -> None:
+def _check_seat(replay: Replay, seat: int | None, all_hands: bool) -> None:
     if seat is not None and not 0 <= seat < replay.num_players:
         raise ValueError(f"seat must be in 0..{replay.num_players - 1}, got {seat}")
+    if seat is not None and all_hands:
+        raise ValueError("seat and all_hands exclude each other: a seat's view shows its own hand only")
 
 
 def hands_text(env: Any) -> list[str]:
@@ -134,9 +136,7 @@ def playthrough(
     """The replay as text lines: a header, then each decision (with the table before it when
     ``tables``), round results and the final scores. ``seat``: that seat's view only (its
     hand, its own search values, no seed)."""
-    _check_seat(replay, seat)
-    if seat is not None and all_hands:
-        raise ValueError("seat and all_hands exclude each other: a seat's view shows its own hand only")
+    _check_seat(replay, seat, all_hands)
     # a seat's view leaves the seed out: it deals every hand and the boneyard again
     yield f"{_describe_config(replay)}; " + (f"seed {replay.seed}" if seat is None else "seed hidden")
     yield "seats: " + ", ".join(f"player_{p} {name}" for p, name in enumerate(replay.agents))
@@ -232,9 +232,7 @@ def write_gif(
     [``MIN_SCALE``, 1]; a ``ValueError`` names the parameter otherwise, before any work."""
     from PIL import Image
 
-    _check_seat(replay, seat)
-    if seat is not None and all_hands:
-        raise ValueError("seat and all_hands exclude each other: a seat's view shows its own hand only")
+    _check_seat(replay, seat, all_hands)
     problem = scale_problem(scale)
     if problem is not None:
         raise ValueError(f"scale {problem}, got {scale}")

@@ -35,12 +35,11 @@ seat ``(seat + k) mod n``, ``n`` the Mexican train. ``tile_id(a, b)`` with ``a <
 
 ### Observation Space
 
-``{"observation": float32 vector, "action_mask": int8 vector}``. The vector is relative
-to the observing seat and filled through named views; ``env.unwrapped.observation_layout``
-maps each name to ``(slice, shape)`` (the table is on the guide's environment page). The mask (also in
-``infos[agent]["action_mask"]``) is all-zero for seats not on turn and never all-zero for
-the seat on turn. It is read-only: the env reads legality from it, so a caller that wants
-to edit it (to forbid a move in its own policy) takes ``mask.copy()``.
+``{"observation": float32 vector, "action_mask": int8 vector}``, the vector relative to
+the observing seat; ``env.unwrapped.observation_layout`` maps each view name to ``(slice,
+shape)`` (the table is on the guide's environment page). The mask (also in
+``infos[agent]["action_mask"]``) is all-zero off turn, never all-zero on turn, and
+read-only (the env reads legality from it: edit a ``mask.copy()``).
 
 ### Rewards
 
@@ -49,12 +48,10 @@ Given to every agent at each round's end (see :mod:`mtrain_env.mexican_train.rew
 
 ### Round results
 
-The step that ends a round puts the round's public result (the final hands, ``pips``
-(R24), ``went_out``, ``blocked`` (R23), ``scores``, ``round``, ``first_player``; every hand
-is shown when a round is scored) in every live agent's ``info["round_result"]``, until the
-next step. In an ``agent_iter`` loop the same result therefore reaches more than one seat
-(every seat at the episode's end, the seat on turn next between two rounds): key it by its
-``round`` rather than counting the infos that hold it::
+The step that ends a round puts its public result (final hands, ``pips`` (R24),
+``went_out``, ``blocked`` (R23), ``scores``, ``round``, ``first_player``) in every live
+agent's ``info["round_result"]`` until the next step, so one result reaches several seats
+of an ``agent_iter`` loop: key results by their ``round``::
 
     import numpy as np
     import mtrain_env
@@ -347,9 +344,7 @@ class CompiledRawEnv(raw_env):
         """Masks for the next :data:`MASK_BLOCK_ROWS` fast steps: the kernel writes row ``k``
         of the block, the env hands out row ``k`` of a read-only view of it. A mask must be
         read-only (the env reads legality from it) and a new array each step (a caller may
-        keep it); a row of a read-only view is both for less than a new array costs, where
-        setting the flag on each costs 4% of the step. (A mask kept alive keeps its block:
-        at most MASK_BLOCK_ROWS masks' bytes.)"""
+        keep it); a row of a read-only view is both, cheaper than flagging a new array."""
         self._mask_block = np.empty((MASK_BLOCK_ROWS, self._num_actions), np.int8)
         self._mask_block_view = view = self._mask_block.view()
         view.setflags(write=False)
@@ -413,19 +408,14 @@ class CompiledRawEnv(raw_env):
         return sorted(to_move[a] for a in np.flatnonzero(self._mask).tolist())
 
     def _settle(self, s: Any) -> None:
-        """Legal moves and mask in one compiled call (``TileGameEnv._settle``'s effects)."""
-        self._obs_ready = None
-        seat = s.current
-        infos = self.infos
-        previous = self.agent_selection
-        self._legal, mask = self._compiled.legal_and_mask(s)
+        self._obs_ready = None  # the state changed: the fused step's observation is stale
+        TileGameEnv._settle(self, s)
+
+    def _legal_and_mask(self, s: Any) -> tuple[list[int], np.ndarray]:
+        """Legal moves and mask in one compiled call."""
+        legal, mask = self._compiled.legal_and_mask(s)
         mask.setflags(write=False)  # the caller's edit must not change the rules' answer (slow path)
-        self._mask = mask if self._legal else self._zero_mask
-        self.agent_selection = agent = self.possible_agents[seat]
-        if previous != agent and previous in infos:
-            infos[previous] = {"action_mask": self._zero_mask}
-        if agent in infos:
-            infos[agent] = {"action_mask": self._mask}
+        return legal, mask if legal else self._zero_mask
 
 
 def _compiled_backend(config: GameConfig) -> Any:

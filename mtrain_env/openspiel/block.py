@@ -28,7 +28,6 @@ the scoring's default), ``double_opening``, ``counter_clockwise``, ``match``.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -94,33 +93,19 @@ def _game_type() -> pyspiel.GameType:
     return common.game_type(GAME_NAME, long_name, zero_sum=True, players=(2, 4), params=DEFAULT_PARAMS)
 
 
-class Static:
+class Static(common.Static):
     """What every state of one game shares (never copied)."""
 
     def __init__(self, config: GameConfig, reward: str) -> None:
-        self.config = config
-        self.reward = reward
+        super().__init__(config, reward)
         self.engine = BlockDominoes(config)
         self.layout = ObservationLayout(config)
         self.encoder = ObservationEncoder(self.engine, self.layout)
-
-    def __deepcopy__(self, memo: dict[int, object]) -> Static:
-        return self
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (static_for, (self.config, self.reward))
 
     def deal(self) -> TileDeal:
         """A hand's chance deal (B3): 7 tiles per seat from the whole set."""
         c = self.config
         return TileDeal(list(range(c.num_tiles)), [c.hand_size] * c.num_players)
-
-
-@cache
-def static_for(config: GameConfig, reward: str) -> Static:
-    """The game's static tables, built once per (config, reward): every state of a game and
-    its clones share them, so a state carries only what play changes."""
-    return Static(config, reward)
 
 
 def max_hands(config: GameConfig) -> int:
@@ -149,7 +134,7 @@ class BlockGame(pyspiel.Game):
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         params = dict(params or {})
         config, reward = config_from_params(params)
-        self.static = static_for(config, reward)
+        self.static: Static = common.static_for(Static, config, reward)
         hands = max_hands(config)  # a true bound: a match is cut there (see max_hands)
         bound = {"points": 1.0, "raw": float(config.max_hand_points), "match": 1.0}[reward]
         if reward != "match":
@@ -185,8 +170,7 @@ class BlockGame(pyspiel.Game):
 
 
 def _tiles_text(config: GameConfig, mask: int) -> str:
-    tiles = config.tiles.tiles
-    return " ".join(f"{tiles[i][0]}-{tiles[i][1]}" for i in bits_list(mask))
+    return common.tiles_text(config.tiles.tiles, mask)
 
 
 def view_text(v: PublicView) -> str:
@@ -305,12 +289,6 @@ class BlockState(SeatViews, pyspiel.State):
         a, b = c.tiles.tiles[action >> 1]
         return f"({a}, {b}) on end {action & 1}"
 
-    def is_terminal(self) -> bool:
-        return self._terminal
-
-    def returns(self) -> list[float]:
-        return list(self._returns) if self._terminal else [0.0] * len(self._returns)
-
     def __str__(self) -> str:
         if self._s is None:
             return "dealing hand 0"
@@ -318,12 +296,8 @@ class BlockState(SeatViews, pyspiel.State):
 
         return render_text(self._st.engine, self._s)
 
-    def resample_from_infostate(self, player: int, probability_sampler: Any) -> BlockState:
-        """A state ``player`` cannot tell from this one (OpenSpiel's sampler seeds the determinizer)."""
-        return self.resample(player, np.random.default_rng(int(probability_sampler() * 2**53)))
-
     def resample(self, player: int, rng: np.random.Generator) -> BlockState:
-        """:meth:`resample_from_infostate` with a numpy generator (see the Mexican Train game)."""
+        """``resample_from_infostate`` with a numpy generator (see the Mexican Train game)."""
         s = self._s
         if s is None or self._deal is not None or self._terminal:
             raise ValueError("resample_from_infostate needs a hand in play (not a deal, not the end)")

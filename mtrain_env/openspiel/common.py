@@ -15,6 +15,8 @@
   exploitability) that key by the string need. Draws later (R16) stay one event each.
 * :class:`SeatObserver`: OpenSpiel's ``PyObserver`` over a state's ``seat_vector`` (the
   env's observation of that seat), ``info_string`` and ``obs_string``.
+* :class:`Static`, :func:`static_for`: a game's shared tables; :class:`SeatViews`: what a
+  state says about one seat, and the state methods both games share.
 * :func:`game_type`: the ``pyspiel.GameType`` both games register (sequential, explicit
   chance, imperfect information, terminal rewards, every string and tensor provided).
 """
@@ -22,6 +24,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -30,6 +33,11 @@ from mtrain_env.tilegame.layout import FlatLayout
 from mtrain_env.tilegame.tiles import bits_list
 
 __all__ = ["Log", "SeatObserver", "TileDeal", "game_type", "log_deal", "log_pick_up", "seat_log"]
+
+
+def tiles_text(tiles: Sequence[tuple[int, int]], mask: int) -> str:
+    """The tiles of bitmask ``mask`` as ``"a-b c-d"``, in tile-id order."""
+    return " ".join(f"{tiles[i][0]}-{tiles[i][1]}" for i in bits_list(mask))
 
 
 def game_type(
@@ -55,6 +63,28 @@ def game_type(
         provides_observation_tensor=True,
         parameter_specification=params,
     )
+
+
+class Static:
+    """What every state of one game shares (rules core, encoder: never copied); a game
+    subclasses it with its own tables. Build it with :func:`static_for`."""
+
+    def __init__(self, config: Any, reward: str) -> None:
+        self.config = config
+        self.reward = reward
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Static:
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (static_for, (type(self), self.config, self.reward))
+
+
+@cache
+def static_for(kind: type[Static], config: Any, reward: str) -> Any:
+    """A game's static tables (``kind``), built once per (config, reward): every state of a
+    game and its clones share them, so a state carries only what play changes."""
+    return kind(config, reward)
 
 
 class TileDeal:
@@ -158,7 +188,7 @@ def log_pick_up(log: Log | None, tiles: Sequence[tuple[int, int]], hands: Sequen
     whatever the order of the chance outcomes that dealt it), the others its size.
     """
     for seat, hand in enumerate(hands):
-        shown = " ".join(f"{tiles[i][0]}-{tiles[i][1]}" for i in bits_list(hand))
+        shown = tiles_text(tiles, hand)
         log = Log(log, seat, f"p{seat} picks up {hand.bit_count()} tiles", f"p{seat} picks up {shown}")
     return log
 
@@ -214,8 +244,8 @@ class SeatViews:
 
     Mixed into a ``pyspiel.State`` subclass that sets ``_st`` (its game's static part:
     ``config``, ``layout``, ``encoder``), ``_s`` (the core state, None while dealing),
-    ``_deal``, ``_log`` and ``_roots``, and names its game's ``public_view`` and
-    ``view_text`` as :attr:`PUBLIC_VIEW` and :attr:`VIEW_TEXT`.
+    ``_deal``, ``_log``, ``_roots``, ``_returns`` and ``_terminal``, and names its game's
+    ``public_view`` and ``view_text`` as :attr:`PUBLIC_VIEW` and :attr:`VIEW_TEXT`.
     """
 
     PUBLIC_VIEW: Any  #: the game's ``core.public.public_view`` (a staticmethod)
@@ -225,6 +255,20 @@ class SeatViews:
     _deal: Any
     _log: Log | None
     _roots: tuple[str, ...] | None
+    _returns: list[float]
+    _terminal: bool
+    resample: Any  #: ``(player, numpy generator) -> state``: the game's determinizer
+
+    def is_terminal(self) -> bool:
+        return self._terminal
+
+    def returns(self) -> list[float]:
+        return list(self._returns) if self._terminal else [0.0] * len(self._returns)
+
+    def resample_from_infostate(self, player: int, probability_sampler: Any) -> Any:
+        """A state ``player`` cannot tell from this one (OpenSpiel's sampler seeds the determinizer)."""
+        seed = int(probability_sampler() * 2**53)
+        return self.resample(player, np.random.default_rng(seed))
 
     def set_sampled(self, s: Any, keep_seat: int, keep_root: str) -> None:
         """Make this state ``s`` (a determinization): ``keep_seat`` knows ``keep_root``, the others

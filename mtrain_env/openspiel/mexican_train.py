@@ -39,7 +39,6 @@ turns a preset's flag off).
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -147,22 +146,15 @@ def _game_type(reward: str) -> pyspiel.GameType:
     return common.game_type(GAME_NAME, long_name, zero_sum=zero_sum, players=players, params=DEFAULT_PARAMS)
 
 
-class Static:
+class Static(common.Static):
     """What every state of one game shares: rules core, codec, encoder (never copied)."""
 
     def __init__(self, config: GameConfig, reward: str) -> None:
-        self.config = config
-        self.reward = reward
+        super().__init__(config, reward)
         self.engine = MexicanTrain(config)
         self.codec = ActionCodec(config)
         self.layout = ObservationLayout(config)
         self.encoder = ObservationEncoder(self.engine, self.layout)
-
-    def __deepcopy__(self, memo: dict[int, object]) -> Static:
-        return self
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (static_for, (self.config, self.reward))
 
     def deal(self, round_index: int) -> TileDeal:
         """The chance deal of round ``round_index`` (R4; the engine set aside, R5)."""
@@ -173,20 +165,13 @@ class Static:
         return TileDeal(pool, [c.hand_size] * c.num_players)
 
 
-@cache
-def static_for(config: GameConfig, reward: str) -> Static:
-    """The game's static tables, built once per (config, reward): every state of a game and
-    its clones share them, so a state carries only what play changes."""
-    return Static(config, reward)
-
-
 class MexicanTrainGame(pyspiel.Game):
     """The OpenSpiel game (see the module docstring)."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         params = dict(params or {})
         config, reward = config_from_params(params)
-        self.static = static_for(config, reward)
+        self.static: Static = common.static_for(Static, config, reward)
         c = config
         scale = c.hand_size * c.max_pips
         bound = (
@@ -238,7 +223,7 @@ def move_text(config: GameConfig, move: int) -> str:
 def view_text(v: PublicView) -> str:
     """One line with everything in a seat's view (its hand as tiles; trains as tile lists)."""
     tiles = v.config.tiles.tiles
-    hand = " ".join(f"{a}-{b}" for a, b in (tiles[i] for i in bits_list(v.hand)))
+    hand = common.tiles_text(tiles, v.hand)
     trains = "|".join(" ".join(f"{tiles[i][0]}-{tiles[i][1]}" for i in t) for t in v.trains)
     text = (
         f"seat {v.seat} hand [{hand}] round {v.round_index} engine {v.engine}"
@@ -349,10 +334,7 @@ class MexicanTrainState(SeatViews, pyspiel.State):
         rewards = round_rewards(st.reward, st.config, s.round_scores, over)
         self._returns = [x + r for x, r in zip(self._returns, rewards, strict=True)]
         tiles = st.config.tiles.tiles
-        shown = "; ".join(
-            f"p{q} " + " ".join(f"{tiles[i][0]}-{tiles[i][1]}" for i in bits_list(h))
-            for q, h in enumerate(s.hands)
-        )
+        shown = "; ".join(f"p{q} {common.tiles_text(tiles, h)}" for q, h in enumerate(s.hands))
         self._log = Log(self._log, -1, f"round {s.round_index} over: {shown}")  # every hand is shown
         if over:
             self._terminal = True
@@ -365,12 +347,6 @@ class MexicanTrainState(SeatViews, pyspiel.State):
             return f"{'draw' if self._drawing else 'deal'} {a}-{b}"
         return self._st.codec.describe(action)
 
-    def is_terminal(self) -> bool:
-        return self._terminal
-
-    def returns(self) -> list[float]:
-        return list(self._returns) if self._terminal else [0.0] * len(self._returns)
-
     def __str__(self) -> str:
         if self._s is None:
             return "dealing round 0"
@@ -378,14 +354,9 @@ class MexicanTrainState(SeatViews, pyspiel.State):
 
         return render_text(self._st.engine, self._s)
 
-    def resample_from_infostate(self, player: int, probability_sampler: Any) -> MexicanTrainState:
-        """A state ``player`` cannot tell from this one (OpenSpiel's sampler seeds the determinizer)."""
-        seed = int(probability_sampler() * 2**53)
-        return self.resample(player, np.random.default_rng(seed))
-
     # ------------------------------------------------------------ for observers and bots
     def resample(self, player: int, rng: np.random.Generator) -> MexicanTrainState:
-        """:meth:`resample_from_infostate` with a numpy generator (reproducible searches).
+        """``resample_from_infostate`` with a numpy generator (reproducible searches).
 
         The hidden tiles (other hands, boneyard) are dealt again by
         :func:`~mtrain_env.mexican_train.core.public.sample_state` from ``player``'s view;

@@ -155,15 +155,11 @@ class TileGameEnv(AECEnv, EzPickle):
     ``explain_illegal``; actions map to core moves per seat through
     ``self._action_to_move[seat][action]`` and back through ``self._move_to_action``.
 
-    At the end of every round (a hand, in block dominoes) the env tells everyone how it
-    ended: the step that ends it puts the round's public result (final hands, pips, who
-    went out, blocked, scores; see the game's ``_round_info``) in every agent's
-    ``infos[agent]["round_result"]``, until the next step. In a multi-round episode the
-    env deals the next round inside that same step, so the result is the only place the
-    final hands are still seen: nothing outside the env needs the hidden state. The result
-    is public, so every seat may hold it: in an ``agent_iter`` loop one result reaches
-    several seats' ``last()`` (all of them at the episode's end), and a loop that collects
-    results keys them by their ``"round"`` (the loop of :mod:`mtrain_env.mexican_train.env`).
+    The step that ends a round (a hand, in block dominoes) puts its public result (the
+    game's ``_round_info``) in every agent's ``infos[agent]["round_result"]`` until the
+    next step; in a multi-round episode the next round is dealt in that same step, so the
+    result is where the final hands are seen (the loop of :mod:`mtrain_env.mexican_train.env`
+    collects results by their ``"round"``).
     """
 
     metadata: ClassVar[dict[str, Any]]
@@ -533,21 +529,24 @@ class TileGameEnv(AECEnv, EzPickle):
         seat = s.current
         infos = self.infos
         previous = self.agent_selection
-        self._legal = legal = self.game.legal_moves(s)
-        if legal:
-            buf = bytearray(self._num_actions)
-            to_action = self._move_to_action[seat]
-            for m in legal:
-                buf[to_action[m]] = 1
-            # read-only (bytes): a caller editing its copy of the mask must not change the rules' answer
-            self._mask = np.frombuffer(bytes(buf), np.int8)
-        else:
-            self._mask = self._zero_mask
+        self._legal, self._mask = self._legal_and_mask(s)
         self.agent_selection = agent = self.possible_agents[seat]
         if previous != agent and previous in infos:
             infos[previous] = {"action_mask": self._zero_mask}
         if agent in infos:
             infos[agent] = {"action_mask": self._mask}
+
+    def _legal_and_mask(self, s: Any) -> tuple[list[int], np.ndarray]:
+        """The legal core moves of the seat on turn and its read-only mask (the zero mask if none)."""
+        legal = self.game.legal_moves(s)
+        if not legal:
+            return legal, self._zero_mask
+        buf = bytearray(self._num_actions)
+        to_action = self._move_to_action[s.current]
+        for m in legal:
+            buf[to_action[m]] = 1
+        # read-only (bytes): a caller editing its copy of the mask must not change the rules' answer
+        return legal, np.frombuffer(bytes(buf), np.int8)
 
     # -------------------------------------------------------------- snapshots
     def state_dict(self) -> dict[str, Any]:

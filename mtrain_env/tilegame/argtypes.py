@@ -108,23 +108,22 @@ def refuse_output(parser: argparse.ArgumentParser, option: str, path: Any, kind:
         parser.error(f"{option}: {problem}")
 
 
-def positive_float(text: str) -> float:
-    """An argparse ``type``: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text}")
-    return value
+def _finite_float(bound: str, low_ok: bool) -> Callable[[str], float]:
+    """An argparse ``type``: a finite number ``bound`` (``> 0``, or ``>= 0`` with ``low_ok``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number {bound}, got {text!r}") from None
+        if not (value >= 0 if low_ok else value > 0) or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a number {bound}, got {text}")
+        return value
+
+    return parse
 
 
-def non_negative_float(text: str) -> float:
-    """An argparse ``type``: a finite number >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
-    return value
+#: an argparse ``type``: a finite number > 0
+positive_float = _finite_float("> 0", low_ok=False)
+#: an argparse ``type``: a finite number >= 0
+non_negative_float = _finite_float(">= 0", low_ok=True)

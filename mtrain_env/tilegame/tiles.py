@@ -15,21 +15,13 @@ pure Python (the pgx idea of precomputed tables, without an array library).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from functools import cache
 
 Tile = tuple[int, int]
 
 #: Set sizes the project supports and tests (R1).
 SUPPORTED_MAX_PIPS: tuple[int, ...] = (6, 9, 12, 15, 18)
-
-
-def iter_bits(mask: int) -> Iterator[int]:
-    """Yield the indices of the set bits of ``mask`` in increasing order."""
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
 
 
 def bits_list(mask: int) -> list[int]:
@@ -97,10 +89,7 @@ class TileSet:
 
     def hand_value(self, mask: int, blank_penalty: bool = False) -> int:
         """Penalty pips of the tiles in ``mask`` (R24; ``blank_penalty`` variant)."""
-        total = 0
-        for i in iter_bits(mask):
-            total += self.tile_value(i, blank_penalty)
-        return total
+        return sum(self.tile_value(i, blank_penalty) for i in bits_list(mask))
 
     def tile_value(self, tile_id: int, blank_penalty: bool = False) -> int:
         """One tile's penalty: its pips (R2), or 25 per blank half and 50 for 0-0 (variant)."""
