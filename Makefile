@@ -23,8 +23,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/mtrain demo
 
+# bytecode is written even where the environment sets PYTHONDONTWRITEBYTECODE: without it every
+# xdist worker and every fresh interpreter a test starts compiles the package and pytest
+# re-rewrites the asserts of every test module on each run (__pycache__/ is ignored by git)
 test: $(STAMP) lint docs chromium
-	$(PY) -m pytest -n 2 -q
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n 2 -q
 
 # the web table's browser tests drive the OS's Chromium through Playwright (no browser download)
 CHROMIUM ?= /usr/bin/chromium
