@@ -50,6 +50,45 @@ from mtrain_env.tilegame.interrupts import ignore_interrupts, workers_ignore_int
 MASK_KEY = "action_mask"
 
 
+def _answer(envs: list[gym.Env], cmd: str, data: Any) -> Any:
+    """What a worker answers to the learner's ``cmd`` on its shard ``envs``."""
+    if cmd == "step":
+        out = []
+        for env, action in zip(envs, data, strict=True):
+            obs, reward, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+            info["TimeLimit.truncated"] = truncated and not terminated
+            reset_info: dict[str, Any] = {}
+            if done:
+                info["terminal_observation"] = obs
+                obs, reset_info = env.reset()
+            out.append((obs, reward, done, info, reset_info))
+        return out
+    if cmd == "reset":
+        return [
+            env.reset(seed=seed, **({"options": opt} if opt else {}))
+            for env, (seed, opt) in zip(envs, data, strict=True)
+        ]
+    if cmd == "env_method":
+        local, name, args, kwargs = data
+        return [getattr(envs[i], name)(*args, **kwargs) for i in local]
+    if cmd == "get_attr":
+        local, name = data
+        return [getattr(envs[i], name) for i in local]
+    if cmd == "has_attr":
+        return all(hasattr(env, data) for env in envs)
+    if cmd == "set_attr":
+        local, name, value = data
+        for i in local:
+            setattr(envs[i], name, value)
+        return [None] * len(local)
+    if cmd == "get_spaces":
+        return (envs[0].observation_space, envs[0].action_space)
+    if cmd == "close":
+        return None
+    raise NotImplementedError(f"unknown command {cmd!r}")
+
+
 def _shard_worker(remote: Connection, parent_remote: Connection, fns: CloudpickleWrapper) -> None:
     # Ctrl-C reaches the whole process group: the learner handles it and closes the workers
     # (a worker that quit on its own would reset the learner's pipe mid-shutdown)
@@ -60,49 +99,18 @@ def _shard_worker(remote: Connection, parent_remote: Connection, fns: Cloudpickl
         while True:
             try:
                 cmd, data = remote.recv()
-            except EOFError:
+            except (EOFError, ConnectionError):  # the learner is gone: closed, or killed outright
                 break
             try:
-                if cmd == "step":
-                    out = []
-                    for env, action in zip(envs, data, strict=True):
-                        obs, reward, terminated, truncated, info = env.step(action)
-                        done = terminated or truncated
-                        info["TimeLimit.truncated"] = truncated and not terminated
-                        reset_info: dict[str, Any] = {}
-                        if done:
-                            info["terminal_observation"] = obs
-                            obs, reset_info = env.reset()
-                        out.append((obs, reward, done, info, reset_info))
-                    result: Any = out
-                elif cmd == "reset":
-                    result = [
-                        env.reset(seed=seed, **({"options": opt} if opt else {}))
-                        for env, (seed, opt) in zip(envs, data, strict=True)
-                    ]
-                elif cmd == "env_method":
-                    local, name, args, kwargs = data
-                    result = [getattr(envs[i], name)(*args, **kwargs) for i in local]
-                elif cmd == "get_attr":
-                    local, name = data
-                    result = [getattr(envs[i], name) for i in local]
-                elif cmd == "has_attr":
-                    result = all(hasattr(env, data) for env in envs)
-                elif cmd == "set_attr":
-                    local, name, value = data
-                    for i in local:
-                        setattr(envs[i], name, value)
-                    result = [None] * len(local)
-                elif cmd == "get_spaces":
-                    result = (envs[0].observation_space, envs[0].action_space)
-                elif cmd == "close":
-                    remote.send(("ok", None))
-                    break
-                else:
-                    raise NotImplementedError(f"unknown command {cmd!r}")
-                remote.send(("ok", result))
+                reply = ("ok", _answer(envs, cmd, data))
             except Exception:
-                remote.send(("error", traceback.format_exc()))
+                reply = ("error", traceback.format_exc())
+            try:
+                remote.send(reply)
+            except ConnectionError:  # killed while this worker stepped: nobody to answer
+                break
+            if cmd == "close":
+                break
     finally:
         for env in envs:
             env.close()

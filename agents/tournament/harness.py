@@ -39,7 +39,6 @@ import functools
 import io
 import json
 import math
-import multiprocessing as mp
 import os
 import pickle
 import re
@@ -80,7 +79,7 @@ from mtrain_env.mexican_train import GameConfig as MexicanTrainConfig
 from mtrain_env.replay import ReplayRecorder, write_replay
 from mtrain_env.tilegame import json_text
 from mtrain_env.tilegame.files import atomic_write, os_error_text
-from mtrain_env.tilegame.interrupts import exit_with_parent, ignore_interrupts, workers_ignore_interrupts
+from mtrain_env.tilegame.interrupts import ignore_interrupts, quiet_spawn_context, workers_ignore_interrupts
 
 #: bump when the meaning or layout of ``results.csv`` changes (old runs are then refused)
 FORMAT_VERSION = 2  # 2: results.sha256 beside results.csv
@@ -529,7 +528,6 @@ _WORKER: DealPlayer | None = None
 def _init_worker(plan: Plan, replays_dir: str | None) -> None:
     global _WORKER
     ignore_interrupts()  # Ctrl-C reaches the whole group: the parent stops the pool
-    exit_with_parent()  # a parent killed outright stops nobody: end quietly without it
     _WORKER = DealPlayer(plan, replays_dir)
 
 
@@ -735,7 +733,8 @@ def play_deals(
             take(player.play_deal(deal))
     elif deal_ids:
         with workers_ignore_interrupts():  # quiet from their first instruction: the parent stops them
-            pool = mp.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(plan, replays))
+            # a parent killed outright stops nobody: its workers end quietly without it
+            pool = quiet_spawn_context().Pool(workers, initializer=_init_worker, initargs=(plan, replays))
         with pool:
             for res in pool.imap(_play_in_worker, deal_ids, chunksize=1):
                 take(res)

@@ -11,16 +11,19 @@
   workers itself. A process started while Ctrl-C is ignored ignores it from its first
   instruction (Python installs its KeyboardInterrupt handler only over the default), so
   a worker still importing is quiet too.
-* :func:`exit_with_parent` (in a pool worker): a parent killed outright (SIGKILL, the OOM
-  killer) stops nobody; its workers would finish their task and die on the result they can
-  no longer send, each with a ``BrokenPipeError`` traceback on the stderr they share with
-  it. They end quietly instead, as soon as it is gone.
+* :func:`quiet_spawn_context` (the context of a worker pool): a parent killed
+  outright (SIGKILL, the OOM killer) stops nobody; its workers would finish their task and
+  die on the result they can no longer send, each with a ``BrokenPipeError`` traceback on
+  the stderr they share with it. Its workers end quietly instead, as soon as it is gone
+  (:func:`exit_with_parent`), and so does one that was already sending its result when the
+  parent died.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.context
 import os
 import signal
 import sys
@@ -29,7 +32,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["exit_with_parent", "ignore_interrupts", "run_main", "workers_ignore_interrupts"]
+__all__ = [
+    "exit_with_parent",
+    "ignore_interrupts",
+    "quiet_spawn_context",
+    "run_main",
+    "workers_ignore_interrupts",
+]
 
 #: the exit status of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's)
 INTERRUPTED = 130
@@ -85,6 +94,37 @@ def exit_with_parent() -> None:
         os._exit(INTERRUPTED)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+#: how long a worker whose result could not be sent waits to see its parent gone
+ORPHAN_WAIT_S = 5.0
+
+
+class _QuietOrphanProcess(multiprocessing.context.SpawnProcess):
+    """A spawned worker that ends without a word once its parent is gone: mid-task by
+    :func:`exit_with_parent`'s watcher, and when its parent died while it was sending a
+    result (the pipe broken before the watcher ran). A broken pipe while the parent still
+    runs is a fault, and is raised."""
+
+    def run(self) -> None:
+        exit_with_parent()
+        try:
+            super().run()
+        except BrokenPipeError:
+            parent = multiprocessing.parent_process()
+            if parent is None or not multiprocessing.connection.wait([parent.sentinel], ORPHAN_WAIT_S):
+                raise
+            os._exit(INTERRUPTED)
+
+
+class _QuietSpawnContext(multiprocessing.context.SpawnContext):
+    Process = _QuietOrphanProcess
+
+
+def quiet_spawn_context() -> multiprocessing.context.SpawnContext:
+    """The ``spawn`` start method, its processes ending quietly once their parent is gone
+    (module docstring): ``quiet_spawn_context().Pool(...)``."""
+    return _QuietSpawnContext()
 
 
 @contextmanager

@@ -3,6 +3,7 @@ interrupt path (finished work saved), no traceback from the pool workers."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -15,7 +16,7 @@ import pytest
 
 from agents.terminal import TerminalSession
 from mtrain_env.replay import check_replay, read_replay
-from mtrain_env.tilegame.interrupts import run_main
+from mtrain_env.tilegame.interrupts import quiet_spawn_context, run_main
 from tests import REPO
 
 ROOT = REPO
@@ -115,3 +116,67 @@ def test_a_reader_that_leaves_ends_the_command_quietly() -> None:
     script += "sys.exit(run_main(main, 'mtrain x'))\n"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 141 and done.stderr == ""
+
+
+#: a parent that starts one worker of quiet_spawn_context and waits to be killed; the
+#: worker, holding the GIL, raises the BrokenPipeError that sending a result to its dead
+#: parent raises. ``handler``: the worker's exit-with-parent watcher is never started, so
+#: that only the handler of that error can keep it quiet; ``both``: the watcher races it
+ORPHAN = """
+import os, sys, time
+
+from mtrain_env.tilegame import interrupts
+
+if sys.argv[1] == "handler":  # run in the worker too, before its target
+    interrupts.exit_with_parent = lambda: None
+
+
+def send_after_the_parent_died():
+    sys.setswitchinterval(1000)  # a watcher gets few turns
+    parent = os.getppid()
+    os.write(1, b"looping\\n")  # the test kills the parent once it reads this
+    while os.getppid() == parent:  # no blocking call: the GIL is not released
+        pass
+    raise BrokenPipeError(32, "Broken pipe")
+
+
+if __name__ == "__main__":
+    interrupts.quiet_spawn_context().Process(target=send_after_the_parent_died).start()
+    time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("guard", ["handler", "both"])
+def test_a_worker_sending_to_a_killed_parent_ends_quietly(tmp_path: Path, guard: str) -> None:
+    """The race a pool worker can lose: its parent SIGKILLed while it sends a result,
+    before the exit-with-parent watcher ends it. A worker of :func:`quiet_spawn_context`
+    says nothing, with the watcher and without it (where a plain spawned worker prints
+    the BrokenPipeError's traceback)."""
+    script = tmp_path / "orphan.py"
+    script.write_text(ORPHAN, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, str(script), guard],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"looping\n"
+        proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)  # EOF once the worker has closed stderr too
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert b"Traceback" not in err and b"Process" not in err, err.decode()
+
+
+def _broken_pipe() -> None:
+    raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_broken_pipe_of_a_worker_whose_parent_runs_is_raised() -> None:
+    """Only a parent's death is quiet: run here, where no parent is gone, the error is raised."""
+    with pytest.raises(BrokenPipeError):
+        quiet_spawn_context().Process(target=_broken_pipe).run()

@@ -140,3 +140,23 @@ def test_a_worker_ignores_sigint_so_the_learner_drives_shutdown() -> None:
         if not venv.closed:
             for process in venv.processes:
                 process.terminate()
+
+
+@pytest.mark.parametrize("when", ["waiting", "stepping"])
+def test_a_worker_whose_learner_is_gone_ends_quietly(when: str) -> None:
+    """A learner killed outright (SIGKILL, the OOM killer) closes its ends of the pipes: a
+    worker waiting for a command while its last answer was unread finds its pipe reset, one
+    stepping finds it broken when it answers. Either ends (exit status 0)
+    instead of dying on a traceback on the stderr it shares with the learner."""
+    venv = ShardedVecEnv([_make(False)], workers=1, start_method="fork")
+    (learner,), (worker,) = venv.remotes, venv.processes
+    try:
+        learner.send(("reset", [(0, None)]))
+        if when == "waiting":
+            assert learner.poll(CLOSE_TIMEOUT_S)  # answered; the answer is never read
+        learner.close()
+        worker.join(CLOSE_TIMEOUT_S)
+        assert worker.exitcode == 0
+    finally:
+        if worker.is_alive():
+            worker.terminate()
