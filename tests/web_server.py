@@ -20,6 +20,14 @@ from agents.web.server import server_config
 
 GAME_PATH = re.compile(r"/api/games/([0-9a-f]{32})(?:/|$)")
 
+#: why no test lets uvicorn set up logging: its ``logging.config.dictConfig`` closes every
+#: logging handler of the process, absl's among them (ray.rllib and OpenSpiel import absl),
+#: and absl's handler closes its stream unless that is the current ``sys.stderr``; under
+#: ``capsys`` its stream is pytest's capture file of the whole worker, and every later test
+#: of that worker then fails. A server here runs with ``log_config=None``; a test of
+#: ``mtrain serve`` in-process replaces ``uvicorn.Config.configure_logging``.
+LOGGING_SETUP = "uvicorn.Config.configure_logging"
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -35,7 +43,9 @@ def live_server(
     app = create_app(replays, **kwargs)
     port = free_port()
     timeout = {} if request_timeout is None else {"request_timeout": request_timeout}
-    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port, **timeout))
+    # log_config=None: uvicorn's loggers propagate to pytest's (see LOGGING_SETUP)
+    config = server_config(app, host="127.0.0.1", port=port, log_config=None, **timeout)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

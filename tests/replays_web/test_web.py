@@ -815,11 +815,12 @@ def test_serve_warns_beyond_loopback_and_runs_with_the_limits(
     import uvicorn
 
     from agents.web import server
-    from tests.web_server import free_port
+    from tests.web_server import LOGGING_SETUP, free_port
     from training.app import main
 
     configs: list[Any] = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: configs.append(self.config))
+    monkeypatch.setattr(LOGGING_SETUP, lambda self: None)  # it would close pytest's capture file
     for host, warns in (("0.0.0.0", True), ("127.0.0.1", False)):
         argv = ["serve", "--host", host, "--port", str(free_port()), "--replays", str(tmp_path)]
         assert main([*argv, "--allow-host", "table.lan"]) == 0
