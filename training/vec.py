@@ -33,6 +33,7 @@ import multiprocessing as mp
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 import gymnasium as gym
@@ -101,12 +102,12 @@ def _shard_worker(remote: Connection, parent_remote: Connection, fns: Cloudpickl
                 cmd, data = remote.recv()
             except (EOFError, ConnectionError):  # the learner is gone: closed, or killed outright
                 break
-            try:
-                reply = ("ok", _answer(envs, cmd, data))
+            try:  # pickled here: an answer that does not pickle is an error to report too
+                reply = ForkingPickler.dumps(("ok", _answer(envs, cmd, data)))
             except Exception:
-                reply = ("error", traceback.format_exc())
+                reply = ForkingPickler.dumps(("error", traceback.format_exc()))
             try:
-                remote.send(reply)
+                remote.send_bytes(reply)  # what the learner's recv() unpickles
             except ConnectionError:  # killed while this worker stepped: nobody to answer
                 break
             if cmd == "close":

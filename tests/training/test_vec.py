@@ -30,6 +30,7 @@ class Boom(gym.Env[np.ndarray, int]):
     def __init__(self, bad: bool, bad_reset: bool = False) -> None:
         self.bad = bad
         self.bad_reset = bad_reset
+        self.callback = lambda: None  # an attribute whose value does not pickle
         self.resets = 0
 
     def reset(
@@ -92,6 +93,13 @@ def test_a_method_error_leaves_the_other_workers_replies_read(venv: ShardedVecEn
     with pytest.raises(RuntimeError, match=r"(?s)error in env worker 0:.*method bug"):
         venv.env_method("explode")
     # worker 1's reply to ``explode`` was consumed, so it cannot answer this call instead
+    assert venv.get_attr("bad") == [True, False]
+    assert _closes_in_time(venv)
+
+
+def test_an_answer_that_does_not_pickle_is_an_error_and_the_worker_answers_on(venv: ShardedVecEnv) -> None:
+    with pytest.raises(RuntimeError, match=r"(?s)error in env worker 0:.*pickle"):
+        venv.get_attr("callback")  # a lambda: pickle refuses it
     assert venv.get_attr("bad") == [True, False]
     assert _closes_in_time(venv)
 
